@@ -1,0 +1,204 @@
+package resume
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	goruntime "runtime"
+	"strings"
+	"sync"
+	"time"
+)
+
+// SupportPackageIsVersion1 is referenced by generated code. A generated file
+// that needs a newer runtime names a constant this package does not have, so
+// the skew fails at compile time instead of at run time. For generated code
+// only.
+const SupportPackageIsVersion1 = true
+
+// Policy is a step's delivery guarantee.
+type Policy int
+
+const (
+	// PolicyDefault executes the step, then journals its result: at least
+	// once, with a stable idempotency key.
+	PolicyDefault Policy = iota
+	// PolicyOnce commits an in_flight row before executing the step: at most
+	// once; an unknown outcome is parked for a person.
+	PolicyOnce
+	// PolicyTx runs the step in a transaction of the journal's database that
+	// also commits its journal row: exactly once for database effects.
+	PolicyTx
+)
+
+// String returns the policy as written in directives and manifests:
+// "default", "once" or "tx".
+func (p Policy) String() string {
+	switch p {
+	case PolicyDefault:
+		return "default"
+	case PolicyOnce:
+		return "once"
+	case PolicyTx:
+		return "tx"
+	}
+	return fmt.Sprintf("Policy(%d)", int(p))
+}
+
+// StepDef describes one step of a workflow as the generator saw it. For
+// generated code only.
+type StepDef struct {
+	// Name is the step's journal name (the callee's name or name=).
+	Name string
+	// Callee is the qualified name of the called function or method.
+	Callee string
+	// Signature is the callee's type, as shown in the manifest.
+	Signature string
+	// Policy is the step's delivery guarantee.
+	Policy Policy
+	// Attempts is the total number of attempts (retry=N); 0 means 1.
+	Attempts int
+	// BackoffMin and BackoffMax bound the exponential backoff between
+	// attempts; zero values take DefaultBackoffMin and DefaultBackoffMax.
+	BackoffMin, BackoffMax time.Duration
+	// Timeout bounds each attempt; 0 means no timeout of its own.
+	Timeout time.Duration
+}
+
+// Default backoff bounds for a step that sets retry=N without backoff=.
+const (
+	DefaultBackoffMin = 100 * time.Millisecond
+	DefaultBackoffMax = 10 * time.Second
+)
+
+func (s *StepDef) attempts() int {
+	if s.Attempts < 1 {
+		return 1
+	}
+	return s.Attempts
+}
+
+// WorkflowDef is a workflow as registered by generated code. For generated
+// code only.
+type WorkflowDef struct {
+	// Package is the import path of the workflow's package.
+	Package string
+	// Name is the workflow function's name.
+	Name string
+	// Version is the hash of the step signature list.
+	Version string
+	// Steps lists the steps in source order.
+	Steps []StepDef
+	// Run decodes the run's input and calls the durable body.
+	Run func(ctx context.Context, args Args) (any, error)
+}
+
+// QualifiedName is the workflow's name in the journal: the package path, a
+// dot, and the function name.
+func (w *WorkflowDef) QualifiedName() string { return w.Package + "." + w.Name }
+
+// Manifest renders the step signature list, one step a line, as the
+// generator hashed it into Version.
+func (w *WorkflowDef) Manifest() string {
+	var b strings.Builder
+	for _, s := range w.Steps {
+		fmt.Fprintf(&b, "%s %s %s %s\n", s.Name, s.Callee, s.Signature, s.Policy)
+	}
+	return b.String()
+}
+
+// Args is a run's input: the workflow's parameters after the context, as a
+// JSON array. For generated code only.
+type Args json.RawMessage
+
+// Decode decodes the arguments into the pointers, one per parameter.
+func (a Args) Decode(ptrs ...any) error {
+	var raw []json.RawMessage
+	if len(a) > 0 {
+		if err := json.Unmarshal(a, &raw); err != nil {
+			return fmt.Errorf("decode workflow input: %w", err)
+		}
+	}
+	if len(raw) != len(ptrs) {
+		return fmt.Errorf("decode workflow input: have %d arguments, the workflow takes %d", len(raw), len(ptrs))
+	}
+	for i, p := range ptrs {
+		if err := json.Unmarshal(raw[i], p); err != nil {
+			return fmt.Errorf("decode workflow input argument %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
+
+func encodeArgs(args []any) (Args, error) {
+	if args == nil {
+		args = []any{}
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return nil, fmt.Errorf("encode workflow input: %w", err)
+	}
+	return b, nil
+}
+
+// registry maps workflows to their definitions. Generated init functions
+// fill it; it is read-only afterwards, so it is the one process-wide table
+// the package keeps, like database/sql's drivers.
+var registry = struct {
+	sync.RWMutex
+	byFunc map[string]*WorkflowDef // runtime function name of the original
+	byName map[string]*WorkflowDef // QualifiedName
+}{byFunc: map[string]*WorkflowDef{}, byName: map[string]*WorkflowDef{}}
+
+// Register records def as the durable form of the workflow function fn, so
+// that [Engine.Start] and [Run] accept fn itself. It panics when fn is not a
+// function or is registered twice. For generated code only.
+func Register(fn any, def *WorkflowDef) {
+	key := funcName(fn)
+	if key == "" {
+		panic(fmt.Sprintf("resume: Register(%T): not a function", fn))
+	}
+	registry.Lock()
+	defer registry.Unlock()
+	if _, dup := registry.byName[def.QualifiedName()]; dup {
+		panic("resume: workflow " + def.QualifiedName() + " registered twice")
+	}
+	registry.byFunc[key] = def
+	registry.byName[def.QualifiedName()] = def
+}
+
+// Lookup returns the registered definition of the workflow named by its
+// qualified name (package path, dot, function name).
+func Lookup(qualifiedName string) (*WorkflowDef, bool) {
+	registry.RLock()
+	defer registry.RUnlock()
+	d, ok := registry.byName[qualifiedName]
+	return d, ok
+}
+
+func lookupFunc(fn any) (*WorkflowDef, error) {
+	key := funcName(fn)
+	if key == "" {
+		return nil, fmt.Errorf("resume: %T is not a workflow function", fn)
+	}
+	registry.RLock()
+	defer registry.RUnlock()
+	d, ok := registry.byFunc[key]
+	if !ok {
+		return nil, fmt.Errorf("resume: %s is not a registered workflow: mark it //resume:workflow and run go generate", key)
+	}
+	return d, nil
+}
+
+func funcName(fn any) string {
+	v := reflect.ValueOf(fn)
+	if v.Kind() != reflect.Func || v.IsNil() {
+		return ""
+	}
+	f := goruntime.FuncForPC(v.Pointer())
+	if f == nil {
+		return ""
+	}
+	return f.Name()
+}

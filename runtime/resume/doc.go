@@ -1,0 +1,50 @@
+// Package resume is the runtime of resumegen: it runs workflows whose step
+// calls were routed through a journal by the generator, so that a run that
+// died at step nine continues at step nine instead of repeating steps one to
+// eight.
+//
+// A user never calls the generated code directly. The generated file
+// registers each workflow under the original function, and the user starts
+// it through an [Engine]:
+//
+//	journal, err := sqlitejournal.Open(ctx, "runs.db")
+//	...
+//	engine := resume.NewEngine(journal)
+//	summary, err := resume.Run(ctx, engine, "onboard-42", Onboard, input)
+//
+// Starting an existing run id never starts a second run: a finished run
+// returns its journaled outcome and an unfinished one is resumed.
+//
+// # Journal
+//
+// Each run is a row of resume_runs and each executed step a row of
+// resume_steps, keyed by the step's name and occurrence ("NotifyOwner",
+// "NotifyOwner#2", ...), never by its position. A run is pinned to the
+// version the generator derived from its step signature list: resuming it
+// under a different version executes nothing and parks it in
+// [StatusNeedsAttention].
+//
+// # Step guarantees
+//
+//   - Default (at least once): the step executes, then its result is
+//     journaled in one write. A crash between the two repeats that one step;
+//     [IdempotencyKey] gives the step a key that is stable across attempts and
+//     resumes, for providers that deduplicate.
+//   - tx (exactly once): the step runs inside a transaction of the journal's
+//     own database, reached with [Tx], and its journal row commits in that
+//     same transaction.
+//   - once (at most once): an in_flight row commits before the step runs. A
+//     resume that meets it executes nothing and parks the run for a person,
+//     who resolves it with [Engine.Resolve].
+//
+// Retries happen inside a step: bounded attempts, exponential backoff with
+// full jitter, context-aware, with errors marked [Permanent] never retried.
+//
+// # Generated code
+//
+// Names documented "for generated code only" ([WorkflowDef], [StepDef],
+// [Register], [Call], [Call0], [Args]) are the contract between resumegen's
+// output and this package. Their shape may change between versions in step
+// with the generator; [SupportPackageIsVersion1] makes a skew between the two
+// fail at compile time.
+package resume

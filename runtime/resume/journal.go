@@ -1,0 +1,184 @@
+package resume
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// Status is the state of a run.
+type Status string
+
+// Run statuses, as stored in resume_runs.status.
+const (
+	StatusPending        Status = "pending"
+	StatusRunning        Status = "running"
+	StatusSucceeded      Status = "succeeded"
+	StatusFailed         Status = "failed"
+	StatusNeedsAttention Status = "needs_attention"
+	StatusCancelled      Status = "cancelled"
+)
+
+// Finished reports whether a run in status s will not execute again
+// without a person (succeeded, failed, cancelled).
+func (s Status) Finished() bool {
+	return s == StatusSucceeded || s == StatusFailed || s == StatusCancelled
+}
+
+// StepStatus is the state of one journaled step.
+type StepStatus string
+
+// Step statuses, as stored in resume_steps.status.
+const (
+	StepInFlight  StepStatus = "in_flight"
+	StepSucceeded StepStatus = "succeeded"
+	StepFailed    StepStatus = "failed"
+)
+
+// RunRecord is one row of resume_runs.
+type RunRecord struct {
+	RunID    string
+	Workflow string // qualified name: package path, dot, function name
+	Version  string
+	Status   Status
+	Input    json.RawMessage // the workflow's arguments as a JSON array
+	Output   json.RawMessage // the workflow's result, once succeeded
+	Error    string          // why the run failed or needs attention
+	// AttentionStep is the key of the step a person must look at, for a run
+	// in StatusNeedsAttention because of a step.
+	AttentionStep string
+	// Attempts counts the times a process entered the run.
+	Attempts  int
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	// LeaseOwner, LeaseUntil and Epoch fence the process running the run.
+	LeaseOwner string
+	LeaseUntil time.Time
+	Epoch      int64
+}
+
+// StepRecord is one row of resume_steps.
+type StepRecord struct {
+	RunID   string
+	StepKey string // Name, Name#2, ... or Name[key]
+	Name    string
+	Status  StepStatus
+	Result  json.RawMessage // the step's results, once succeeded
+	Error   string          // the last attempt's error, once failed
+	// Attempt counts the step's executions across resumes.
+	Attempt int
+	// AttemptBase is the attempt count at which the current retry budget
+	// started: a person's retry or redo opens a fresh budget.
+	AttemptBase int
+	// Seq is the order of execution within the run.
+	Seq        int64
+	StartedAt  time.Time
+	FinishedAt time.Time
+}
+
+// Lease identifies the process running a run. Every journal write of a run
+// carries it; a write whose epoch is no longer the run's is refused with
+// ErrLeaseLost.
+type Lease struct {
+	RunID string
+	Owner string
+	Epoch int64
+}
+
+// Resolution is a person's decision about an in_flight step.
+type Resolution struct {
+	// Done marks the step as having happened; Result (JSON, optional) is
+	// what the workflow receives in place of executing it. Otherwise the
+	// step is executed again, once.
+	Done   bool
+	Result json.RawMessage
+}
+
+// Journal errors. Implementations wrap them with the run and step.
+var (
+	ErrRunNotFound  = errors.New("run not found")
+	ErrStepNotFound = errors.New("step not found")
+	// ErrNotInFlight is returned when resolving a step that is not in_flight.
+	ErrNotInFlight = errors.New("step is not in_flight")
+	// ErrRunBusy is returned when a run is held by a live lease of another
+	// process, or is not in a state the operation accepts.
+	ErrRunBusy = errors.New("run is busy")
+	// ErrLeaseLost is returned for a write whose lease epoch moved on: another
+	// process took the run over.
+	ErrLeaseLost = errors.New("lease lost")
+	// ErrRunConflict is returned when a run id is reused for a different
+	// workflow or input.
+	ErrRunConflict = errors.New("run id already used with a different workflow or input")
+	// ErrNotFailed is returned when retrying a run that did not fail.
+	ErrNotFailed = errors.New("run is not failed")
+)
+
+// Counters are a journal's operation counts since it was opened, for tests
+// and benchmarks that prove how many round trips the engine makes.
+type Counters struct {
+	Reads   int64 // queries that read journal rows
+	Commits int64 // committed write transactions (each an fsync)
+}
+
+// RunFilter selects runs to list. Zero fields match everything.
+type RunFilter struct {
+	Statuses []Status
+	Workflow string
+	Version  string
+	Limit    int
+}
+
+// Journal stores runs and their steps durably. Every method is safe for
+// concurrent use. Implementations pass the journaltest conformance suite.
+type Journal interface {
+	// CreateRun inserts r as a pending run unless a run with r.RunID exists.
+	// It returns the stored run and whether this call created it.
+	CreateRun(ctx context.Context, r RunRecord) (RunRecord, bool, error)
+	// Claim takes the run for owner until the lease expires: a pending run,
+	// or a running run whose lease expired, becomes running with its epoch
+	// and attempts incremented. It returns the run and its journal, ordered
+	// by Seq, read in one query. A run in another state is returned
+	// unchanged with ErrRunBusy wrapped, and its journal.
+	Claim(ctx context.Context, runID, owner string, until time.Time) (RunRecord, []StepRecord, error)
+	// RenewLease extends a held lease.
+	RenewLease(ctx context.Context, l Lease, until time.Time) error
+	// WriteStep inserts or replaces the step's row in one commit.
+	WriteStep(ctx context.Context, l Lease, s StepRecord) error
+	// BeginStep opens a transaction on the journal's database for a tx step.
+	BeginStep(ctx context.Context, l Lease) (StepTx, error)
+	// FinishRun records the run's end of this entry: succeeded, failed,
+	// needs_attention or pending (released), and releases the lease.
+	FinishRun(ctx context.Context, l Lease, r RunRecord) error
+	// LoadRun reads a run and its journal.
+	LoadRun(ctx context.Context, runID string) (RunRecord, []StepRecord, error)
+	// ListRuns lists runs matching f, oldest first.
+	ListRuns(ctx context.Context, f RunFilter) ([]RunRecord, error)
+	// Resolve applies a person's resolution to an in_flight step of a run in
+	// needs_attention, and makes the run pending again.
+	Resolve(ctx context.Context, runID, stepKey string, r Resolution) error
+	// Retry makes a failed run pending again, opening a fresh retry budget
+	// for its failed steps.
+	Retry(ctx context.Context, runID string) error
+	// Cancel marks an unfinished run cancelled.
+	Cancel(ctx context.Context, runID string) error
+	// SaveManifest stores a workflow version's manifest the first time it is
+	// seen, so a version mismatch can show which steps differ.
+	SaveManifest(ctx context.Context, workflow, version, manifest string) error
+	// Manifest returns a stored manifest, or "" when the version is unknown.
+	Manifest(ctx context.Context, workflow, version string) (string, error)
+	// Counters returns the operation counts since the journal was opened.
+	Counters() Counters
+	// Close releases the journal's resources.
+	Close() error
+}
+
+// StepTx is an open transaction for a tx step.
+type StepTx interface {
+	// Handle is what [Tx] hands the step's code: a *sql.Tx or a pgx.Tx.
+	Handle() any
+	// Commit writes s in the transaction and commits it.
+	Commit(ctx context.Context, s StepRecord) error
+	// Rollback abandons the transaction; after Commit it does nothing.
+	Rollback() error
+}
