@@ -1,0 +1,473 @@
+package resume
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Engine runs workflows over a journal. It is safe for concurrent use; runs
+// of different ids proceed in parallel.
+type Engine struct {
+	journal      Journal
+	owner        string
+	lease        time.Duration
+	writeTimeout time.Duration
+	logger       *slog.Logger
+	now          func() time.Time
+
+	faults      []Fault
+	faultAction func()
+	faultMu     sync.Mutex
+	faultsFired map[Fault]bool
+
+	manifests sync.Map // workflow+"@"+version → struct{}: manifest saved
+}
+
+// Option configures an [Engine].
+type Option func(*Engine)
+
+// WithFault makes the engine inject f: at f.Point of step f.Step the fault
+// action runs (by default the process kills itself with SIGKILL). Each fault
+// strikes once per engine.
+func WithFault(f Fault) Option {
+	return func(e *Engine) { e.faults = append(e.faults, f) }
+}
+
+// WithFaultAction replaces the action of injected faults, for in-process
+// tests (for instance a panic caught by the test). The default is
+// [KillProcess].
+func WithFaultAction(action func()) Option {
+	return func(e *Engine) { e.faultAction = action }
+}
+
+// WithLease sets how long a claimed run is held without renewal before
+// another process may take it over (default 30s). The engine renews it at a
+// third of that while the run executes.
+func WithLease(d time.Duration) Option {
+	return func(e *Engine) { e.lease = d }
+}
+
+// WithOwner names this engine in the runs it claims (default: host name,
+// process id and a random suffix).
+func WithOwner(name string) Option {
+	return func(e *Engine) { e.owner = name }
+}
+
+// WithLogger sets where the engine logs runs it parks or fails to finish
+// (default: slog.Default()).
+func WithLogger(l *slog.Logger) Option {
+	return func(e *Engine) { e.logger = l }
+}
+
+// NewEngine returns an engine over j.
+func NewEngine(j Journal, opts ...Option) *Engine {
+	e := &Engine{
+		journal:      j,
+		lease:        30 * time.Second,
+		writeTimeout: 30 * time.Second,
+		logger:       slog.Default(),
+		now:          time.Now,
+		faultAction:  KillProcess,
+		faultsFired:  map[Fault]bool{},
+	}
+	for _, o := range opts {
+		o(e)
+	}
+	if e.owner == "" {
+		e.owner = defaultOwner()
+	}
+	return e
+}
+
+func defaultOwner() string {
+	host, _ := os.Hostname()
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// Journal returns the engine's journal.
+func (e *Engine) Journal() Journal { return e.journal }
+
+// Result is what a run came to.
+type Result struct {
+	RunID    string
+	Workflow string
+	Version  string
+	Status   Status
+	// Output is the workflow's result as JSON, once succeeded.
+	Output json.RawMessage
+	// Error says why a run failed or needs attention.
+	Error string
+	// AttentionStep is the step key a person must look at, if any.
+	AttentionStep string
+}
+
+// Decode decodes the run's output into v.
+func (r Result) Decode(v any) error {
+	if err := json.Unmarshal(r.Output, v); err != nil {
+		return fmt.Errorf("run %s: decode output: %w", r.RunID, err)
+	}
+	return nil
+}
+
+func resultOf(r RunRecord) Result {
+	return Result{
+		RunID: r.RunID, Workflow: r.Workflow, Version: r.Version, Status: r.Status,
+		Output: r.Output, Error: r.Error, AttentionStep: r.AttentionStep,
+	}
+}
+
+// err returns nil for a succeeded run and a *RunError otherwise.
+func (r Result) err() error {
+	if r.Status == StatusSucceeded {
+		return nil
+	}
+	msg := r.Error
+	if msg == "" {
+		msg = "run is " + string(r.Status)
+	}
+	return &RunError{RunID: r.RunID, Status: r.Status, Step: r.AttentionStep, Msg: msg}
+}
+
+// Run starts run runID of workflow wf with input in, or attaches to it if it
+// exists, executes it in this process and returns its output. See
+// [Engine.Start].
+func Run[In, Out any](ctx context.Context, e *Engine, runID string, wf func(context.Context, In) (Out, error), in In) (Out, error) {
+	var out Out
+	res, err := e.Start(ctx, runID, wf, in)
+	if err != nil {
+		return out, err
+	}
+	return out, res.Decode(&out)
+}
+
+// Start runs run runID of the registered workflow function wf with args
+// (the workflow's parameters after its context) in this process, and
+// returns what it came to. The run id is the run's idempotency key:
+//
+//   - a new id creates the run and executes it;
+//   - an unfinished run with that id is resumed (its journaled steps are not
+//     executed again);
+//   - a finished run returns its journaled outcome and executes nothing.
+//
+// An id reused for another workflow or another input is refused with
+// [ErrRunConflict]. A run that did not succeed returns its Result together
+// with a *[RunError].
+func (e *Engine) Start(ctx context.Context, runID string, wf any, args ...any) (Result, error) {
+	def, err := lookupFunc(wf)
+	if err != nil {
+		return Result{}, err
+	}
+	if runID == "" {
+		return Result{}, errors.New("resume: empty run id")
+	}
+	input, err := encodeArgs(args)
+	if err != nil {
+		return Result{}, fmt.Errorf("run %s: %w", runID, err)
+	}
+	if err := e.saveManifest(ctx, def); err != nil {
+		return Result{}, err
+	}
+	now := e.now()
+	stored, _, err := e.journal.CreateRun(ctx, RunRecord{
+		RunID: runID, Workflow: def.QualifiedName(), Version: def.Version,
+		Status: StatusPending, Input: json.RawMessage(input), CreatedAt: now, UpdatedAt: now,
+	})
+	if err != nil {
+		return Result{}, fmt.Errorf("run %s: create: %w", runID, err)
+	}
+	if stored.Workflow != def.QualifiedName() || !bytes.Equal(compactJSON(stored.Input), compactJSON(input)) {
+		return resultOf(stored), fmt.Errorf("run %s: %w: it is %s with input %s", runID, ErrRunConflict, stored.Workflow, stored.Input)
+	}
+	return e.execute(ctx, runID)
+}
+
+func compactJSON(b []byte) []byte {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return b
+	}
+	return buf.Bytes()
+}
+
+// Resume continues run runID in this process from its journal; see
+// [Engine.Start]. A finished run returns its outcome without executing.
+func (e *Engine) Resume(ctx context.Context, runID string) (Result, error) {
+	return e.execute(ctx, runID)
+}
+
+// ResumeAll resumes, one after another, every run that is pending or whose
+// process died (running with an expired lease), oldest first: call it at
+// startup. It returns each resumed run's result; a run that did not succeed
+// is reported in its Result, not as an error. The error is the first
+// journal failure.
+func (e *Engine) ResumeAll(ctx context.Context) ([]Result, error) {
+	runs, err := e.journal.ListRuns(ctx, RunFilter{Statuses: []Status{StatusPending, StatusRunning}})
+	if err != nil {
+		return nil, fmt.Errorf("resume all: list runs: %w", err)
+	}
+	var out []Result
+	for _, r := range runs {
+		if r.Status == StatusRunning && r.LeaseUntil.After(e.now()) {
+			continue // another live process holds it
+		}
+		res, err := e.execute(ctx, r.RunID)
+		var runErr *RunError
+		if err != nil && !errors.As(err, &runErr) && !errors.Is(err, ErrRunBusy) {
+			return out, err
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// Resolve applies a person's decision to the in_flight step stepKey of run
+// runID, which waits in needs_attention: done (the step happened; the run
+// continues past it with res.Result) or redo (it executes again, once). It
+// does not run the workflow: call [Engine.Resume] for that. It is refused for
+// a step that is not in_flight ([ErrNotInFlight]) and for a run that is not
+// waiting for a person ([ErrRunBusy]).
+func (e *Engine) Resolve(ctx context.Context, runID, stepKey string, res Resolution) error {
+	if res.Done && len(res.Result) > 0 && !json.Valid(res.Result) {
+		return fmt.Errorf("run %s, step %s: resolution result is not valid JSON", runID, stepKey)
+	}
+	if err := e.journal.Resolve(ctx, runID, stepKey, res); err != nil {
+		return fmt.Errorf("run %s, step %s: resolve: %w", runID, stepKey, err)
+	}
+	return nil
+}
+
+// Retry makes failed run runID pending again, with a fresh retry budget for
+// its failed step, and resumes it in this process: the failed step executes
+// again and nothing that succeeded does.
+func (e *Engine) Retry(ctx context.Context, runID string) (Result, error) {
+	if err := e.journal.Retry(ctx, runID); err != nil {
+		return Result{}, fmt.Errorf("run %s: retry: %w", runID, err)
+	}
+	return e.execute(ctx, runID)
+}
+
+// Cancel marks unfinished run runID cancelled: it will not execute again.
+func (e *Engine) Cancel(ctx context.Context, runID string) error {
+	if err := e.journal.Cancel(ctx, runID); err != nil {
+		return fmt.Errorf("run %s: cancel: %w", runID, err)
+	}
+	return nil
+}
+
+func (e *Engine) saveManifest(ctx context.Context, def *WorkflowDef) error {
+	key := def.QualifiedName() + "@" + def.Version
+	if _, ok := e.manifests.Load(key); ok {
+		return nil
+	}
+	if err := e.journal.SaveManifest(ctx, def.QualifiedName(), def.Version, def.Manifest()); err != nil {
+		return fmt.Errorf("workflow %s: save manifest of version %s: %w", def.QualifiedName(), def.Version, err)
+	}
+	e.manifests.Store(key, struct{}{})
+	return nil
+}
+
+// execute claims run runID and runs its body from the journal.
+func (e *Engine) execute(ctx context.Context, runID string) (Result, error) {
+	run, steps, err := e.journal.Claim(ctx, runID, e.owner, e.now().Add(e.lease))
+	if errors.Is(err, ErrRunBusy) {
+		res := resultOf(run)
+		if run.Status.Finished() || run.Status == StatusNeedsAttention {
+			return res, res.err()
+		}
+		return res, fmt.Errorf("run %s: %w: held by %s until %s", runID, ErrRunBusy, run.LeaseOwner, run.LeaseUntil.UTC().Format(time.RFC3339))
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("run %s: claim: %w", runID, err)
+	}
+	lease := Lease{RunID: runID, Owner: run.LeaseOwner, Epoch: run.Epoch}
+
+	def, ok := Lookup(run.Workflow)
+	if !ok {
+		// Not this binary's workflow: give the run back untouched.
+		run.Status, run.Error = StatusPending, ""
+		e.finish(ctx, lease, run)
+		return resultOf(run), fmt.Errorf("run %s: workflow %s is not registered in this program", runID, run.Workflow)
+	}
+	if err := e.saveManifest(ctx, def); err != nil {
+		run.Status = StatusPending
+		e.finish(ctx, lease, run)
+		return resultOf(run), err
+	}
+	if run.Version != def.Version {
+		run.Status, run.AttentionStep = StatusNeedsAttention, ""
+		run.Error = e.versionMismatch(ctx, run, def)
+		return e.finish(ctx, lease, run)
+	}
+	st := newRunState(e, def, run, steps)
+	for _, s := range steps {
+		if s.Status == StepInFlight {
+			st.park(s.StepKey, s)
+			run.Status, run.AttentionStep = StatusNeedsAttention, s.StepKey
+			run.Error = st.stopped().(*RunError).Msg
+			return e.finish(ctx, lease, run)
+		}
+	}
+
+	rctx, cancel := context.WithCancel(context.WithValue(ctx, stateKey{}, st))
+	defer cancel()
+	renewDone := e.renew(rctx, cancel, st)
+	out, bodyErr := def.Run(rctx, Args(run.Input))
+	cancel()
+	<-renewDone
+
+	stop := st.stopped()
+	var runErr *RunError
+	switch {
+	case errors.As(stop, &runErr):
+		run.Status, run.AttentionStep, run.Error = runErr.Status, runErr.Step, runErr.Msg
+	case errors.Is(stop, ErrLeaseLost):
+		// Another process owns the run now; it writes the outcome.
+		return resultOf(run), stop
+	case stop != nil:
+		// The journal could not record a step: leave the run to a resume.
+		run.Status, run.Error = StatusPending, stop.Error()
+	case bodyErr != nil && ctx.Err() != nil:
+		// Shutting down: the run is not failed, only interrupted.
+		run.Status, run.Error = StatusPending, ""
+		e.finish(ctx, lease, run)
+		return resultOf(run), fmt.Errorf("run %s: interrupted: %w", runID, ctx.Err())
+	case bodyErr != nil:
+		run.Status, run.Error = StatusFailed, bodyErr.Error()
+	default:
+		b, err := json.Marshal(out)
+		if err != nil {
+			run.Status, run.Error = StatusFailed, fmt.Sprintf("encode output: %v", err)
+		} else {
+			run.Status, run.Output, run.Error = StatusSucceeded, b, ""
+		}
+	}
+	res, err := e.finish(ctx, lease, run)
+	if stop != nil && runErr == nil && err == nil {
+		err = stop
+	}
+	return res, err
+}
+
+// finish records the run's state at the end of this entry and releases its
+// lease. The write outlives ctx's cancellation.
+func (e *Engine) finish(ctx context.Context, lease Lease, run RunRecord) (Result, error) {
+	run.UpdatedAt = e.now()
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.writeTimeout)
+	defer cancel()
+	if err := e.journal.FinishRun(wctx, lease, run); err != nil {
+		return resultOf(run), fmt.Errorf("run %s: record status %s: %w", run.RunID, run.Status, err)
+	}
+	if run.Status == StatusNeedsAttention {
+		e.logger.Warn("run needs attention", "run", run.RunID, "workflow", run.Workflow, "step", run.AttentionStep, "why", run.Error)
+	}
+	res := resultOf(run)
+	return res, res.err()
+}
+
+// renew keeps the run's lease alive while its body executes. If the lease
+// is lost, the run stops: later steps return ErrLeaseLost unexecuted.
+func (e *Engine) renew(ctx context.Context, cancel context.CancelFunc, st *runState) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(e.lease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				err := e.journal.RenewLease(ctx, st.lease, e.now().Add(e.lease))
+				if errors.Is(err, ErrLeaseLost) {
+					st.stopf("run %s: %w", st.run.RunID, err)
+					cancel()
+					return
+				}
+				if err != nil && ctx.Err() == nil {
+					e.logger.Warn("lease renewal failed", "run", st.run.RunID, "err", err)
+				}
+			}
+		}
+	}()
+	return done
+}
+
+// versionMismatch explains why run cannot resume under def: both versions
+// and the steps that differ.
+func (e *Engine) versionMismatch(ctx context.Context, run RunRecord, def *WorkflowDef) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "run was started under version %s of %s, but this program has version %s; nothing was executed", run.Version, run.Workflow, def.Version)
+	old, err := e.journal.Manifest(ctx, run.Workflow, run.Version)
+	switch {
+	case err != nil:
+		fmt.Fprintf(&b, "; the old manifest could not be read: %v", err)
+	case old == "":
+		b.WriteString("; the old version's manifest is not in the journal")
+	default:
+		b.WriteString("; steps differ:")
+		for _, line := range diffLines(old, def.Manifest()) {
+			b.WriteString("\n  " + line)
+		}
+	}
+	return b.String()
+}
+
+// diffLines lists the lines only in old ("- ") and only in new ("+ "),
+// in order.
+func diffLines(old, new string) []string {
+	oldSet, newSet := map[string]bool{}, map[string]bool{}
+	ol, nl := strings.Split(strings.TrimSpace(old), "\n"), strings.Split(strings.TrimSpace(new), "\n")
+	for _, l := range ol {
+		oldSet[l] = true
+	}
+	for _, l := range nl {
+		newSet[l] = true
+	}
+	var out []string
+	for _, l := range ol {
+		if !newSet[l] {
+			out = append(out, "- "+l)
+		}
+	}
+	for _, l := range nl {
+		if !oldSet[l] {
+			out = append(out, "+ "+l)
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, "(same steps in a different order)")
+	}
+	return out
+}
+
+// fault runs the fault action if a configured fault matches this point of
+// the step execution key (of the step named name).
+func (e *Engine) fault(key, name string, p FaultPoint) {
+	if len(e.faults) == 0 {
+		return
+	}
+	e.faultMu.Lock()
+	var hit bool
+	for _, f := range e.faults {
+		if f.Point == p && (f.Step == key || f.Step == name) && !e.faultsFired[f] {
+			e.faultsFired[f] = true
+			hit = true
+		}
+	}
+	e.faultMu.Unlock()
+	if hit {
+		e.faultAction()
+	}
+}
