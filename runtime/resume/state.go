@@ -107,6 +107,10 @@ func (st *runState) step(ctx context.Context, def *StepDef, body func(context.Co
 			return nil, false, st.park(key, prev)
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		// Shutting down: start nothing new.
+		return nil, false, err
+	}
 	if prev.Attempt-prev.AttemptBase >= def.attempts() {
 		// The budget was spent before a crash: the step failed for good.
 		return nil, false, fmt.Errorf("run %s, step %s: failed after %d attempts: %s", st.run.RunID, key, prev.Attempt-prev.AttemptBase, prev.Error)

@@ -1,0 +1,530 @@
+// Package journaltest is the conformance suite every resume.Journal passes.
+// It drives real engines over the journal under test through the behaviours
+// the runtime promises: one read per run entry, one write per default step,
+// the three step guarantees at every fault point, resolution, retry budgets,
+// version pinning and lease fencing.
+//
+// A journal's test calls [Run] with a [Harness]:
+//
+//	func TestConformance(t *testing.T) {
+//		journaltest.Run(t, journaltest.Harness{Open: ..., InsertEffect: ..., CountEffects: ...})
+//	}
+package journaltest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/resumegen/resumegen/runtime/resume"
+)
+
+// Harness adapts the suite to one journal implementation.
+type Harness struct {
+	// Open returns a new, empty journal whose user table "effects" (one
+	// text column run_id) exists. The suite closes it.
+	Open func(t *testing.T) resume.Journal
+	// InsertEffect inserts one row for runID into the effects table of the
+	// journal opened last, through resume.Tx with the journal's database as
+	// fallback.
+	InsertEffect func(ctx context.Context, runID string) error
+	// CountEffects counts runID's rows in the effects table.
+	CountEffects func(ctx context.Context, runID string) (int, error)
+}
+
+var runSeq atomic.Int64
+
+// newRunID returns a run id unique in this process, so effect counts of
+// different tests never mix.
+func newRunID(t *testing.T) string {
+	return fmt.Sprintf("%s-%d-%d", strings.ReplaceAll(t.Name(), "/", "."), time.Now().UnixNano(), runSeq.Add(1))
+}
+
+// crash is the panic value of the suite's fault action: an in-process
+// stand-in for SIGKILL (the real kill is proven by the example's crash
+// matrix, which kills real processes).
+type crash struct{ f resume.Fault }
+
+// startCrashing runs the plan on an engine that "dies" at f, and reports
+// whether it did.
+func startCrashing(t *testing.T, j resume.Journal, runID string, p Plan, f resume.Fault) (crashed bool) {
+	t.Helper()
+	opts := []resume.Option{resume.WithLease(30 * time.Millisecond), resume.WithOwner("crasher"),
+		resume.WithFaultAction(func() { panic(crash{f}) })}
+	if f.Step != "" {
+		opts = append(opts, resume.WithFault(f))
+	}
+	e := resume.NewEngine(j, opts...)
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(crash); !ok {
+				panic(r)
+			}
+			crashed = true
+			time.Sleep(40 * time.Millisecond) // let the dead engine's lease expire
+		}
+	}()
+	_, _ = e.Start(context.Background(), runID, Chain, p)
+	return false
+}
+
+// Run runs the conformance suite against the journal h opens.
+func Run(t *testing.T, h Harness) {
+	open := func(t *testing.T) resume.Journal {
+		t.Helper()
+		j := h.Open(t)
+		t.Cleanup(func() { j.Close() })
+		current.Lock()
+		current.h = h
+		current.Unlock()
+		return j
+	}
+	ctx := context.Background()
+	effectsOf := func(t *testing.T, runID string) int {
+		t.Helper()
+		n, err := h.CountEffects(ctx, runID)
+		if err != nil {
+			t.Fatalf("count effects: %v", err)
+		}
+		return n
+	}
+
+	t.Run("create is idempotent", func(t *testing.T) {
+		j := open(t)
+		r := resume.RunRecord{RunID: "r1", Workflow: "w", Version: "v", Input: []byte(`[1]`), CreatedAt: time.Now(), UpdatedAt: time.Now()}
+		if _, created, err := j.CreateRun(ctx, r); err != nil || !created {
+			t.Fatalf("first CreateRun: created=%v err=%v", created, err)
+		}
+		r.Input = []byte(`[2]`)
+		got, created, err := j.CreateRun(ctx, r)
+		if err != nil || created {
+			t.Fatalf("second CreateRun: created=%v err=%v", created, err)
+		}
+		if string(got.Input) != `[1]` || got.Status != resume.StatusPending {
+			t.Fatalf("second CreateRun returned %+v, want the first run, pending", got)
+		}
+	})
+
+	t.Run("one read per entry and one commit per default step", func(t *testing.T) {
+		j := open(t)
+		e := resume.NewEngine(j)
+		id := newRunID(t)
+		// Warm up: the manifest is saved once per engine and version.
+		if _, err := e.Start(ctx, newRunID(t), Chain, Plan{}); err != nil {
+			t.Fatal(err)
+		}
+		before := j.Counters()
+		res, err := e.Start(ctx, id, Chain, Plan{Loop: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := j.Counters()
+		// create + claim + Fetch + Notify(2) + Write + 10 Loop + finish
+		if got, want := after.Commits-before.Commits, int64(1+1+1+2+1+10+1); got != want {
+			t.Errorf("commits for a 14-step run = %d, want %d", got, want)
+		}
+		if got := after.Reads - before.Reads; got != 1 {
+			t.Errorf("reads for a run entry = %d, want 1 (the journal, read once)", got)
+		}
+		var sum int
+		if err := res.Decode(&sum); err != nil || sum != 285 {
+			t.Fatalf("output = %s (%v), want 285", res.Output, err)
+		}
+		before = j.Counters()
+		if _, err := e.Start(ctx, id, Chain, Plan{Loop: 10}); err != nil {
+			t.Fatal(err)
+		}
+		if got := j.Counters().Commits - before.Commits; got != 1 {
+			t.Errorf("starting a finished run committed %d writes, want 1 (the no-op create)", got)
+		}
+		if n := seen.count(id, "Loop"); n != 10 {
+			t.Errorf("Loop executed %d times, want 10", n)
+		}
+	})
+
+	t.Run("journal rows", func(t *testing.T) {
+		j := open(t)
+		e := resume.NewEngine(j)
+		id := newRunID(t)
+		if _, err := e.Start(ctx, id, Chain, Plan{Loop: 3}); err != nil {
+			t.Fatal(err)
+		}
+		run, steps, err := j.LoadRun(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Status != resume.StatusSucceeded || run.Version != "chain-v1" || run.Attempts != 1 || run.LeaseOwner != "" {
+			t.Errorf("run = %+v", run)
+		}
+		var keys []string
+		for i, s := range steps {
+			keys = append(keys, s.StepKey)
+			if s.Status != resume.StepSucceeded || s.Attempt != 1 || s.Seq <= 0 || (i > 0 && s.Seq <= steps[i-1].Seq) {
+				t.Errorf("step %d = %+v", i, s)
+			}
+		}
+		if got, want := strings.Join(keys, ","), "Fetch,Notify,Write,Loop,Loop#2,Loop#3"; got != want {
+			t.Errorf("step keys = %s, want %s", got, want)
+		}
+		if string(steps[0].Result) != `"data"` || string(steps[4].Result) != `1` {
+			t.Errorf("results = %s, %s", steps[0].Result, steps[4].Result)
+		}
+	})
+
+	t.Run("start is idempotent and refuses another input", func(t *testing.T) {
+		j := open(t)
+		e := resume.NewEngine(j)
+		id := newRunID(t)
+		if _, err := e.Start(ctx, id, Chain, Plan{Loop: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Start(ctx, id, Chain, Plan{Loop: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if n := seen.count(id, "Fetch"); n != 1 {
+			t.Errorf("Fetch ran %d times for two starts of one id, want 1", n)
+		}
+		if _, err := e.Start(ctx, id, Chain, Plan{Loop: 2}); !errors.Is(err, resume.ErrRunConflict) {
+			t.Errorf("start with another input: err = %v, want ErrRunConflict", err)
+		}
+	})
+
+	t.Run("retries inside a step, permanent errors not retried", func(t *testing.T) {
+		j := open(t)
+		e := resume.NewEngine(j)
+		id := newRunID(t)
+		if _, err := e.Start(ctx, id, Chain, Plan{FailFetch: 2}); err != nil {
+			t.Fatalf("a step failing twice with 3 attempts should succeed: %v", err)
+		}
+		_, steps, _ := j.LoadRun(ctx, id)
+		if steps[0].Attempt != 3 || seen.count(id, "Fetch") != 3 {
+			t.Errorf("Fetch attempt = %d, executions = %d, want 3 and 3", steps[0].Attempt, seen.count(id, "Fetch"))
+		}
+
+		id = newRunID(t)
+		_, err := e.Start(ctx, id, Chain, Plan{FailFetch: 5, PermanentFetch: true})
+		if !errors.Is(err, resume.ErrRunFailed) {
+			t.Fatalf("err = %v, want a failed run", err)
+		}
+		if n := seen.count(id, "Fetch"); n != 1 {
+			t.Errorf("a permanent error was attempted %d times, want 1", n)
+		}
+		run, steps, _ := j.LoadRun(ctx, id)
+		if run.Status != resume.StatusFailed || !strings.Contains(run.Error, "fetch 1") || steps[0].Status != resume.StepFailed {
+			t.Errorf("run = %+v, step = %+v", run, steps[0])
+		}
+	})
+
+	t.Run("retrying a failed run re-executes only the failed step", func(t *testing.T) {
+		j := open(t)
+		e := resume.NewEngine(j)
+		id := newRunID(t)
+		// Notify (once, 2 attempts) fails 3 times: the run fails after 2.
+		if _, err := e.Start(ctx, id, Chain, Plan{FailNotify: 3}); !errors.Is(err, resume.ErrRunFailed) {
+			t.Fatalf("err = %v, want failed", err)
+		}
+		if n := seen.count(id, "Notify"); n != 2 {
+			t.Fatalf("Notify attempts = %d, want 2 (its budget)", n)
+		}
+		res, err := e.Retry(ctx, id)
+		if err != nil {
+			t.Fatalf("retry: %v", err)
+		}
+		if res.Status != resume.StatusSucceeded || seen.count(id, "Fetch") != 1 || seen.count(id, "Notify") != 4 {
+			t.Errorf("after retry: status %s, Fetch %d (want 1), Notify %d (want 4: fail, fail | fail, ok)",
+				res.Status, seen.count(id, "Fetch"), seen.count(id, "Notify"))
+		}
+		_, steps, _ := j.LoadRun(ctx, id)
+		if steps[1].Attempt != 4 {
+			t.Errorf("Notify attempt = %d, want 4: the count carries on", steps[1].Attempt)
+		}
+		if _, err := e.Retry(ctx, id); !errors.Is(err, resume.ErrNotFailed) {
+			t.Errorf("retrying a succeeded run: err = %v, want ErrNotFailed", err)
+		}
+	})
+
+	t.Run("a crash does not reset the retry budget", func(t *testing.T) {
+		j := open(t)
+		id := newRunID(t)
+		// Fetch (3 attempts) fails twice, then the process dies in its third.
+		if !startCrashing(t, j, id, Plan{FailFetch: 10, CrashFetch: 3}, resume.Fault{}) {
+			t.Fatal("no crash")
+		}
+		_, err := resume.NewEngine(j).Resume(ctx, id)
+		if !errors.Is(err, resume.ErrRunFailed) {
+			t.Fatalf("err = %v, want the run failed", err)
+		}
+		if n := seen.count(id, "Fetch"); n != 4 {
+			t.Errorf("Fetch executed %d times, want 4 (2 failed, 1 died, 1 left in the budget)", n)
+		}
+		_, steps, _ := j.LoadRun(ctx, id)
+		if steps[0].Attempt != 3 || steps[0].Status != resume.StepFailed {
+			t.Errorf("Fetch row = %+v, want failed at attempt 3", steps[0])
+		}
+	})
+
+	t.Run("idempotency key is stable across attempts and resumes", func(t *testing.T) {
+		j := open(t)
+		id := newRunID(t)
+		if !startCrashing(t, j, id, Plan{FailFetch: 1}, resume.Fault{Step: "Fetch", Point: resume.FaultEffect}) {
+			t.Fatal("no crash")
+		}
+		if _, err := resume.NewEngine(j).Resume(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		keys := seen.keysOf(id, "Fetch")
+		if len(keys) != 3 {
+			t.Fatalf("Fetch executed %d times, want 3 (fail, ok+crash, ok)", len(keys))
+		}
+		for _, k := range keys {
+			if k != keys[0] || !strings.HasPrefix(k, "rg-") || len(k) != 35 {
+				t.Fatalf("keys = %v, want one 35-character key", keys)
+			}
+		}
+	})
+
+	// The fault matrix, in process: every policy at every point.
+	for _, tc := range []struct {
+		step  string
+		point resume.FaultPoint
+		// executions of the step after the crash and a resume
+		want       int
+		wantStatus resume.Status
+	}{
+		{"Fetch", resume.FaultBefore, 1, resume.StatusSucceeded},
+		{"Fetch", resume.FaultEffect, 2, resume.StatusSucceeded}, // at least once
+		{"Fetch", resume.FaultAfter, 1, resume.StatusSucceeded},
+		{"Notify", resume.FaultBefore, 1, resume.StatusSucceeded},
+		{"Notify", resume.FaultEffect, 1, resume.StatusNeedsAttention}, // at most once
+		{"Notify", resume.FaultAfter, 1, resume.StatusSucceeded},
+		{"Write", resume.FaultBefore, 1, resume.StatusSucceeded},
+		{"Write", resume.FaultEffect, 2, resume.StatusSucceeded}, // rolled back, then once
+		{"Write", resume.FaultAfter, 1, resume.StatusSucceeded},
+	} {
+		t.Run(fmt.Sprintf("crash at %s:%s", tc.step, tc.point), func(t *testing.T) {
+			j := open(t)
+			id := newRunID(t)
+			if !startCrashing(t, j, id, Plan{Loop: 2}, resume.Fault{Step: tc.step, Point: tc.point}) {
+				t.Fatal("the fault did not strike")
+			}
+			res, err := resume.NewEngine(j).Resume(ctx, id)
+			if res.Status != tc.wantStatus {
+				t.Fatalf("status after resume = %s (%v), want %s", res.Status, err, tc.wantStatus)
+			}
+			if n := seen.count(id, tc.step); n != tc.want {
+				t.Errorf("%s executed %d times, want %d", tc.step, n, tc.want)
+			}
+			for _, s := range []string{"Fetch", "Notify", "Write"} {
+				if s != tc.step && tc.wantStatus == resume.StatusSucceeded && seen.count(id, s) != 1 {
+					t.Errorf("%s executed %d times, want 1", s, seen.count(id, s))
+				}
+			}
+			if tc.wantStatus == resume.StatusSucceeded {
+				if n := effectsOf(t, id); n != 1 {
+					t.Errorf("tx effect rows = %d, want exactly 1", n)
+				}
+			}
+		})
+	}
+
+	t.Run("once in flight parks the run; done continues without executing", func(t *testing.T) {
+		j := open(t)
+		id := newRunID(t)
+		startCrashing(t, j, id, Plan{}, resume.Fault{Step: "Notify", Point: resume.FaultEffect})
+		e := resume.NewEngine(j)
+		res, err := e.Resume(ctx, id)
+		if !errors.Is(err, resume.ErrNeedsAttention) || res.AttentionStep != "Notify" || !strings.Contains(res.Error, "in flight") {
+			t.Fatalf("resume: %+v, %v", res, err)
+		}
+		// Resuming again still executes nothing.
+		if _, err := e.Resume(ctx, id); !errors.Is(err, resume.ErrNeedsAttention) {
+			t.Fatalf("second resume: %v", err)
+		}
+		if err := e.Resolve(ctx, id, "Fetch", resume.Resolution{Done: true}); !errors.Is(err, resume.ErrNotInFlight) {
+			t.Errorf("resolving a succeeded step: %v, want ErrNotInFlight", err)
+		}
+		if err := e.Resolve(ctx, id, "Nope", resume.Resolution{Done: true}); !errors.Is(err, resume.ErrStepNotFound) {
+			t.Errorf("resolving an unknown step: %v, want ErrStepNotFound", err)
+		}
+		if err := e.Resolve(ctx, id, "Notify", resume.Resolution{Done: true}); err != nil {
+			t.Fatalf("resolve done: %v", err)
+		}
+		if err := e.Resolve(ctx, id, "Notify", resume.Resolution{Done: true}); !errors.Is(err, resume.ErrRunBusy) {
+			t.Errorf("resolving twice: %v, want ErrRunBusy (the run is pending)", err)
+		}
+		if res, err := e.Resume(ctx, id); err != nil || res.Status != resume.StatusSucceeded {
+			t.Fatalf("resume after done: %+v, %v", res, err)
+		}
+		if n := seen.count(id, "Notify"); n != 1 {
+			t.Errorf("Notify executed %d times, want 1", n)
+		}
+	})
+
+	t.Run("once in flight resolved redo executes exactly once more", func(t *testing.T) {
+		j := open(t)
+		id := newRunID(t)
+		startCrashing(t, j, id, Plan{}, resume.Fault{Step: "Notify", Point: resume.FaultEffect})
+		e := resume.NewEngine(j)
+		_, _ = e.Resume(ctx, id)
+		if err := e.Resolve(ctx, id, "Notify", resume.Resolution{}); err != nil {
+			t.Fatalf("resolve redo: %v", err)
+		}
+		if res, err := e.Resume(ctx, id); err != nil || res.Status != resume.StatusSucceeded {
+			t.Fatalf("resume after redo: %+v, %v", res, err)
+		}
+		if n := seen.count(id, "Notify"); n != 2 {
+			t.Errorf("Notify executed %d times, want 2", n)
+		}
+	})
+
+	t.Run("resolve is refused while a process runs the run", func(t *testing.T) {
+		j := open(t)
+		id := newRunID(t)
+		startCrashing(t, j, id, Plan{}, resume.Fault{Step: "Notify", Point: resume.FaultEffect})
+		// Another process claims it first (and is still alive).
+		if _, _, err := j.Claim(ctx, id, "other", time.Now().Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		if err := resume.NewEngine(j).Resolve(ctx, id, "Notify", resume.Resolution{Done: true}); !errors.Is(err, resume.ErrRunBusy) {
+			t.Errorf("resolve during another process's run: %v, want ErrRunBusy", err)
+		}
+	})
+
+	t.Run("once step returning an error is retried, not parked", func(t *testing.T) {
+		j := open(t)
+		id := newRunID(t)
+		res, err := resume.NewEngine(j).Start(ctx, id, Chain, Plan{FailNotify: 1})
+		if err != nil || res.Status != resume.StatusSucceeded {
+			t.Fatalf("%+v, %v", res, err)
+		}
+		if n := seen.count(id, "Notify"); n != 2 {
+			t.Errorf("Notify executed %d times, want 2", n)
+		}
+	})
+
+	t.Run("tx step rollback leaves no rows and no succeeded row", func(t *testing.T) {
+		j := open(t)
+		id := newRunID(t)
+		_, err := resume.NewEngine(j).Start(ctx, id, Chain, Plan{FailWrite: true})
+		if !errors.Is(err, resume.ErrRunFailed) {
+			t.Fatalf("err = %v, want failed", err)
+		}
+		if n := effectsOf(t, id); n != 0 {
+			t.Errorf("effect rows after rollback = %d, want 0", n)
+		}
+		_, steps, _ := j.LoadRun(ctx, id)
+		if last := steps[len(steps)-1]; last.StepKey != "Write" || last.Status != resume.StepFailed {
+			t.Errorf("Write row = %+v, want failed", last)
+		}
+	})
+
+	t.Run("version pinning executes nothing", func(t *testing.T) {
+		j := open(t)
+		id := newRunID(t)
+		old := resume.RunRecord{RunID: id, Workflow: chainDef.QualifiedName(), Version: "chain-v0",
+			Input: []byte(`[{}]`), CreatedAt: time.Now(), UpdatedAt: time.Now()}
+		if _, _, err := j.CreateRun(ctx, old); err != nil {
+			t.Fatal(err)
+		}
+		if err := j.SaveManifest(ctx, chainDef.QualifiedName(), "chain-v0", "Fetch journaltest.Fetch func(context.Context) (string, error) default\n"); err != nil {
+			t.Fatal(err)
+		}
+		res, err := resume.NewEngine(j).Resume(ctx, id)
+		if !errors.Is(err, resume.ErrNeedsAttention) {
+			t.Fatalf("err = %v, want needs attention", err)
+		}
+		for _, want := range []string{"chain-v0", "chain-v1", "- Fetch journaltest.Fetch func(context.Context) (string, error)", "+ Notify"} {
+			if !strings.Contains(res.Error, want) {
+				t.Errorf("mismatch error %q does not mention %q", res.Error, want)
+			}
+		}
+		if n := seen.count(id, "Fetch"); n != 0 {
+			t.Errorf("Fetch executed %d times under the wrong version", n)
+		}
+	})
+
+	t.Run("a lost lease fences writes", func(t *testing.T) {
+		j := open(t)
+		id := newRunID(t)
+		if _, _, err := j.CreateRun(ctx, resume.RunRecord{RunID: id, Workflow: "w", Version: "v", Input: []byte(`[]`), CreatedAt: time.Now(), UpdatedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		a, _, err := j.Claim(ctx, id, "a", time.Now().Add(-time.Second)) // already expired
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := j.Claim(ctx, id, "b", time.Now().Add(time.Minute)); err != nil {
+			t.Fatalf("claiming an expired lease: %v", err)
+		}
+		if _, _, err := j.Claim(ctx, id, "c", time.Now().Add(time.Minute)); !errors.Is(err, resume.ErrRunBusy) {
+			t.Errorf("claiming a live lease: %v, want ErrRunBusy", err)
+		}
+		la := resume.Lease{RunID: id, Owner: "a", Epoch: a.Epoch}
+		step := resume.StepRecord{RunID: id, StepKey: "S", Name: "S", Status: resume.StepSucceeded, Attempt: 1, Seq: 1, StartedAt: time.Now()}
+		if err := j.WriteStep(ctx, la, step); !errors.Is(err, resume.ErrLeaseLost) {
+			t.Errorf("write under a lost lease: %v, want ErrLeaseLost", err)
+		}
+		if err := j.FinishRun(ctx, la, resume.RunRecord{RunID: id, Status: resume.StatusSucceeded}); !errors.Is(err, resume.ErrLeaseLost) {
+			t.Errorf("finish under a lost lease: %v, want ErrLeaseLost", err)
+		}
+		tx, err := j.BeginStep(ctx, la)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(ctx, step); !errors.Is(err, resume.ErrLeaseLost) {
+			t.Errorf("tx commit under a lost lease: %v, want ErrLeaseLost", err)
+		}
+		tx.Rollback()
+		_, steps, _ := j.LoadRun(ctx, id)
+		if len(steps) != 0 {
+			t.Errorf("fenced writes left %d rows", len(steps))
+		}
+	})
+
+	t.Run("cancellation leaves the run resumable", func(t *testing.T) {
+		j := open(t)
+		id := newRunID(t)
+		cctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		// Shut down right after Fetch is journaled.
+		e := resume.NewEngine(j, resume.WithFault(resume.Fault{Step: "Fetch", Point: resume.FaultAfter}), resume.WithFaultAction(cancel))
+		res, err := e.Start(cctx, id, Chain, Plan{})
+		if !errors.Is(err, context.Canceled) || res.Status != resume.StatusPending {
+			t.Fatalf("a cancelled run: %+v, %v; want pending and context.Canceled", res, err)
+		}
+		if n := seen.count(id, "Notify"); n != 0 {
+			t.Errorf("Notify started after cancellation: %d", n)
+		}
+		res, err = resume.NewEngine(j).Resume(ctx, id)
+		if err != nil || res.Status != resume.StatusSucceeded {
+			t.Fatalf("resume after cancellation: %+v, %v", res, err)
+		}
+		if seen.count(id, "Fetch") != 1 || seen.count(id, "Notify") != 1 {
+			t.Errorf("Fetch %d, Notify %d, want 1 and 1", seen.count(id, "Fetch"), seen.count(id, "Notify"))
+		}
+	})
+
+	t.Run("resume all at startup", func(t *testing.T) {
+		j := open(t)
+		ids := []string{newRunID(t), newRunID(t)}
+		for _, id := range ids {
+			startCrashing(t, j, id, Plan{}, resume.Fault{Step: "Write", Point: resume.FaultBefore})
+		}
+		results, err := resume.NewEngine(j).ResumeAll(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(results) != 2 || results[0].Status != resume.StatusSucceeded || results[1].Status != resume.StatusSucceeded {
+			t.Fatalf("results = %+v", results)
+		}
+		for _, id := range ids {
+			if seen.count(id, "Fetch") != 1 || effectsOf(t, id) != 1 {
+				t.Errorf("run %s: Fetch %d, effects %d, want 1 and 1", id, seen.count(id, "Fetch"), effectsOf(t, id))
+			}
+		}
+	})
+}

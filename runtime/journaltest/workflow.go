@@ -1,0 +1,197 @@
+package journaltest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/resumegen/resumegen/runtime/resume"
+)
+
+// Plan steers the suite's workflow: how often each step fails before it
+// succeeds, and how long its loop is. It is the run's input, so a resumed
+// run follows the same plan.
+type Plan struct {
+	FailFetch      int  // Fetch fails this many times before succeeding
+	CrashFetch     int  // the process dies during Fetch's execution number CrashFetch
+	PermanentFetch bool // Fetch's failures are permanent
+	FailNotify     int  // Notify (once) fails this many times
+	FailWrite      bool // Write (tx) inserts its row, then fails: rolled back
+	Loop           int  // Loop runs this many times
+}
+
+// effects counts what the steps did, per run, as the outside world would.
+type effects struct {
+	mu    sync.Mutex
+	calls map[string]int      // run/step → executions
+	keys  map[string][]string // run/step → idempotency keys seen
+}
+
+var seen = &effects{calls: map[string]int{}, keys: map[string][]string{}}
+
+func (e *effects) record(ctx context.Context, step string) int {
+	info, _ := resume.StepFromContext(ctx)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	k := info.RunID + "/" + step
+	e.calls[k]++
+	e.keys[k] = append(e.keys[k], info.IdempotencyKey())
+	return e.calls[k]
+}
+
+func (e *effects) count(runID, step string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.calls[runID+"/"+step]
+}
+
+func (e *effects) keysOf(runID, step string) []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.keys[runID+"/"+step]...)
+}
+
+// current is the harness of the running test, for the Write step. The
+// suite's tests run one after another.
+var current struct {
+	sync.Mutex
+	h Harness
+}
+
+func harness() Harness {
+	current.Lock()
+	defer current.Unlock()
+	return current.h
+}
+
+var errTransient = errors.New("transient failure")
+
+// Fetch is a default-policy step with a retry budget.
+func Fetch(ctx context.Context, p Plan) (string, error) {
+	n := seen.record(ctx, "Fetch")
+	if n == p.CrashFetch {
+		panic(crash{})
+	}
+	if n <= p.FailFetch {
+		if p.PermanentFetch {
+			return "", resume.Permanent(fmt.Errorf("fetch %d: %w", n, errTransient))
+		}
+		return "", fmt.Errorf("fetch %d: %w", n, errTransient)
+	}
+	return "data", nil
+}
+
+// Notify is a once step.
+func Notify(ctx context.Context, p Plan) error {
+	if n := seen.record(ctx, "Notify"); n <= p.FailNotify {
+		return fmt.Errorf("notify %d: %w", n, errTransient)
+	}
+	return nil
+}
+
+// Write is a tx step: it inserts one effect row through resume.Tx.
+func Write(ctx context.Context, p Plan, data string) error {
+	seen.record(ctx, "Write")
+	info, _ := resume.StepFromContext(ctx)
+	if err := harness().InsertEffect(ctx, info.RunID); err != nil {
+		return err
+	}
+	if p.FailWrite {
+		return resume.Permanent(errors.New("write refused after inserting"))
+	}
+	return nil
+}
+
+// Loop is a default step called in a loop.
+func Loop(ctx context.Context, i int) (int, error) {
+	seen.record(ctx, "Loop")
+	return i * i, nil
+}
+
+// Chain is the suite's workflow, written as a user would.
+func Chain(ctx context.Context, p Plan) (int, error) {
+	data, err := Fetch(ctx, p)
+	if err != nil {
+		return 0, err
+	}
+	if err := Notify(ctx, p); err != nil {
+		return 0, err
+	}
+	if err := Write(ctx, p, data); err != nil {
+		return 0, err
+	}
+	sum := 0
+	for i := 0; i < p.Loop; i++ {
+		sq, err := Loop(ctx, i)
+		if err != nil {
+			return 0, err
+		}
+		sum += sq
+	}
+	return sum, nil
+}
+
+// chainDef is what resumegen would generate for Chain.
+var chainDef = &resume.WorkflowDef{
+	Package: "github.com/resumegen/resumegen/runtime/journaltest",
+	Name:    "Chain",
+	Version: "chain-v1",
+	Steps:   chainSteps,
+	Run: func(ctx context.Context, args resume.Args) (any, error) {
+		var p Plan
+		if err := args.Decode(&p); err != nil {
+			return nil, err
+		}
+		return chainBody(ctx, p)
+	},
+}
+
+// chainSteps is a variable of its own: the step wrappers refer to it, and
+// referring to chainDef would make an initialization cycle.
+var chainSteps = []resume.StepDef{
+	{Name: "Fetch", Callee: "journaltest.Fetch", Signature: "func(context.Context, Plan) (string, error)", Policy: resume.PolicyDefault, Attempts: 3, BackoffMin: 1, BackoffMax: 1},
+	{Name: "Notify", Callee: "journaltest.Notify", Signature: "func(context.Context, Plan) error", Policy: resume.PolicyOnce, Attempts: 2, BackoffMin: 1, BackoffMax: 1},
+	{Name: "Write", Callee: "journaltest.Write", Signature: "func(context.Context, Plan, string) error", Policy: resume.PolicyTx},
+	{Name: "Loop", Callee: "journaltest.Loop", Signature: "func(context.Context, int) (int, error)", Policy: resume.PolicyDefault},
+}
+
+func init() { resume.Register(Chain, chainDef) }
+
+func chainBody(ctx context.Context, p Plan) (int, error) {
+	data, err := chainFetch(ctx, p)
+	if err != nil {
+		return 0, err
+	}
+	if err := chainNotify(ctx, p); err != nil {
+		return 0, err
+	}
+	if err := chainWrite(ctx, p, data); err != nil {
+		return 0, err
+	}
+	sum := 0
+	for i := 0; i < p.Loop; i++ {
+		sq, err := chainLoop(ctx, i)
+		if err != nil {
+			return 0, err
+		}
+		sum += sq
+	}
+	return sum, nil
+}
+
+func chainFetch(ctx context.Context, p Plan) (string, error) {
+	return resume.Call(ctx, &chainSteps[0], func(ctx context.Context) (string, error) { return Fetch(ctx, p) })
+}
+
+func chainNotify(ctx context.Context, p Plan) error {
+	return resume.Call0(ctx, &chainSteps[1], func(ctx context.Context) error { return Notify(ctx, p) })
+}
+
+func chainWrite(ctx context.Context, p Plan, data string) error {
+	return resume.Call0(ctx, &chainSteps[2], func(ctx context.Context) error { return Write(ctx, p, data) })
+}
+
+func chainLoop(ctx context.Context, i int) (int, error) {
+	return resume.Call(ctx, &chainSteps[3], func(ctx context.Context) (int, error) { return Loop(ctx, i) })
+}

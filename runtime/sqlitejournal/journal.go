@@ -1,0 +1,524 @@
+// Package sqlitejournal is resumegen's embedded journal: one SQLite file, no
+// server, no cgo (modernc.org/sqlite). It opens the file in WAL mode with
+// synchronous=FULL, so every commit is on disk before it returns, and writes
+// through one connection, so writers queue in the process instead of
+// failing with SQLITE_BUSY; a busy timeout covers other processes.
+//
+// The tables are resume_runs and resume_steps (see the resume package), with
+// timestamps as fixed-width UTC text (2006-01-02T15:04:05.000000Z) so they
+// read well and sort in plain SQL:
+//
+//	SELECT step_key, status, attempt, result FROM resume_steps
+//	WHERE run_id = 'onboard-42' ORDER BY seq;
+package sqlitejournal
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/resumegen/resumegen/runtime/resume"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Journal is a [resume.Journal] in one SQLite file.
+type Journal struct {
+	db      *sql.DB // the one writer connection
+	read    *sql.DB // readers; WAL lets them run beside the writer
+	reads   atomic.Int64
+	commits atomic.Int64
+}
+
+var _ resume.Journal = (*Journal)(nil)
+
+// Open opens (creating if needed) the journal in the SQLite file at path and
+// brings its schema up to date.
+func Open(ctx context.Context, path string) (*Journal, error) {
+	if path == "" {
+		return nil, errors.New("sqlitejournal: empty path")
+	}
+	dsn := func(extra string) string {
+		q := url.Values{}
+		q.Add("_pragma", "busy_timeout(10000)")
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "synchronous(FULL)")
+		q.Add("_pragma", "foreign_keys(ON)")
+		q.Set("_txlock", "immediate")
+		if extra != "" {
+			q.Add("_pragma", extra)
+		}
+		return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+	}
+	db, err := sql.Open("sqlite", dsn(""))
+	if err != nil {
+		return nil, fmt.Errorf("sqlitejournal: open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	if err := migrate(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlitejournal: %s: %w", path, err)
+	}
+	read, err := sql.Open("sqlite", dsn("query_only(ON)"))
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlitejournal: open %s: %w", path, err)
+	}
+	read.SetMaxOpenConns(4)
+	return &Journal{db: db, read: read}, nil
+}
+
+// DB returns the journal's database handle (its one writer connection), for
+// the user's own tables: tx steps write through [resume.Tx] with DB as the
+// fallback outside a workflow. Do not hold a transaction of DB open while a
+// workflow runs in the same process: the journal waits for it.
+func (j *Journal) DB() *sql.DB { return j.db }
+
+// Close closes the database.
+func (j *Journal) Close() error {
+	return errors.Join(j.read.Close(), j.db.Close())
+}
+
+// Counters returns the reads and commits since Open.
+func (j *Journal) Counters() resume.Counters {
+	return resume.Counters{Reads: j.reads.Load(), Commits: j.commits.Load()}
+}
+
+const timeFormat = "2006-01-02T15:04:05.000000Z"
+
+func ts(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(timeFormat)
+}
+
+func parseTS(s string) time.Time {
+	t, _ := time.Parse(timeFormat, s)
+	return t
+}
+
+func nullJSON(b json.RawMessage) any {
+	if b == nil {
+		return nil
+	}
+	return string(b)
+}
+
+const runColumns = `run_id, workflow, version, status, input, output, error, attention_step,
+	attempts, lease_owner, lease_until, epoch, created_at, updated_at`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanRun(s scanner) (resume.RunRecord, error) {
+	var r resume.RunRecord
+	var input string
+	var output sql.NullString
+	var leaseUntil, created, updated string
+	err := s.Scan(&r.RunID, &r.Workflow, &r.Version, &r.Status, &input, &output, &r.Error,
+		&r.AttentionStep, &r.Attempts, &r.LeaseOwner, &leaseUntil, &r.Epoch, &created, &updated)
+	if err != nil {
+		return r, err
+	}
+	r.Input = json.RawMessage(input)
+	if output.Valid {
+		r.Output = json.RawMessage(output.String)
+	}
+	r.LeaseUntil, r.CreatedAt, r.UpdatedAt = parseTS(leaseUntil), parseTS(created), parseTS(updated)
+	return r, nil
+}
+
+const stepColumns = `run_id, step_key, name, status, result, error, attempt, attempt_base, seq, started_at, finished_at`
+
+func scanStep(s scanner) (resume.StepRecord, error) {
+	var st resume.StepRecord
+	var result sql.NullString
+	var started, finished string
+	err := s.Scan(&st.RunID, &st.StepKey, &st.Name, &st.Status, &result, &st.Error,
+		&st.Attempt, &st.AttemptBase, &st.Seq, &started, &finished)
+	if err != nil {
+		return st, err
+	}
+	if result.Valid {
+		st.Result = json.RawMessage(result.String)
+	}
+	st.StartedAt, st.FinishedAt = parseTS(started), parseTS(finished)
+	return st, nil
+}
+
+// querier is what both *sql.DB and *sql.Tx offer.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func (j *Journal) steps(ctx context.Context, q querier, runID string) ([]resume.StepRecord, error) {
+	j.reads.Add(1)
+	rows, err := q.QueryContext(ctx, `SELECT `+stepColumns+` FROM resume_steps WHERE run_id = ? ORDER BY seq`, runID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []resume.StepRecord
+	for rows.Next() {
+		s, err := scanStep(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+func (j *Journal) run(ctx context.Context, q querier, runID string) (resume.RunRecord, error) {
+	j.reads.Add(1)
+	r, err := scanRun(q.QueryRowContext(ctx, `SELECT `+runColumns+` FROM resume_runs WHERE run_id = ?`, runID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, fmt.Errorf("run %s: %w", runID, resume.ErrRunNotFound)
+	}
+	return r, err
+}
+
+// CreateRun inserts r unless its run id exists, and returns the stored run.
+func (j *Journal) CreateRun(ctx context.Context, r resume.RunRecord) (resume.RunRecord, bool, error) {
+	res, err := j.db.ExecContext(ctx, `INSERT INTO resume_runs
+		(run_id, workflow, version, status, input, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
+		r.RunID, r.Workflow, r.Version, resume.StatusPending, string(r.Input), ts(r.CreatedAt), ts(r.UpdatedAt))
+	if err != nil {
+		return r, false, err
+	}
+	j.commits.Add(1)
+	if n, _ := res.RowsAffected(); n == 1 {
+		r.Status = resume.StatusPending
+		return r, true, nil
+	}
+	stored, err := j.run(ctx, j.db, r.RunID)
+	return stored, false, err
+}
+
+// Claim takes the run if it is pending or its lease expired, and reads its
+// journal in the same transaction.
+func (j *Journal) Claim(ctx context.Context, runID, owner string, until time.Time) (resume.RunRecord, []resume.StepRecord, error) {
+	tx, err := j.db.BeginTx(ctx, nil)
+	if err != nil {
+		return resume.RunRecord{}, nil, err
+	}
+	defer tx.Rollback()
+	now := ts(time.Now())
+	r, err := scanRun(tx.QueryRowContext(ctx, `UPDATE resume_runs SET
+			status = 'running', attempts = attempts + 1, epoch = epoch + 1,
+			lease_owner = ?, lease_until = ?, updated_at = ?, error = '', attention_step = ''
+		WHERE run_id = ? AND (status = 'pending' OR (status = 'running' AND lease_until < ?))
+		RETURNING `+runColumns, owner, ts(until), now, runID, now))
+	claimed := err == nil
+	if errors.Is(err, sql.ErrNoRows) {
+		r, err = j.run(ctx, tx, runID)
+	}
+	if err != nil {
+		return r, nil, err
+	}
+	steps, err := j.steps(ctx, tx, runID)
+	if err != nil {
+		return r, nil, err
+	}
+	if !claimed {
+		return r, steps, fmt.Errorf("run %s is %s: %w", runID, r.Status, resume.ErrRunBusy)
+	}
+	if err := tx.Commit(); err != nil {
+		return r, nil, err
+	}
+	j.commits.Add(1)
+	return r, steps, nil
+}
+
+// RenewLease extends the lease if it is still held.
+func (j *Journal) RenewLease(ctx context.Context, l resume.Lease, until time.Time) error {
+	res, err := j.db.ExecContext(ctx, `UPDATE resume_runs SET lease_until = ?
+		WHERE run_id = ? AND lease_owner = ? AND epoch = ? AND status = 'running'`,
+		ts(until), l.RunID, l.Owner, l.Epoch)
+	if err != nil {
+		return err
+	}
+	j.commits.Add(1)
+	return leaseHeld(res, l)
+}
+
+func leaseHeld(res sql.Result, l resume.Lease) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("run %s, epoch %d: %w", l.RunID, l.Epoch, resume.ErrLeaseLost)
+	}
+	return nil
+}
+
+// writeStepSQL upserts a step row, fenced: it writes nothing unless the
+// run's lease is still the writer's.
+const writeStepSQL = `INSERT INTO resume_steps (` + stepColumns + `)
+	SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+	WHERE EXISTS (SELECT 1 FROM resume_runs WHERE run_id = ? AND lease_owner = ? AND epoch = ?)
+	ON CONFLICT (run_id, step_key) DO UPDATE SET
+		status = excluded.status, result = excluded.result, error = excluded.error,
+		attempt = excluded.attempt, attempt_base = excluded.attempt_base, seq = excluded.seq,
+		started_at = excluded.started_at, finished_at = excluded.finished_at`
+
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+func writeStep(ctx context.Context, e execer, l resume.Lease, s resume.StepRecord) error {
+	res, err := e.ExecContext(ctx, writeStepSQL,
+		s.RunID, s.StepKey, s.Name, string(s.Status), nullJSON(s.Result), s.Error,
+		s.Attempt, s.AttemptBase, s.Seq, ts(s.StartedAt), ts(s.FinishedAt),
+		l.RunID, l.Owner, l.Epoch)
+	if err != nil {
+		return err
+	}
+	return leaseHeld(res, l)
+}
+
+// WriteStep upserts the step's row in one commit.
+func (j *Journal) WriteStep(ctx context.Context, l resume.Lease, s resume.StepRecord) error {
+	if err := writeStep(ctx, j.db, l, s); err != nil {
+		return err
+	}
+	j.commits.Add(1)
+	return nil
+}
+
+// BeginStep opens a transaction for a tx step: the step's writes and its
+// journal row commit together.
+func (j *Journal) BeginStep(ctx context.Context, l resume.Lease) (resume.StepTx, error) {
+	tx, err := j.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &stepTx{j: j, tx: tx, lease: l}, nil
+}
+
+type stepTx struct {
+	j     *Journal
+	tx    *sql.Tx
+	lease resume.Lease
+	done  bool
+}
+
+// Handle returns the *sql.Tx.
+func (t *stepTx) Handle() any { return t.tx }
+
+func (t *stepTx) Commit(ctx context.Context, s resume.StepRecord) error {
+	if err := writeStep(ctx, t.tx, t.lease, s); err != nil {
+		return err
+	}
+	t.done = true
+	if err := t.tx.Commit(); err != nil {
+		return err
+	}
+	t.j.commits.Add(1)
+	return nil
+}
+
+func (t *stepTx) Rollback() error {
+	if t.done {
+		return nil
+	}
+	t.done = true
+	return t.tx.Rollback()
+}
+
+// FinishRun records the run's status and releases its lease, fenced.
+func (j *Journal) FinishRun(ctx context.Context, l resume.Lease, r resume.RunRecord) error {
+	res, err := j.db.ExecContext(ctx, `UPDATE resume_runs SET
+			status = ?, output = ?, error = ?, attention_step = ?, lease_owner = '', lease_until = '', updated_at = ?
+		WHERE run_id = ? AND lease_owner = ? AND epoch = ?`,
+		string(r.Status), nullJSON(r.Output), r.Error, r.AttentionStep, ts(r.UpdatedAt),
+		l.RunID, l.Owner, l.Epoch)
+	if err != nil {
+		return err
+	}
+	j.commits.Add(1)
+	return leaseHeld(res, l)
+}
+
+// LoadRun reads a run and its journal.
+func (j *Journal) LoadRun(ctx context.Context, runID string) (resume.RunRecord, []resume.StepRecord, error) {
+	r, err := j.run(ctx, j.read, runID)
+	if err != nil {
+		return r, nil, err
+	}
+	steps, err := j.steps(ctx, j.read, runID)
+	return r, steps, err
+}
+
+// ListRuns lists runs matching f, oldest first.
+func (j *Journal) ListRuns(ctx context.Context, f resume.RunFilter) ([]resume.RunRecord, error) {
+	var where []string
+	var args []any
+	if len(f.Statuses) > 0 {
+		where = append(where, "status IN (?"+strings.Repeat(", ?", len(f.Statuses)-1)+")")
+		for _, s := range f.Statuses {
+			args = append(args, string(s))
+		}
+	}
+	if f.Workflow != "" {
+		where = append(where, "workflow = ?")
+		args = append(args, f.Workflow)
+	}
+	if f.Version != "" {
+		where = append(where, "version = ?")
+		args = append(args, f.Version)
+	}
+	q := `SELECT ` + runColumns + ` FROM resume_runs`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY created_at, run_id"
+	if f.Limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", f.Limit)
+	}
+	j.reads.Add(1)
+	rows, err := j.read.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []resume.RunRecord
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Resolve applies a person's resolution to an in_flight step of a run in
+// needs_attention, atomically.
+func (j *Journal) Resolve(ctx context.Context, runID, stepKey string, res resume.Resolution) error {
+	return j.inTx(ctx, func(tx *sql.Tx) error {
+		r, err := j.run(ctx, tx, runID)
+		if err != nil {
+			return err
+		}
+		if r.Status != resume.StatusNeedsAttention {
+			return fmt.Errorf("run %s is %s, not needs_attention: %w", runID, r.Status, resume.ErrRunBusy)
+		}
+		var status string
+		j.reads.Add(1)
+		err = tx.QueryRowContext(ctx, `SELECT status FROM resume_steps WHERE run_id = ? AND step_key = ?`, runID, stepKey).Scan(&status)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("run %s has no step %s: %w", runID, stepKey, resume.ErrStepNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if resume.StepStatus(status) != resume.StepInFlight {
+			return fmt.Errorf("step %s is %s: %w", stepKey, status, resume.ErrNotInFlight)
+		}
+		now := ts(time.Now())
+		if res.Done {
+			result := res.Result
+			if len(result) == 0 {
+				result = json.RawMessage("null")
+			}
+			_, err = tx.ExecContext(ctx, `UPDATE resume_steps SET status = 'succeeded', result = ?, error = '', finished_at = ?
+				WHERE run_id = ? AND step_key = ?`, string(result), now, runID, stepKey)
+		} else {
+			_, err = tx.ExecContext(ctx, `UPDATE resume_steps SET status = 'failed', error = 'outcome unknown; a person chose redo',
+				attempt_base = attempt, finished_at = ? WHERE run_id = ? AND step_key = ?`, now, runID, stepKey)
+		}
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE resume_runs SET status = 'pending', error = '', attention_step = '', updated_at = ?
+			WHERE run_id = ?`, now, runID)
+		return err
+	})
+}
+
+// Retry makes a failed run pending with a fresh budget for its failed steps.
+func (j *Journal) Retry(ctx context.Context, runID string) error {
+	return j.inTx(ctx, func(tx *sql.Tx) error {
+		r, err := j.run(ctx, tx, runID)
+		if err != nil {
+			return err
+		}
+		if r.Status != resume.StatusFailed {
+			return fmt.Errorf("run %s is %s: %w", runID, r.Status, resume.ErrNotFailed)
+		}
+		now := ts(time.Now())
+		if _, err := tx.ExecContext(ctx, `UPDATE resume_steps SET attempt_base = attempt WHERE run_id = ? AND status = 'failed'`, runID); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE resume_runs SET status = 'pending', error = '', updated_at = ? WHERE run_id = ?`, now, runID)
+		return err
+	})
+}
+
+// Cancel marks an unfinished run cancelled. A run that succeeded or that a
+// live lease holds is refused.
+func (j *Journal) Cancel(ctx context.Context, runID string) error {
+	return j.inTx(ctx, func(tx *sql.Tx) error {
+		r, err := j.run(ctx, tx, runID)
+		if err != nil {
+			return err
+		}
+		switch {
+		case r.Status == resume.StatusSucceeded || r.Status == resume.StatusCancelled:
+			return fmt.Errorf("run %s is already %s: %w", runID, r.Status, resume.ErrRunBusy)
+		case r.Status == resume.StatusRunning && r.LeaseUntil.After(time.Now()):
+			return fmt.Errorf("run %s is running under %s: %w", runID, r.LeaseOwner, resume.ErrRunBusy)
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE resume_runs SET status = 'cancelled', lease_owner = '', lease_until = '',
+			epoch = epoch + 1, updated_at = ? WHERE run_id = ?`, ts(time.Now()), runID)
+		return err
+	})
+}
+
+// SaveManifest stores a version's manifest the first time it is seen.
+func (j *Journal) SaveManifest(ctx context.Context, workflow, version, manifest string) error {
+	_, err := j.db.ExecContext(ctx, `INSERT INTO resume_manifests (workflow, version, manifest, created_at)
+		VALUES (?, ?, ?, ?) ON CONFLICT (workflow, version) DO NOTHING`, workflow, version, manifest, ts(time.Now()))
+	if err == nil {
+		j.commits.Add(1)
+	}
+	return err
+}
+
+// Manifest returns a stored manifest, or "" when the version is unknown.
+func (j *Journal) Manifest(ctx context.Context, workflow, version string) (string, error) {
+	var m string
+	j.reads.Add(1)
+	err := j.read.QueryRowContext(ctx, `SELECT manifest FROM resume_manifests WHERE workflow = ? AND version = ?`, workflow, version).Scan(&m)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return m, err
+}
+
+func (j *Journal) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := j.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	j.commits.Add(1)
+	return nil
+}

@@ -1,0 +1,93 @@
+package sqlitejournal
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations upgrade the schema one version at a time; migrations[i] takes
+// it from version i to i+1. Append, never edit: a database records the
+// version it reached in resume_schema.
+var migrations = []string{
+	// 1: runs, steps and manifests.
+	`
+CREATE TABLE resume_runs (
+	run_id         TEXT PRIMARY KEY,
+	workflow       TEXT NOT NULL,
+	version        TEXT NOT NULL,
+	status         TEXT NOT NULL,
+	input          TEXT NOT NULL,
+	output         TEXT,
+	error          TEXT NOT NULL DEFAULT '',
+	attention_step TEXT NOT NULL DEFAULT '',
+	attempts       INTEGER NOT NULL DEFAULT 0,
+	lease_owner    TEXT NOT NULL DEFAULT '',
+	lease_until    TEXT NOT NULL DEFAULT '',
+	epoch          INTEGER NOT NULL DEFAULT 0,
+	created_at     TEXT NOT NULL,
+	updated_at     TEXT NOT NULL
+);
+CREATE INDEX resume_runs_by_status ON resume_runs (status, created_at);
+CREATE TABLE resume_steps (
+	run_id       TEXT NOT NULL REFERENCES resume_runs (run_id),
+	step_key     TEXT NOT NULL,
+	name         TEXT NOT NULL,
+	status       TEXT NOT NULL,
+	result       TEXT,
+	error        TEXT NOT NULL DEFAULT '',
+	attempt      INTEGER NOT NULL,
+	attempt_base INTEGER NOT NULL DEFAULT 0,
+	seq          INTEGER NOT NULL,
+	started_at   TEXT NOT NULL,
+	finished_at  TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY (run_id, step_key)
+) WITHOUT ROWID;
+CREATE TABLE resume_manifests (
+	workflow   TEXT NOT NULL,
+	version    TEXT NOT NULL,
+	manifest   TEXT NOT NULL,
+	created_at TEXT NOT NULL,
+	PRIMARY KEY (workflow, version)
+);
+`,
+}
+
+// SchemaVersion returns the schema version this package creates and reads.
+func SchemaVersion() int { return len(migrations) }
+
+// migrate brings the database to SchemaVersion in one immediate
+// transaction, so processes opening the same file at once apply each
+// migration exactly once. A database newer than this package is refused.
+func migrate(ctx context.Context, db *sql.DB) error {
+	tx, err := db.BeginTx(ctx, nil) // _txlock=immediate: takes the write lock now
+	if err != nil {
+		return fmt.Errorf("migrate: begin: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS resume_schema (version INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	var have int
+	err = tx.QueryRowContext(ctx, `SELECT version FROM resume_schema`).Scan(&have)
+	switch {
+	case err == sql.ErrNoRows:
+		if _, err := tx.ExecContext(ctx, `INSERT INTO resume_schema (version) VALUES (0)`); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+	case err != nil:
+		return fmt.Errorf("migrate: read schema version: %w", err)
+	}
+	if have > len(migrations) {
+		return fmt.Errorf("migrate: the database has schema version %d, newer than this program's %d: upgrade the program", have, len(migrations))
+	}
+	for v := have; v < len(migrations); v++ {
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			return fmt.Errorf("migrate to schema version %d: %w", v+1, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE resume_schema SET version = ?`, len(migrations)); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return tx.Commit()
+}
