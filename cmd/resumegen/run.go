@@ -1,0 +1,66 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/resumegen/resumegen/generator"
+)
+
+// run is the command without process globals: it parses args, runs the
+// generator and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("resumegen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	check := fs.Bool("check", false, "write nothing; print a diff of every generated file that would change and exit 1 if any would")
+	manifest := fs.Bool("manifest", false, "write nothing; print every workflow with its version and steps as JSON")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: resumegen [-check | -manifest] [packages]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *check && *manifest {
+		fmt.Fprintln(stderr, "resumegen: -check and -manifest exclude each other")
+		return 2
+	}
+	res, err := generator.Generate(generator.Config{Patterns: fs.Args()})
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if len(res.Diagnostics) > 0 {
+		for _, d := range res.Diagnostics {
+			fmt.Fprintln(stderr, d)
+		}
+		return 1
+	}
+	switch {
+	case *manifest:
+		b, err := res.Manifest()
+		if err != nil {
+			fmt.Fprintln(stderr, "resumegen:", err)
+			return 1
+		}
+		stdout.Write(b)
+	case *check:
+		diff, err := res.Check(".")
+		if err != nil {
+			fmt.Fprintln(stderr, "resumegen:", err)
+			return 1
+		}
+		if len(diff) > 0 {
+			stdout.Write(diff)
+			fmt.Fprintln(stderr, "resumegen: generated files are stale: run go generate")
+			return 1
+		}
+	default:
+		if _, err := res.Write(); err != nil {
+			fmt.Fprintln(stderr, "resumegen:", err)
+			return 1
+		}
+	}
+	return 0
+}

@@ -1,0 +1,209 @@
+package generator
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// directivePrefix starts every resumegen directive. Like //go: directives it
+// has no space after the slashes.
+const directivePrefix = "//resume:"
+
+// policy is a step's delivery guarantee as written in directives.
+type policy string
+
+const (
+	policyDefault policy = "default"
+	policyOnce    policy = "once"
+	policyTx      policy = "tx"
+)
+
+// directive is one parsed //resume: comment.
+type directive struct {
+	verb string // "workflow" or "step"
+	text string // the whole comment, for messages
+	pos  token.Pos
+	opts stepOptions
+}
+
+// stepOptions are the options of a //resume:step directive. The has* fields
+// record which options were written, so that a call-site directive
+// overrides only what it names.
+type stepOptions struct {
+	name       string
+	policy     policy
+	attempts   int
+	backoffMin time.Duration
+	backoffMax time.Duration
+	timeout    time.Duration
+	hasPolicy  bool
+	hasBackoff bool
+}
+
+// override returns o with every option set in site replacing o's.
+func (o stepOptions) override(site stepOptions) stepOptions {
+	if site.name != "" {
+		o.name = site.name
+	}
+	if site.hasPolicy {
+		o.policy, o.hasPolicy = site.policy, true
+	}
+	if site.attempts != 0 {
+		o.attempts = site.attempts
+	}
+	if site.hasBackoff {
+		o.backoffMin, o.backoffMax, o.hasBackoff = site.backoffMin, site.backoffMax, true
+	}
+	if site.timeout != 0 {
+		o.timeout = site.timeout
+	}
+	return o
+}
+
+// isDirective reports whether the comment text is a resumegen directive.
+func isDirective(text string) bool { return strings.HasPrefix(text, directivePrefix) }
+
+// parseDirective parses one //resume: comment. callSite allows the options
+// only valid at a call site (key=).
+func parseDirective(c *ast.Comment, callSite bool) (directive, error) {
+	d := directive{text: c.Text, pos: c.Slash}
+	fields := strings.Fields(strings.TrimPrefix(c.Text, directivePrefix))
+	if len(fields) == 0 {
+		return d, fmt.Errorf("%s: missing verb (want //resume:workflow or //resume:step)", c.Text)
+	}
+	d.verb = fields[0]
+	switch d.verb {
+	case "workflow":
+		if len(fields) > 1 {
+			return d, fmt.Errorf("%s: //resume:workflow takes no options", c.Text)
+		}
+		return d, nil
+	case "step":
+		opts, err := parseStepOptions(fields[1:], callSite)
+		if err != nil {
+			return d, fmt.Errorf("%s: %w", c.Text, err)
+		}
+		d.opts = opts
+		return d, nil
+	}
+	return d, fmt.Errorf("%s: unknown directive %q (want //resume:workflow or //resume:step)", c.Text, "resume:"+d.verb)
+}
+
+// parseStepOptions parses the options after //resume:step.
+func parseStepOptions(fields []string, callSite bool) (stepOptions, error) {
+	var o stepOptions
+	seen := map[string]bool{}
+	for _, f := range fields {
+		key, val, hasVal := strings.Cut(f, "=")
+		if seen[key] {
+			return o, fmt.Errorf("option %s given twice", key)
+		}
+		seen[key] = true
+		switch key {
+		case "once", "tx":
+			if hasVal {
+				return o, fmt.Errorf("option %s takes no value", key)
+			}
+			if o.hasPolicy {
+				return o, fmt.Errorf("options once and tx exclude each other: once is at most once, tx is exactly once inside the journal's transaction")
+			}
+			o.policy, o.hasPolicy = policy(key), true
+		case "name":
+			if !validStepName(val) {
+				return o, fmt.Errorf("bad name=%q: a step name is letters, digits, '_', '.', '-' or '/'", val)
+			}
+			o.name = val
+		case "retry":
+			n, err := strconv.Atoi(val)
+			if err != nil || n < 1 {
+				return o, fmt.Errorf("bad retry=%q: want the total number of attempts, an integer >= 1", val)
+			}
+			o.attempts = n
+		case "backoff":
+			lo, hi, ok := strings.Cut(val, "..")
+			if !ok {
+				return o, fmt.Errorf("bad backoff=%q: want MIN..MAX, e.g. backoff=200ms..30s", val)
+			}
+			min, err1 := parsePositiveDuration(lo)
+			max, err2 := parsePositiveDuration(hi)
+			if err1 != nil || err2 != nil {
+				return o, fmt.Errorf("bad backoff=%q: want MIN..MAX Go durations, e.g. backoff=200ms..30s", val)
+			}
+			if min > max {
+				return o, fmt.Errorf("bad backoff=%q: MIN is greater than MAX", val)
+			}
+			o.backoffMin, o.backoffMax, o.hasBackoff = min, max, true
+		case "timeout":
+			d, err := parsePositiveDuration(val)
+			if err != nil {
+				return o, fmt.Errorf("bad timeout=%q: want a positive Go duration, e.g. timeout=30s", val)
+			}
+			o.timeout = d
+		case "key":
+			if !callSite {
+				return o, fmt.Errorf("option key= is only valid on a call site")
+			}
+			return o, fmt.Errorf("key= is not supported yet")
+		default:
+			return o, fmt.Errorf("unknown option %q (want name=, once, tx, retry=, backoff=, timeout=)", f)
+		}
+	}
+	return o, nil
+}
+
+func parsePositiveDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, err
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("not positive")
+	}
+	return d, nil
+}
+
+func validStepName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		ok := r == '_' || r == '.' || r == '-' || r == '/' ||
+			'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// tuning renders the options as they appear in the manifest comment, after
+// the policy: "retry=5 backoff=200ms..30s timeout=1m0s".
+func (o stepOptions) tuning() string {
+	var parts []string
+	if o.attempts != 0 {
+		parts = append(parts, fmt.Sprintf("retry=%d", o.attempts))
+	}
+	if o.hasBackoff {
+		parts = append(parts, fmt.Sprintf("backoff=%s..%s", shortDuration(o.backoffMin), shortDuration(o.backoffMax)))
+	}
+	if o.timeout != 0 {
+		parts = append(parts, fmt.Sprintf("timeout=%s", shortDuration(o.timeout)))
+	}
+	return strings.Join(parts, " ")
+}
+
+// shortDuration is d.String() without zero trailing units: 1m, not 1m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}

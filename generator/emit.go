@@ -1,0 +1,479 @@
+package generator
+
+import (
+	"bytes"
+	"fmt"
+	"go/format"
+	"go/parser"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+
+	"github.com/dave/jennifer/jen"
+)
+
+// resumePath is the import path of the runtime package generated code uses.
+const resumePath = "github.com/resumegen/resumegen/runtime/resume"
+
+// emitFile renders the generated file for the workflows of one source
+// file, in source order.
+func emitFile(ws []*Workflow) ([]byte, error) {
+	first := ws[0]
+	imports := newImportSet(first.pkg, first.file)
+	f := jen.NewFilePathName(first.pkg.PkgPath, first.pkg.Name)
+	f.HeaderComment(generatedHeader)
+	f.ImportName(resumePath, "resume")
+
+	f.Comment(fmt.Sprintf("// This file is the durable form of the workflows in %s: each step\n"+
+		"// call goes through the resume journal. Regenerate with go generate.", filepath.Base(first.source)))
+	f.Line()
+	f.Comment("A build error here means the runtime is older than this generated code.")
+	f.Const().Id("_").Op("=").Qual(resumePath, "SupportPackageIsVersion1")
+
+	for _, w := range ws {
+		e := &workflowEmitter{w: w, imports: imports}
+		if err := e.emit(f); err != nil {
+			return nil, err
+		}
+	}
+	var buf bytes.Buffer
+	if err := f.Render(&buf); err != nil {
+		return nil, fmt.Errorf("render generated code for %s: %w", first.source, err)
+	}
+	return addImports(buf.Bytes(), imports.needed())
+}
+
+// addImports rebuilds jennifer's import block with the imports the copied
+// bodies and the user's types need, standard library first, and formats
+// the result.
+func addImports(src []byte, needed [][2]string) ([]byte, error) {
+	fset := token.NewFileSet()
+	file, err := parser.ParseFile(fset, "", src, parser.ImportsOnly)
+	if err != nil {
+		return nil, fmt.Errorf("parse generated code: %w", err)
+	}
+	all := map[[2]string]bool{}
+	for _, imp := range needed {
+		all[imp] = true
+	}
+	start, end := -1, -1
+	for _, decl := range file.Decls {
+		gd, ok := decl.(*ast.GenDecl)
+		if !ok || gd.Tok != token.IMPORT {
+			continue
+		}
+		if start < 0 {
+			start = fset.Position(gd.Pos()).Offset
+		}
+		end = fset.Position(gd.End()).Offset
+		for _, spec := range gd.Specs {
+			is := spec.(*ast.ImportSpec)
+			path, _ := strconv.Unquote(is.Path.Value)
+			name := ""
+			if is.Name != nil {
+				name = is.Name.Name
+			}
+			all[[2]string{name, path}] = true
+		}
+	}
+	if start < 0 {
+		start = fset.Position(file.Name.End()).Offset
+		end = start
+	}
+	var std, other []string
+	for imp := range all {
+		line := strconv.Quote(imp[1])
+		if imp[0] != "" {
+			line = imp[0] + " " + line
+		}
+		if strings.Contains(strings.SplitN(imp[1], "/", 2)[0], ".") {
+			other = append(other, line)
+		} else {
+			std = append(std, line)
+		}
+	}
+	sort.Slice(std, func(i, j int) bool { return importPath(std[i]) < importPath(std[j]) })
+	sort.Slice(other, func(i, j int) bool { return importPath(other[i]) < importPath(other[j]) })
+	var b bytes.Buffer
+	b.Write(src[:start])
+	b.WriteString("import (\n")
+	for _, l := range std {
+		b.WriteString("\t" + l + "\n")
+	}
+	if len(std) > 0 && len(other) > 0 {
+		b.WriteString("\n")
+	}
+	for _, l := range other {
+		b.WriteString("\t" + l + "\n")
+	}
+	b.WriteString(")")
+	b.Write(src[end:])
+	out, err := format.Source(b.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("format generated code: %w", err)
+	}
+	return out, nil
+}
+
+// importPath is the quoted path of an import line, for sorting.
+func importPath(line string) string { return line[strings.Index(line, `"`):] }
+
+// workflowEmitter emits the declarations of one workflow.
+type workflowEmitter struct {
+	w       *Workflow
+	imports *importSet
+}
+
+func (e *workflowEmitter) typ(t types.Type) string { return types.TypeString(t, e.imports.qualifier) }
+
+func (e *workflowEmitter) emit(f *jen.File) error {
+	e.manifest(f)
+	e.guards(f)
+	e.def(f)
+	e.init(f)
+	body, err := durableBody(e.w, e.imports)
+	if err != nil {
+		return err
+	}
+	f.Comment(fmt.Sprintf("%s is %s with each step call routed through the journal.", bodyName(e.w), e.w.Name))
+	f.Id(body)
+	f.Line()
+	for _, s := range e.w.Steps {
+		e.wrapper(f, s)
+	}
+	return nil
+}
+
+// manifest emits the step list as a comment and the version constant:
+//
+//	// Onboard (version 3f2a9c1d0e4b5a67) runs these steps, in source order:
+//	//
+//	//	FetchRecords  FetchRecords  func(context.Context, Input) ([]Record, error)  default
+//	const resumeOnboardVersion = "3f2a9c1d0e4b5a67"
+func (e *workflowEmitter) manifest(f *jen.File) {
+	w := e.w
+	var b strings.Builder
+	fmt.Fprintf(&b, "// %s (version %s) runs these steps, in source order:\n//\n", w.Name, w.Version)
+	if len(w.Steps) == 0 {
+		b.Reset()
+		fmt.Fprintf(&b, "// %s (version %s) runs no steps.", w.Name, w.Version)
+	} else {
+		var table bytes.Buffer
+		tw := tabwriter.NewWriter(&table, 0, 8, 2, ' ', 0)
+		for _, s := range w.Steps {
+			policy := s.Policy
+			if t := s.opts.tuning(); t != "" {
+				policy += " " + t
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.display, s.Signature, policy)
+		}
+		tw.Flush()
+		lines := strings.Split(strings.TrimSuffix(table.String(), "\n"), "\n")
+		for i, l := range lines {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString("//\t" + strings.TrimRightFunc(l, unicode.IsSpace))
+		}
+	}
+	f.Comment(b.String())
+	f.Const().Id(versionName(w)).Op("=").Lit(w.Version)
+	f.Line()
+}
+
+// guards emits compile-time checks that the workflow and its steps still
+// have the signatures the file was generated from:
+//
+//	var (
+//		_ func(context.Context, Input) (Summary, error) = Onboard
+//		_ func(*Client, context.Context, Owner) error   = (*Client).Notify
+//	)
+func (e *workflowEmitter) guards(f *jen.File) {
+	w := e.w
+	defs := []jen.Code{jen.Id("_").Id(e.typ(bareSignature(w.sig))).Op("=").Id(w.Name)}
+	seen := map[string]bool{}
+	for _, s := range w.Steps {
+		if seen[s.Callee] {
+			continue
+		}
+		seen[s.Callee] = true
+		sig := bareSignature(s.sig)
+		expr := e.calleeExpr(s)
+		if recv := s.sig.Recv(); recv != nil {
+			params := []*types.Var{types.NewParam(token.NoPos, nil, "", recv.Type())}
+			for i := 0; i < sig.Params().Len(); i++ {
+				params = append(params, sig.Params().At(i))
+			}
+			sig = types.NewSignatureType(nil, nil, nil, types.NewTuple(params...), sig.Results(), sig.Variadic())
+		}
+		defs = append(defs, jen.Id("_").Id(e.typ(sig)).Op("=").Id(expr))
+	}
+	f.Comment("// A build error here means a step or the workflow changed signature without\n// regenerating: run go generate.")
+	f.Var().Defs(defs...)
+	f.Line()
+}
+
+// calleeExpr is the Go expression naming the step's callee as a function
+// value: F, pkg.F, T.M, (*T).M, (*pkg.T).M.
+func (e *workflowEmitter) calleeExpr(s *Step) string {
+	fn := s.fn
+	q := ""
+	if fn.Pkg() != nil {
+		if n := e.imports.qualifier(fn.Pkg()); n != "" {
+			q = n + "."
+		}
+	}
+	recv := s.sig.Recv()
+	if recv == nil {
+		return q + fn.Name()
+	}
+	t := recv.Type()
+	if p, ok := t.(*types.Pointer); ok {
+		return "(*" + q + p.Elem().(*types.Named).Obj().Name() + ")." + fn.Name()
+	}
+	return q + t.(*types.Named).Obj().Name() + "." + fn.Name()
+}
+
+// def emits the workflow's definition:
+//
+//	var resumeOnboard = &resume.WorkflowDef{
+//		Package: "example.com/billing",
+//		Name:    "Onboard",
+//		Version: resumeOnboardVersion,
+//		Steps: []resume.StepDef{
+//			{Name: "ScoreAll", Callee: "...", Signature: "...", Policy: resume.PolicyDefault, Attempts: 5},
+//		},
+//	}
+func (e *workflowEmitter) def(f *jen.File) {
+	w := e.w
+	var steps []jen.Code
+	for _, s := range w.Steps {
+		steps = append(steps, jen.Line().Values(stepFields(s)...))
+	}
+	if len(steps) > 0 {
+		steps = append(steps, jen.Line())
+	}
+	f.Var().Id(defName(w)).Op("=").Op("&").Qual(resumePath, "WorkflowDef").Values(
+		jen.Line().Id("Package").Op(":").Lit(w.Package),
+		jen.Line().Id("Name").Op(":").Lit(w.Name),
+		jen.Line().Id("Version").Op(":").Id(versionName(w)),
+		jen.Line().Id("Steps").Op(":").Index().Qual(resumePath, "StepDef").Values(steps...),
+		jen.Line(),
+	)
+	f.Line()
+}
+
+// stepFields are the fields of one resume.StepDef literal; zero tuning
+// fields are left out.
+func stepFields(s *Step) []jen.Code {
+	policies := map[string]string{"default": "PolicyDefault", "once": "PolicyOnce", "tx": "PolicyTx"}
+	fields := []jen.Code{
+		jen.Id("Name").Op(":").Lit(s.Name),
+		jen.Id("Callee").Op(":").Lit(s.Callee),
+		jen.Id("Signature").Op(":").Lit(s.Signature),
+		jen.Id("Policy").Op(":").Qual(resumePath, policies[s.Policy]),
+	}
+	o := s.opts
+	if o.attempts != 0 {
+		fields = append(fields, jen.Id("Attempts").Op(":").Lit(o.attempts))
+	}
+	if o.hasBackoff {
+		fields = append(fields,
+			jen.Id("BackoffMin").Op(":").Add(durationCode(o.backoffMin)),
+			jen.Id("BackoffMax").Op(":").Add(durationCode(o.backoffMax)))
+	}
+	if o.timeout != 0 {
+		fields = append(fields, jen.Id("Timeout").Op(":").Add(durationCode(o.timeout)))
+	}
+	return fields
+}
+
+// durationCode renders d as N * time.Unit with the largest exact unit.
+func durationCode(d time.Duration) jen.Code {
+	units := []struct {
+		d    time.Duration
+		name string
+	}{{time.Hour, "Hour"}, {time.Minute, "Minute"}, {time.Second, "Second"},
+		{time.Millisecond, "Millisecond"}, {time.Microsecond, "Microsecond"}}
+	for _, u := range units {
+		if d%u.d == 0 {
+			return jen.Lit(int(d / u.d)).Op("*").Qual("time", u.name)
+		}
+	}
+	return jen.Qual("time", "Duration").Call(jen.Lit(int64(d)))
+}
+
+// init emits the registration. Run is set here rather than in the
+// variable's initializer because the durable body refers back to the
+// definition through its steps, which would be an initialization cycle:
+//
+//	func init() {
+//		resumeOnboard.Run = func(ctx context.Context, args resume.Args) (any, error) {
+//			var in Input
+//			if err := args.Decode(&in); err != nil {
+//				return nil, err
+//			}
+//			return resumeOnboardBody(ctx, in)
+//		}
+//		resume.Register(Onboard, resumeOnboard)
+//	}
+func (e *workflowEmitter) init(f *jen.File) {
+	w := e.w
+	params := w.sig.Params()
+	reserved := map[string]bool{"ctx": true, "args": true, "err": true, "resume": true, "context": true, bodyName(w): true}
+	var decls, ptrs, callArgs []jen.Code
+	callArgs = append(callArgs, jen.Id("ctx"))
+	for i := 1; i < params.Len(); i++ {
+		p := params.At(i)
+		name := p.Name()
+		if name == "" || name == "_" || reserved[name] || e.imports.byName[name] != "" {
+			name = fmt.Sprintf("arg%d", i)
+		}
+		reserved[name] = true
+		t := p.Type()
+		arg := jen.Id(name)
+		if w.sig.Variadic() && i == params.Len()-1 {
+			arg = jen.Id(name).Op("...")
+		}
+		decls = append(decls, jen.Var().Id(name).Id(e.typ(t)))
+		ptrs = append(ptrs, jen.Op("&").Id(name))
+		callArgs = append(callArgs, arg)
+	}
+	run := append(decls,
+		jen.If(jen.Err().Op(":=").Id("args").Dot("Decode").Call(ptrs...), jen.Err().Op("!=").Nil()).Block(
+			jen.Return(jen.Nil(), jen.Err()),
+		),
+	)
+	if w.sig.Results().Len() == 1 {
+		run = append(run, jen.Return(jen.Nil(), jen.Id(bodyName(w)).Call(callArgs...)))
+	} else {
+		run = append(run, jen.Return(jen.Id(bodyName(w)).Call(callArgs...)))
+	}
+	f.Comment("// Run is set in init: the durable body refers back to " + defName(w) + " through\n// its steps, which a variable initializer cannot do.")
+	f.Func().Id("init").Params().Block(
+		jen.Id(defName(w)).Dot("Run").Op("=").Func().
+			Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("args").Qual(resumePath, "Args")).
+			Params(jen.Any(), jen.Error()).Block(run...),
+		jen.Qual(resumePath, "Register").Call(jen.Id(w.Name), jen.Id(defName(w))),
+	)
+	f.Line()
+}
+
+// wrapper emits the journaling wrapper of one step call site:
+//
+//	// resumeOnboard_ScoreAll journals step ScoreAll of Onboard (default, retry=5).
+//	func resumeOnboard_ScoreAll(ctx context.Context, recs []Record) ([]Score, error) {
+//		return resume.Call(ctx, &resumeOnboard.Steps[1], func(ctx context.Context) ([]Score, error) {
+//			return ScoreAll(ctx, recs)
+//		})
+//	}
+func (e *workflowEmitter) wrapper(f *jen.File, s *Step) {
+	w := e.w
+	sig := s.sig
+	// Type strings first: they decide the package names the parameter
+	// names must not shadow.
+	params := sig.Params()
+	types_ := make([]string, params.Len())
+	for i := range types_ {
+		t := params.At(i).Type()
+		if sig.Variadic() && i == params.Len()-1 {
+			t = t.(*types.Slice).Elem()
+		}
+		types_[i] = e.typ(t)
+	}
+	var results []jen.Code
+	for i := 0; i < sig.Results().Len(); i++ {
+		results = append(results, jen.Id(e.typ(sig.Results().At(i).Type())))
+	}
+	recvType := ""
+	if s.recv != nil {
+		recvType = e.typ(s.recvType)
+	}
+	callee := e.calleeExpr(s)
+
+	reserved := map[string]bool{"ctx": true, "resume": true, "context": true, defName(w): true}
+	for _, t := range append(append([]string{recvType, callee}, types_...), typeStrings(results)...) {
+		for _, id := range identsIn(t) {
+			reserved[id] = true
+		}
+	}
+	for name := range e.imports.byName {
+		reserved[name] = true
+	}
+	pick := func(name, fallback string) string {
+		if name == "" || name == "_" || reserved[name] {
+			name = fallback
+		}
+		reserved[name] = true
+		return name
+	}
+
+	var wparams, inner []jen.Code
+	var target *jen.Statement
+	if s.recv != nil {
+		name := pick(sig.Recv().Name(), "recv")
+		wparams = append(wparams, jen.Id(name).Id(recvType))
+		target = jen.Id(name).Dot(s.fn.Name())
+	} else {
+		target = jen.Id(callee)
+	}
+	wparams = append(wparams, jen.Id("ctx").Qual("context", "Context"))
+	for i := 0; i < params.Len(); i++ {
+		if i == 0 && s.takesCtx {
+			inner = append(inner, jen.Id("ctx"))
+			continue
+		}
+		name := pick(params.At(i).Name(), fmt.Sprintf("arg%d", i))
+		if sig.Variadic() && i == params.Len()-1 {
+			wparams = append(wparams, jen.Id(name).Op("...").Id(types_[i]))
+			inner = append(inner, jen.Id(name).Op("..."))
+		} else {
+			wparams = append(wparams, jen.Id(name).Id(types_[i]))
+			inner = append(inner, jen.Id(name))
+		}
+	}
+	innerCtx := jen.Id("ctx").Qual("context", "Context")
+	if !s.takesCtx {
+		innerCtx = jen.Qual("context", "Context")
+	}
+	stepRef := jen.Op("&").Id(defName(w)).Dot("Steps").Index(jen.Lit(s.index))
+	call := "Call"
+	if len(results) == 1 {
+		call = "Call0"
+	}
+	desc := s.Policy
+	if t := s.opts.tuning(); t != "" {
+		desc += ", " + strings.ReplaceAll(t, " ", ", ")
+	}
+	f.Comment(fmt.Sprintf("%s journals step %s of %s (%s).", s.wrapper, s.Name, w.Name, desc))
+	f.Func().Id(s.wrapper).Params(wparams...).Params(results...).Block(
+		jen.Return(jen.Qual(resumePath, call).Call(jen.Id("ctx"), stepRef,
+			jen.Func().Params(innerCtx).Params(results...).Block(
+				jen.Return(target.Call(inner...)),
+			),
+		)),
+	)
+	f.Line()
+}
+
+func typeStrings(cs []jen.Code) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, fmt.Sprintf("%#v", c))
+	}
+	return out
+}
+
+// identsIn lists the identifiers in a type or expression string.
+func identsIn(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool {
+		return !(r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r))
+	})
+}

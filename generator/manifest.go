@@ -1,0 +1,51 @@
+package generator
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// manifestWorkflow is one workflow in the -manifest JSON.
+type manifestWorkflow struct {
+	Package  string         `json:"package"`
+	Workflow string         `json:"workflow"`
+	Version  string         `json:"version"`
+	Steps    []manifestStep `json:"steps"`
+}
+
+// manifestStep is one step in the -manifest JSON.
+type manifestStep struct {
+	Name       string `json:"name"`
+	Callee     string `json:"callee"`
+	Signature  string `json:"signature"`
+	Policy     string `json:"policy"`
+	Attempts   int    `json:"attempts,omitempty"`
+	BackoffMin string `json:"backoff_min,omitempty"`
+	BackoffMax string `json:"backoff_max,omitempty"`
+	Timeout    string `json:"timeout,omitempty"`
+}
+
+// Manifest renders every workflow with its version and steps as indented
+// JSON, in package and source order.
+func (r *Result) Manifest() ([]byte, error) {
+	out := []manifestWorkflow{}
+	for _, w := range r.Workflows {
+		mw := manifestWorkflow{Package: w.Package, Workflow: w.Name, Version: w.Version, Steps: []manifestStep{}}
+		for _, s := range w.Steps {
+			ms := manifestStep{Name: s.Name, Callee: s.Callee, Signature: s.Signature, Policy: s.Policy, Attempts: s.opts.attempts}
+			if s.opts.hasBackoff {
+				ms.BackoffMin, ms.BackoffMax = s.opts.backoffMin.String(), s.opts.backoffMax.String()
+			}
+			if s.opts.timeout != 0 {
+				ms.Timeout = s.opts.timeout.String()
+			}
+			mw.Steps = append(mw.Steps, ms)
+		}
+		out = append(out, mw)
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode manifest: %w", err)
+	}
+	return append(b, '\n'), nil
+}

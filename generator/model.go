@@ -1,0 +1,227 @@
+package generator
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+	"sort"
+	"strings"
+
+	"golang.org/x/tools/go/packages"
+)
+
+// Workflow is one //resume:workflow function as the generator understood
+// it: its steps in source order and its version.
+type Workflow struct {
+	// Package is the import path of the workflow's package.
+	Package string
+	// Name is the workflow function's name.
+	Name string
+	// Version is the hash of the step signature list; see [Version].
+	Version string
+	// Steps are the workflow's step call sites in source order.
+	Steps []*Step
+
+	pkg    *packages.Package
+	file   *ast.File
+	source string // absolute path of the file declaring the workflow
+	decl   *ast.FuncDecl
+	sig    *types.Signature
+	// siteDirectives maps the Lparen of a call carrying a trailing
+	// //resume:step to its parsed directive.
+	siteDirectives map[token.Pos]directive
+}
+
+// Step is one step call site of a workflow.
+type Step struct {
+	// Name is the step's journal name.
+	Name string
+	// Callee is the fully qualified callee: example.com/billing.ScoreAll,
+	// example.com/billing.(*Client).Notify.
+	Callee string
+	// Signature is the callee's type without receiver, qualified by package
+	// name and unqualified for the workflow's own package.
+	Signature string
+	// Policy is default, once or tx.
+	Policy string
+
+	opts     stepOptions
+	call     *ast.CallExpr
+	fn       *types.Func
+	sig      *types.Signature // the callee's signature
+	display  string           // callee as shown in the manifest comment
+	canonSig string           // signature with fully qualified types
+	recv     ast.Expr         // receiver of a method call, else nil
+	recvType types.Type       // the wrapper's receiver parameter type
+	addrRecv bool             // pass &recv: pointer method on an addressable value
+	takesCtx bool             // the callee's first parameter is a context.Context
+	index    int              // position in Steps
+	wrapper  string           // name of the generated wrapper
+}
+
+// packageModel is what the generator found in one package.
+type packageModel struct {
+	pkg       *packages.Package
+	workflows []*Workflow
+	stepDecls map[*types.Func]stepOptions // //resume:step on declarations
+}
+
+// buildModel finds the directives of a package, its workflows and their
+// step call sites. Problems are recorded in ds; the returned model holds
+// every workflow that was recognized, valid or not.
+func buildModel(pkg *packages.Package, ds *diagnostics) *packageModel {
+	m := &packageModel{pkg: pkg, stepDecls: map[*types.Func]stepOptions{}}
+	claimed := map[*ast.Comment]bool{}
+	for _, f := range pkg.Syntax {
+		m.scanDeclarations(f, pkg.Fset.File(f.Pos()).Name(), claimed, ds)
+	}
+	for _, w := range m.workflows {
+		m.scanCallSites(w, claimed, ds)
+	}
+	for _, f := range pkg.Syntax {
+		for _, cg := range f.Comments {
+			for _, c := range cg.List {
+				if isDirective(c.Text) && !claimed[c] {
+					ds.errorf(c.Slash, "%s: directive is not attached to a function declaration: put it in the doc comment right above the func, or at the end of a step call's line in a workflow body", c.Text)
+				}
+			}
+		}
+	}
+	for _, w := range m.workflows {
+		m.findSteps(w, ds)
+	}
+	return m
+}
+
+// scanDeclarations reads the directives in the doc comments of the file's
+// function, method and interface method declarations.
+func (m *packageModel) scanDeclarations(f *ast.File, filename string, claimed map[*ast.Comment]bool, ds *diagnostics) {
+	info := m.pkg.TypesInfo
+	for _, decl := range f.Decls {
+		fd, ok := decl.(*ast.FuncDecl)
+		if !ok {
+			continue
+		}
+		for _, d := range docDirectives(fd.Doc, claimed, ds) {
+			fn, _ := info.Defs[fd.Name].(*types.Func)
+			switch {
+			case fn == nil:
+			case d.verb == "step":
+				m.stepDecls[fn] = d.opts
+			case fd.Recv != nil:
+				ds.errorf(d.pos, "%s: a workflow must be a plain function, not a method", d.text)
+			default:
+				m.workflows = append(m.workflows, &Workflow{
+					Package: m.pkg.PkgPath, Name: fd.Name.Name,
+					pkg: m.pkg, file: f, source: filename, decl: fd,
+					sig: fn.Type().(*types.Signature), siteDirectives: map[token.Pos]directive{},
+				})
+			}
+		}
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		it, ok := n.(*ast.InterfaceType)
+		if !ok {
+			return true
+		}
+		for _, field := range it.Methods.List {
+			for _, d := range docDirectives(field.Doc, claimed, ds) {
+				if len(field.Names) == 0 || d.verb != "step" {
+					ds.errorf(d.pos, "%s: only //resume:step can mark an interface method", d.text)
+					continue
+				}
+				if fn, ok := info.Defs[field.Names[0]].(*types.Func); ok {
+					m.stepDecls[fn] = d.opts
+				}
+			}
+		}
+		return true
+	})
+}
+
+// docDirectives parses the directives of a doc comment and claims them.
+// Malformed ones are reported and left out.
+func docDirectives(doc *ast.CommentGroup, claimed map[*ast.Comment]bool, ds *diagnostics) []directive {
+	if doc == nil {
+		return nil
+	}
+	var out []directive
+	for _, c := range doc.List {
+		if !isDirective(c.Text) {
+			continue
+		}
+		claimed[c] = true
+		d, err := parseDirective(c, false)
+		if err != nil {
+			ds.errorf(c.Slash, "%v", err)
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// scanCallSites claims the trailing //resume:step directives inside the
+// workflow's body and attaches each to the call ending last on its line.
+func (m *packageModel) scanCallSites(w *Workflow, claimed map[*ast.Comment]bool, ds *diagnostics) {
+	fset := m.pkg.Fset
+	body := w.decl.Body
+	// Last call ending on each line, by the line of its closing paren.
+	lastCall := map[int]*ast.CallExpr{}
+	ast.Inspect(body, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok {
+			line := fset.Position(call.Rparen).Line
+			if prev := lastCall[line]; prev == nil || call.Rparen > prev.Rparen {
+				lastCall[line] = call
+			}
+		}
+		return true
+	})
+	for _, cg := range w.file.Comments {
+		if cg.Pos() < body.Lbrace || cg.End() > body.Rbrace {
+			continue
+		}
+		for _, c := range cg.List {
+			if !isDirective(c.Text) || claimed[c] {
+				continue
+			}
+			claimed[c] = true
+			d, err := parseDirective(c, true)
+			if err != nil {
+				ds.errorf(c.Slash, "%v", err)
+				continue
+			}
+			if d.verb != "step" {
+				ds.errorf(c.Slash, "%s: only //resume:step can mark a call in a workflow body", c.Text)
+				continue
+			}
+			call := lastCall[fset.Position(c.Slash).Line]
+			if call == nil || call.Rparen > c.Slash {
+				ds.errorf(c.Slash, "%s: no call on this line: a call-site //resume:step goes at the end of the line of the call it marks", c.Text)
+				continue
+			}
+			w.siteDirectives[call.Lparen] = d
+		}
+	}
+}
+
+// sortedWorkflows orders workflows by file and position.
+func sortedWorkflows(ws []*Workflow) {
+	sort.SliceStable(ws, func(i, j int) bool {
+		if ws[i].source != ws[j].source {
+			return ws[i].source < ws[j].source
+		}
+		return ws[i].decl.Pos() < ws[j].decl.Pos()
+	})
+}
+
+// sanitizeIdent replaces every character of s that cannot appear in a Go
+// identifier with '_'.
+func sanitizeIdent(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' {
+			return r
+		}
+		return '_'
+	}, s)
+}

@@ -1,0 +1,108 @@
+package generator
+
+import (
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/printer"
+	"go/token"
+	"go/types"
+
+	"golang.org/x/tools/go/ast/astutil"
+)
+
+// durableBody renders the workflow's declaration as the durable body
+// function: a deep copy of the user's FuncDecl renamed to resume<W>Body,
+// with every step call's callee replaced by its wrapper. Nothing else
+// changes, so arguments are evaluated where and in the order the original
+// evaluates them. Comments inside the function are kept.
+func durableBody(w *Workflow, imports *importSet) (string, error) {
+	info := w.pkg.TypesInfo
+	// The body keeps the source file's package names: make sure the
+	// generated file imports each one it uses.
+	ast.Inspect(w.decl, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok {
+			if pn, ok := info.Uses[id].(*types.PkgName); ok {
+				imports.use(pn)
+			}
+		}
+		return true
+	})
+
+	decl := copyAST(w.decl)
+	decl.Doc = nil
+	decl.Name = &ast.Ident{NamePos: decl.Name.NamePos, Name: bodyName(w)}
+	ctxName := nameContextParam(decl.Type.Params)
+
+	byLparen := map[token.Pos]*Step{}
+	for _, s := range w.Steps {
+		byLparen[s.call.Lparen] = s
+	}
+	astutil.Apply(decl.Body, nil, func(c *astutil.Cursor) bool {
+		call, ok := c.Node().(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		s := byLparen[call.Lparen]
+		if s == nil {
+			return true
+		}
+		var args []ast.Expr
+		if s.recv != nil {
+			recv := ast.Unparen(call.Fun).(*ast.SelectorExpr).X
+			if s.addrRecv {
+				recv = &ast.UnaryExpr{Op: token.AND, X: recv}
+			}
+			args = append(args, recv)
+		}
+		if !s.takesCtx {
+			args = append(args, ast.NewIdent(ctxName))
+		}
+		c.Replace(&ast.CallExpr{
+			Fun:      &ast.Ident{NamePos: call.Fun.Pos(), Name: s.wrapper},
+			Lparen:   call.Lparen,
+			Args:     append(args, call.Args...),
+			Ellipsis: call.Ellipsis,
+			Rparen:   call.Rparen,
+		})
+		return true
+	})
+
+	var comments []*ast.CommentGroup
+	for _, cg := range w.file.Comments {
+		if cg.Pos() >= w.decl.Type.Pos() && cg.End() <= w.decl.End() {
+			comments = append(comments, cg)
+		}
+	}
+	var buf bytes.Buffer
+	cfg := printer.Config{Mode: printer.UseSpaces | printer.TabIndent, Tabwidth: 8}
+	if err := cfg.Fprint(&buf, w.pkg.Fset, &printer.CommentedNode{Node: decl, Comments: comments}); err != nil {
+		return "", fmt.Errorf("print durable body of %s: %w", w.Name, err)
+	}
+	return buf.String(), nil
+}
+
+// nameContextParam makes sure the first parameter (the run's context) has
+// a usable name in the durable body, naming it ctx when it is unnamed or
+// blank, and returns that name.
+func nameContextParam(params *ast.FieldList) string {
+	if params == nil || len(params.List) == 0 {
+		return "ctx"
+	}
+	first := params.List[0]
+	if len(first.Names) == 0 {
+		// All parameters are unnamed: name them, the context ctx.
+		for i, f := range params.List {
+			name := "_"
+			if i == 0 {
+				name = "ctx"
+			}
+			f.Names = []*ast.Ident{{NamePos: f.Type.Pos(), Name: name}}
+		}
+		return "ctx"
+	}
+	if first.Names[0].Name == "_" {
+		first.Names[0] = &ast.Ident{NamePos: first.Names[0].NamePos, Name: "ctx"}
+	}
+	return first.Names[0].Name
+}

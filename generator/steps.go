@@ -1,0 +1,303 @@
+package generator
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+
+	"golang.org/x/tools/go/types/typeutil"
+)
+
+// findSteps walks the workflow's body in source order and records every
+// step call site: a call to a function or method declared //resume:step,
+// or a call carrying a trailing //resume:step. It refuses step calls whose
+// execution order the journal cannot reproduce.
+func (m *packageModel) findSteps(w *Workflow, ds *diagnostics) {
+	first := map[string]token.Pos{}
+	var walk func(n ast.Node, why string)
+	walk = func(n ast.Node, why string) {
+		ast.Inspect(n, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.GoStmt:
+				walkCall(n.Call, walk, whyNot(why, "in a go statement: it would run concurrently with the steps after it, in no fixed order; call it directly in the workflow body, or start the goroutine inside a step"))
+				return false
+			case *ast.DeferStmt:
+				walkCall(n.Call, walk, whyNot(why, "in a defer statement: it would run after the workflow body returned, outside the journal's order; call it explicitly before each return"))
+				return false
+			case *ast.FuncLit:
+				walk(n.Body, whyNot(why, "inside a function literal: a closure may run later, several times or never, so the journal cannot order it; call the step directly in the workflow body"))
+				return false
+			case *ast.SelectStmt:
+				walk(n.Body, whyNot(why, "inside select: which case runs is not deterministic, so a resume could take another branch; choose the branch first (for example in a step) and call the step after the select"))
+				return false
+			case *ast.RangeStmt:
+				if reason := m.rangeReason(n); reason != "" {
+					if n.Key != nil {
+						walk(n.Key, why)
+					}
+					if n.Value != nil {
+						walk(n.Value, why)
+					}
+					walk(n.X, why)
+					walk(n.Body, whyNot(why, reason))
+					return false
+				}
+			case *ast.CallExpr:
+				if s := m.stepAt(w, n, ds); s != nil {
+					if why != "" {
+						ds.errorf(n.Pos(), "step %s is called %s", s.Name, why)
+					} else if prev, dup := first[s.Name]; dup {
+						ds.errorf(n.Pos(), "step name %s is already used by the call at %s: add //resume:step name=NAME at the end of one call's line to tell them apart", s.Name, m.posString(prev, ds))
+					} else {
+						first[s.Name] = n.Pos()
+						s.index = len(w.Steps)
+						w.Steps = append(w.Steps, s)
+					}
+				}
+			}
+			return true
+		})
+	}
+	walk(w.decl.Body, "")
+}
+
+// walkCall walks a deferred or go call with the given refusal reason.
+func walkCall(call *ast.CallExpr, walk func(ast.Node, string), why string) { walk(call, why) }
+
+// whyNot keeps the outermost reason a step may not be called somewhere.
+func whyNot(outer, inner string) string {
+	if outer != "" {
+		return outer
+	}
+	return inner
+}
+
+// rangeReason says why steps may not be called in the body of the range
+// statement, or "" when they may.
+func (m *packageModel) rangeReason(r *ast.RangeStmt) string {
+	t := m.pkg.TypesInfo.TypeOf(r.X)
+	if t == nil {
+		return ""
+	}
+	switch t.Underlying().(type) {
+	case *types.Map:
+		return "in a range over a map: map order is random, so a resume would replay its occurrences against other keys; range over sorted keys instead (slices.Sorted(maps.Keys(m)))"
+	case *types.Chan:
+		return "in a range over a channel: received values are not journaled, so a resume would see other values; receive them in a step that returns a slice and range over that"
+	}
+	return ""
+}
+
+func (m *packageModel) posString(p token.Pos, ds *diagnostics) string {
+	pos := m.pkg.Fset.Position(p)
+	return fmt.Sprintf("%s:%d:%d", ds.rel(pos.Filename), pos.Line, pos.Column)
+}
+
+// stepAt returns the step of the call, or nil when the call is no step.
+// A call marked as a step that cannot be one is reported and yields nil.
+func (m *packageModel) stepAt(w *Workflow, call *ast.CallExpr, ds *diagnostics) *Step {
+	info := m.pkg.TypesInfo
+	site, hasSite := w.siteDirectives[call.Lparen]
+	fn, _ := typeutil.Callee(info, call).(*types.Func)
+	var declOpts stepOptions
+	isStep := hasSite
+	if fn != nil {
+		if o, ok := m.stepDecls[fn.Origin()]; ok {
+			declOpts, isStep = o, true
+		}
+	}
+	if !isStep {
+		return nil
+	}
+	if fn == nil {
+		ds.errorf(call.Pos(), "%s: a step must be a call of a named function or method, not of a function value, conversion or builtin", site.text)
+		return nil
+	}
+	opts := declOpts
+	if hasSite {
+		opts = declOpts.override(site.opts)
+	}
+	sig := fn.Type().(*types.Signature)
+	s := &Step{opts: opts, call: call, fn: fn, sig: sig, Policy: string(policyDefault)}
+	if opts.hasPolicy {
+		s.Policy = string(opts.policy)
+	}
+	if sig.TypeParams().Len() > 0 || sig.RecvTypeParams().Len() > 0 {
+		ds.errorf(call.Pos(), "step %s: generic functions and methods of generic types cannot be steps yet", fn.Name())
+		return nil
+	}
+	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok {
+		if selection := info.Selections[sel]; selection != nil {
+			if selection.Kind() != types.MethodVal {
+				ds.errorf(call.Pos(), "step %s: a method expression cannot be a step; call the method on a value", fn.Name())
+				return nil
+			}
+			s.recv = sel.X
+			s.recvType = info.TypeOf(sel.X)
+			_, recvIsPtr := sig.Recv().Type().(*types.Pointer)
+			_, xIsPtr := s.recvType.Underlying().(*types.Pointer)
+			if recvIsPtr && !xIsPtr && !types.IsInterface(s.recvType) {
+				s.addrRecv = true
+				s.recvType = types.NewPointer(s.recvType)
+			}
+		}
+	}
+	s.Callee, s.display = calleeNames(fn, w.pkg.Types)
+	s.Name = defaultStepName(fn)
+	if opts.name != "" {
+		s.Name = opts.name
+	}
+	s.takesCtx = sig.Params().Len() > 0 && isContext(sig.Params().At(0).Type())
+	bare := bareSignature(sig)
+	s.canonSig = types.TypeString(bare, nil)
+	s.Signature = types.TypeString(bare, nameQualifier(w.pkg.Types))
+	if !m.checkStepTypes(s, call.Pos(), ds) {
+		return nil
+	}
+	return s
+}
+
+// checkStepTypes refuses a step whose results are not error or (T, error)
+// or whose parameter and result types cannot be journaled as JSON.
+func (m *packageModel) checkStepTypes(s *Step, pos token.Pos, ds *diagnostics) bool {
+	ok := true
+	res := s.sig.Results()
+	if !resultsOK(res) {
+		ds.errorf(pos, "step %s: %s returns %s; a step must return error or (T, error)", s.Name, s.display, tupleString(res, nameQualifier(m.pkg.Types)))
+		return false
+	}
+	if res.Len() == 2 {
+		if err := journalable(res.At(0).Type()); err != nil {
+			ds.errorf(pos, "step %s: result type %s cannot be journaled as JSON: %v", s.Name, typeString(res.At(0).Type(), m.pkg.Types), err)
+			ok = false
+		}
+	}
+	params := s.sig.Params()
+	for i := 0; i < params.Len(); i++ {
+		if i == 0 && s.takesCtx {
+			continue
+		}
+		t := params.At(i).Type()
+		if s.sig.Variadic() && i == params.Len()-1 {
+			t = t.(*types.Slice).Elem()
+		}
+		if err := journalable(t); err != nil {
+			ds.errorf(pos, "step %s: parameter type %s cannot be journaled as JSON: %v", s.Name, typeString(t, m.pkg.Types), err)
+			ok = false
+		}
+	}
+	return ok
+}
+
+// resultsOK reports whether results are error or (T, error).
+func resultsOK(res *types.Tuple) bool {
+	switch res.Len() {
+	case 1:
+		return isError(res.At(0).Type())
+	case 2:
+		return isError(res.At(1).Type())
+	}
+	return false
+}
+
+// calleeNames returns the fully qualified callee and the name shown in the
+// manifest comment (qualified by package name outside the workflow's own
+// package).
+func calleeNames(fn *types.Func, self *types.Package) (qualified, display string) {
+	pkgPath, pkgName := "", ""
+	if fn.Pkg() != nil {
+		pkgPath, pkgName = fn.Pkg().Path(), fn.Pkg().Name()
+	}
+	local := fn.Name()
+	if recv := fn.Type().(*types.Signature).Recv(); recv != nil {
+		t := recv.Type()
+		ptr := false
+		if p, ok := t.(*types.Pointer); ok {
+			t, ptr = p.Elem(), true
+		}
+		typeName := "?"
+		if n, ok := t.(*types.Named); ok {
+			typeName = n.Obj().Name()
+		}
+		if ptr {
+			local = "(*" + typeName + ")." + fn.Name()
+		} else {
+			local = typeName + "." + fn.Name()
+		}
+	}
+	qualified = pkgPath + "." + local
+	display = local
+	if fn.Pkg() != self && pkgName != "" {
+		display = pkgName + "." + local
+		if len(local) > 0 && local[0] == '(' {
+			display = "(*" + pkgName + "." + local[2:]
+		}
+	}
+	return qualified, display
+}
+
+// defaultStepName is the callee's name, Type.Method for methods.
+func defaultStepName(fn *types.Func) string {
+	recv := fn.Type().(*types.Signature).Recv()
+	if recv == nil {
+		return fn.Name()
+	}
+	t := recv.Type()
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	if n, ok := t.(*types.Named); ok {
+		return n.Obj().Name() + "." + fn.Name()
+	}
+	return fn.Name()
+}
+
+// bareSignature is sig without receiver and parameter names, so that the
+// printed type does not change when a parameter is renamed.
+func bareSignature(sig *types.Signature) *types.Signature {
+	strip := func(t *types.Tuple) *types.Tuple {
+		vars := make([]*types.Var, t.Len())
+		for i := range vars {
+			vars[i] = types.NewParam(token.NoPos, nil, "", t.At(i).Type())
+		}
+		return types.NewTuple(vars...)
+	}
+	return types.NewSignatureType(nil, nil, nil, strip(sig.Params()), strip(sig.Results()), sig.Variadic())
+}
+
+// nameQualifier qualifies types by package name, leaving self unqualified.
+func nameQualifier(self *types.Package) types.Qualifier {
+	return func(p *types.Package) string {
+		if p == self {
+			return ""
+		}
+		return p.Name()
+	}
+}
+
+func typeString(t types.Type, self *types.Package) string {
+	return types.TypeString(t, nameQualifier(self))
+}
+
+func tupleString(t *types.Tuple, q types.Qualifier) string {
+	if t.Len() == 0 {
+		return "nothing"
+	}
+	s := types.TypeString(t, q)
+	if t.Len() == 1 {
+		return s[1 : len(s)-1]
+	}
+	return s
+}
+
+// isContext reports whether t is context.Context.
+func isContext(t types.Type) bool { return isNamed(t, "context", "Context") }
+
+// isError reports whether t is the predeclared error type.
+func isError(t types.Type) bool { return types.Identical(t, types.Universe.Lookup("error").Type()) }
+
+func isNamed(t types.Type, pkgPath, name string) bool {
+	n, ok := types.Unalias(t).(*types.Named)
+	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == pkgPath && n.Obj().Name() == name
+}
