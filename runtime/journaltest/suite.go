@@ -386,7 +386,7 @@ func Run(t *testing.T, h Harness) {
 		id := newRunID(t)
 		startCrashing(t, j, id, Plan{}, resume.Fault{Step: "Notify", Point: resume.FaultEffect})
 		// Another process claims it first (and is still alive).
-		if _, _, err := j.Claim(ctx, id, "other", time.Now().Add(time.Minute)); err != nil {
+		if _, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "other", Until: time.Now().Add(time.Minute)}); err != nil {
 			t.Fatal(err)
 		}
 		if err := resume.NewEngine(j).Resolve(ctx, id, "Notify", resume.Resolution{Done: true}); !errors.Is(err, resume.ErrRunBusy) {
@@ -453,15 +453,24 @@ func Run(t *testing.T, h Harness) {
 		if _, _, err := j.CreateRun(ctx, resume.RunRecord{RunID: id, Workflow: "w", Version: "v", Input: []byte(`[]`), CreatedAt: time.Now(), UpdatedAt: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
-		a, _, err := j.Claim(ctx, id, "a", time.Now().Add(-time.Second)) // already expired
+		a, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "a", Until: time.Now().Add(-time.Second)}) // already expired
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := j.Claim(ctx, id, "b", time.Now().Add(time.Minute)); err != nil {
+		if _, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "b", Until: time.Now().Add(time.Minute)}); err != nil {
 			t.Fatalf("claiming an expired lease: %v", err)
 		}
-		if _, _, err := j.Claim(ctx, id, "c", time.Now().Add(time.Minute)); !errors.Is(err, resume.ErrRunBusy) {
+		b, _, _ := j.LoadRun(ctx, id)
+		if _, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "c", Until: time.Now().Add(time.Minute)}); !errors.Is(err, resume.ErrRunBusy) {
 			t.Errorf("claiming a live lease: %v, want ErrRunBusy", err)
+		}
+		stale := resume.Lease{RunID: id, Owner: "b", Epoch: b.Epoch - 1}
+		if _, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "c", Until: time.Now().Add(time.Minute), Abandoned: &stale}); !errors.Is(err, resume.ErrRunBusy) {
+			t.Errorf("claiming from a dead owner's older epoch: %v, want ErrRunBusy", err)
+		}
+		dead := resume.Lease{RunID: id, Owner: "b", Epoch: b.Epoch}
+		if _, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "c", Until: time.Now().Add(time.Minute), Abandoned: &dead}); err != nil {
+			t.Errorf("claiming from a dead owner: %v", err)
 		}
 		la := resume.Lease{RunID: id, Owner: "a", Epoch: a.Epoch}
 		step := resume.StepRecord{RunID: id, StepKey: "S", Name: "S", Status: resume.StepSucceeded, Attempt: 1, Seq: 1, StartedAt: time.Now()}

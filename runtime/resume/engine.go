@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -89,11 +91,29 @@ func NewEngine(j Journal, opts ...Option) *Engine {
 	return e
 }
 
+// defaultOwner names this process: host/pid/random. ownerDead reads it
+// back.
 func defaultOwner() string {
 	host, _ := os.Hostname()
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// ownerDead reports whether owner names a process of this host (in
+// defaultOwner's form) that no longer exists, so its lease need not be
+// waited out. An owner of another host, or a live process, is not dead.
+func ownerDead(owner string) bool {
+	parts := strings.Split(owner, "/")
+	if len(parts) != 3 {
+		return false
+	}
+	host, _ := os.Hostname()
+	pid, err := strconv.Atoi(parts[1])
+	if parts[0] != host || err != nil || pid <= 0 || pid == os.Getpid() {
+		return false
+	}
+	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }
 
 // Journal returns the engine's journal.
@@ -219,7 +239,7 @@ func (e *Engine) ResumeAll(ctx context.Context) ([]Result, error) {
 	}
 	var out []Result
 	for _, r := range runs {
-		if r.Status == StatusRunning && r.LeaseUntil.After(e.now()) {
+		if r.Status == StatusRunning && r.LeaseUntil.After(e.now()) && !ownerDead(r.LeaseOwner) {
 			continue // another live process holds it
 		}
 		res, err := e.execute(ctx, r.RunID)
@@ -280,7 +300,13 @@ func (e *Engine) saveManifest(ctx context.Context, def *WorkflowDef) error {
 
 // execute claims run runID and runs its body from the journal.
 func (e *Engine) execute(ctx context.Context, runID string) (Result, error) {
-	run, steps, err := e.journal.Claim(ctx, runID, e.owner, e.now().Add(e.lease))
+	req := ClaimRequest{RunID: runID, Owner: e.owner, Until: e.now().Add(e.lease)}
+	run, steps, err := e.journal.Claim(ctx, req)
+	if errors.Is(err, ErrRunBusy) && run.Status == StatusRunning && ownerDead(run.LeaseOwner) {
+		// Its process died on this host: no need to wait out the lease.
+		req.Abandoned = &Lease{RunID: runID, Owner: run.LeaseOwner, Epoch: run.Epoch}
+		run, steps, err = e.journal.Claim(ctx, req)
+	}
 	if errors.Is(err, ErrRunBusy) {
 		res := resultOf(run)
 		if run.Status.Finished() || run.Status == StatusNeedsAttention {

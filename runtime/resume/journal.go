@@ -86,6 +86,17 @@ type Lease struct {
 	Epoch int64
 }
 
+// ClaimRequest asks to take a run.
+type ClaimRequest struct {
+	RunID string
+	Owner string
+	Until time.Time // the lease's expiry
+	// Abandoned, if set, is a lease whose holder is known to be dead (a
+	// process of this host that no longer exists): the run may be taken
+	// from it before the lease expires.
+	Abandoned *Lease
+}
+
 // Resolution is a person's decision about an in_flight step.
 type Resolution struct {
 	// Done marks the step as having happened; Result (JSON, optional) is
@@ -135,12 +146,12 @@ type Journal interface {
 	// CreateRun inserts r as a pending run unless a run with r.RunID exists.
 	// It returns the stored run and whether this call created it.
 	CreateRun(ctx context.Context, r RunRecord) (RunRecord, bool, error)
-	// Claim takes the run for owner until the lease expires: a pending run,
-	// or a running run whose lease expired, becomes running with its epoch
-	// and attempts incremented. It returns the run and its journal, ordered
-	// by Seq, read in one query. A run in another state is returned
-	// unchanged with ErrRunBusy wrapped, and its journal.
-	Claim(ctx context.Context, runID, owner string, until time.Time) (RunRecord, []StepRecord, error)
+	// Claim takes the run for c.Owner until c.Until: a pending run, a
+	// running run whose lease expired, or one held by c.Abandoned, becomes
+	// running with its epoch and attempts incremented. It returns the run
+	// and its journal, ordered by Seq, read in one query. A run in another
+	// state is returned unchanged with ErrRunBusy wrapped, and its journal.
+	Claim(ctx context.Context, c ClaimRequest) (RunRecord, []StepRecord, error)
 	// RenewLease extends a held lease.
 	RenewLease(ctx context.Context, l Lease, until time.Time) error
 	// WriteStep inserts or replaces the step's row in one commit.

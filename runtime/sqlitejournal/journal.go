@@ -206,7 +206,13 @@ func (j *Journal) CreateRun(ctx context.Context, r resume.RunRecord) (resume.Run
 
 // Claim takes the run if it is pending or its lease expired, and reads its
 // journal in the same transaction.
-func (j *Journal) Claim(ctx context.Context, runID, owner string, until time.Time) (resume.RunRecord, []resume.StepRecord, error) {
+func (j *Journal) Claim(ctx context.Context, c resume.ClaimRequest) (resume.RunRecord, []resume.StepRecord, error) {
+	runID := c.RunID
+	var deadOwner string
+	var deadEpoch int64 = -1
+	if c.Abandoned != nil {
+		deadOwner, deadEpoch = c.Abandoned.Owner, c.Abandoned.Epoch
+	}
 	tx, err := j.db.BeginTx(ctx, nil)
 	if err != nil {
 		return resume.RunRecord{}, nil, err
@@ -216,8 +222,9 @@ func (j *Journal) Claim(ctx context.Context, runID, owner string, until time.Tim
 	r, err := scanRun(tx.QueryRowContext(ctx, `UPDATE resume_runs SET
 			status = 'running', attempts = attempts + 1, epoch = epoch + 1,
 			lease_owner = ?, lease_until = ?, updated_at = ?, error = '', attention_step = ''
-		WHERE run_id = ? AND (status = 'pending' OR (status = 'running' AND lease_until < ?))
-		RETURNING `+runColumns, owner, ts(until), now, runID, now))
+		WHERE run_id = ? AND (status = 'pending' OR (status = 'running' AND
+			(lease_until < ? OR (lease_owner = ? AND epoch = ?))))
+		RETURNING `+runColumns, c.Owner, ts(c.Until), now, runID, now, deadOwner, deadEpoch))
 	claimed := err == nil
 	if errors.Is(err, sql.ErrNoRows) {
 		r, err = j.run(ctx, tx, runID)

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/resumegen/resumegen/runtime/resume"
+)
+
+// execer is what WriteScores needs of a database handle: *sql.DB outside a
+// workflow, the step's *sql.Tx inside one.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// world is the outside world the steps touch: the database, a paid scoring
+// service, an outbox of sent emails, and a log of every step execution. Each
+// keeps its record in files, so what happened survives a killed process and
+// can be counted afterwards.
+type world struct {
+	db      *sql.DB
+	scoring *scoringService
+	outbox  *outbox
+	effects *appendLog
+}
+
+type worldKey struct{}
+
+func withWorld(ctx context.Context, w *world) context.Context {
+	return context.WithValue(ctx, worldKey{}, w)
+}
+
+func worldFrom(ctx context.Context) *world {
+	w, ok := ctx.Value(worldKey{}).(*world)
+	if !ok {
+		panic("onboard: the steps need the world in their context (withWorld)")
+	}
+	return w
+}
+
+// count logs one execution of step, before it does anything outside:
+// "STEP run=ID key=KEY attempt=N pid=PID".
+func (w *world) count(ctx context.Context, step string) {
+	info, _ := resume.StepFromContext(ctx)
+	w.effects.append(fmt.Sprintf("%s run=%s key=%s attempt=%d pid=%d", step, info.RunID, info.StepKey, info.Attempt, os.Getpid()))
+}
+
+// appendLog is a file of lines, appended with O_APPEND so lines of several
+// processes never interleave, and read back to count.
+type appendLog struct {
+	mu   sync.Mutex
+	path string
+}
+
+func (l *appendLog) append(line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f, err := os.OpenFile(l.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		panic(fmt.Sprintf("onboard: %v", err)) // the demo cannot count without it
+	}
+	defer f.Close()
+	if _, err := f.WriteString(line + "\n"); err != nil {
+		panic(fmt.Sprintf("onboard: %v", err))
+	}
+}
+
+// lines returns the log's lines; a missing log has none.
+func (l *appendLog) lines() ([]string, error) {
+	f, err := os.Open(l.path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []string
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		out = append(out, s.Text())
+	}
+	return out, s.Err()
+}
+
+// countPrefix counts the log's lines that start with prefix and a space.
+func (l *appendLog) countPrefix(prefix string) int {
+	lines, _ := l.lines()
+	n := 0
+	for _, line := range lines {
+		if strings.HasPrefix(line, prefix+" ") {
+			n++
+		}
+	}
+	return n
+}
+
+// scoringService is a fake paid API that honours idempotency keys: the
+// first call with a key is charged, a repeat is answered free.
+type scoringService struct {
+	ledger *appendLog // "call KEY charged|free"
+}
+
+// Score scores recs, charging once per key.
+func (s *scoringService) Score(ctx context.Context, key string, recs []Record) ([]Score, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if key == "" {
+		key = "(none)"
+	}
+	charged := "charged"
+	if s.seen(key) {
+		charged = "free"
+	}
+	s.ledger.append(fmt.Sprintf("call %s %s", key, charged))
+	out := make([]Score, len(recs))
+	for i, r := range recs {
+		out[i] = Score{RecordID: r.ID, Owner: r.Owner, Points: r.Value * 10}
+	}
+	return out, nil
+}
+
+func (s *scoringService) seen(key string) bool {
+	lines, _ := s.ledger.lines()
+	for _, l := range lines {
+		if strings.HasPrefix(l, "call "+key+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// calls and charges count the service's calls and what it charged.
+func (s *scoringService) calls() int { return s.ledger.countPrefix("call") }
+func (s *scoringService) charges() int {
+	lines, _ := s.ledger.lines()
+	n := 0
+	for _, l := range lines {
+		if strings.HasSuffix(l, " charged") {
+			n++
+		}
+	}
+	return n
+}
+
+// outbox stands in for an SMTP server: each sent email is a new file whose
+// name starts with the recipient's address, then "-" and a unique suffix.
+type outbox struct {
+	dir string
+}
+
+// Send writes one email.
+func (o *outbox) Send(to, body string) error {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return err
+	}
+	name := fmt.Sprintf("%s-%d-%s.eml", to, time.Now().UnixNano(), hex.EncodeToString(b[:]))
+	msg := fmt.Sprintf("To: %s\nSubject: your records were scored\n\n%s\n", to, body)
+	if err := os.WriteFile(filepath.Join(o.dir, name), []byte(msg), 0o644); err != nil {
+		return fmt.Errorf("send email to %s: %w", to, err)
+	}
+	return nil
+}
+
+// sent counts the emails to each recipient.
+func (o *outbox) sent() (map[string]int, error) {
+	entries, err := os.ReadDir(o.dir)
+	if err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
+	out := map[string]int{}
+	for _, e := range entries {
+		name := e.Name()
+		if i := strings.LastIndex(name, "@"); i >= 0 && strings.HasSuffix(name, ".eml") {
+			if j := strings.Index(name[i:], "-"); j >= 0 {
+				out[name[:i+j]]++
+			}
+		}
+	}
+	return out, nil
+}
