@@ -22,7 +22,7 @@ func (m *packageModel) checkWorkflow(w *Workflow, ds *diagnostics) {
 		if w.sig.Variadic() && i == params.Len()-1 {
 			t = t.(*types.Slice).Elem()
 		}
-		if err := journalable(t); err != nil {
+		if err := journalable(t, nameQualifier(m.pkg.Types)); err != nil {
 			ds.errorf(pos, "workflow %s: parameter type %s cannot be journaled as JSON (it is the run's input): %v", w.Name, typeString(t, self), err)
 		}
 	}
@@ -32,7 +32,7 @@ func (m *packageModel) checkWorkflow(w *Workflow, ds *diagnostics) {
 		return
 	}
 	if res.Len() == 2 {
-		if err := journalable(res.At(0).Type()); err != nil {
+		if err := journalable(res.At(0).Type(), nameQualifier(m.pkg.Types)); err != nil {
 			ds.errorf(pos, "workflow %s: result type %s cannot be journaled as JSON (it is the run's output): %v", w.Name, typeString(res.At(0).Type(), self), err)
 		}
 	}

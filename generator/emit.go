@@ -3,9 +3,9 @@ package generator
 import (
 	"bytes"
 	"fmt"
+	"go/ast"
 	"go/format"
 	"go/parser"
-	"go/ast"
 	"go/token"
 	"go/types"
 	"path/filepath"
@@ -304,7 +304,7 @@ func durationCode(d time.Duration) jen.Code {
 		{time.Millisecond, "Millisecond"}, {time.Microsecond, "Microsecond"}}
 	for _, u := range units {
 		if d%u.d == 0 {
-			return jen.Lit(int(d / u.d)).Op("*").Qual("time", u.name)
+			return jen.Lit(int(d/u.d)).Op("*").Qual("time", u.name)
 		}
 	}
 	return jen.Qual("time", "Duration").Call(jen.Lit(int64(d)))

@@ -11,11 +11,21 @@ import (
 // Types implementing both json.Marshaler and json.Unmarshaler (the latter
 // possibly on the pointer) are trusted, as are encoding.TextMarshaler and
 // TextUnmarshaler pairs; time.Time is one of them.
-func journalable(t types.Type) error {
-	return journalableSeen(t, map[types.Type]bool{})
+func journalable(t types.Type, q types.Qualifier) error {
+	c := &jsonChecker{q: q, seen: map[types.Type]bool{}}
+	return c.check(t)
 }
 
-func journalableSeen(t types.Type, seen map[types.Type]bool) error {
+// jsonChecker walks a type once, naming types in messages with q.
+type jsonChecker struct {
+	q    types.Qualifier
+	seen map[types.Type]bool
+}
+
+func (c *jsonChecker) str(t types.Type) string { return types.TypeString(t, c.q) }
+
+func (c *jsonChecker) check(t types.Type) error {
+	seen := c.seen
 	t = types.Unalias(t)
 	if seen[t] {
 		return nil // recursive type: checked further up
@@ -28,39 +38,39 @@ func journalableSeen(t types.Type, seen map[types.Type]bool) error {
 	case *types.Basic:
 		switch {
 		case u.Info()&types.IsComplex != 0:
-			return fmt.Errorf("%s is a complex number, which JSON cannot encode", t)
+			return fmt.Errorf("%s is a complex number, which JSON cannot encode", c.str(t))
 		case u.Kind() == types.UnsafePointer:
 			return fmt.Errorf("unsafe.Pointer cannot be encoded as JSON")
 		}
 		return nil
 	case *types.Pointer:
-		return journalableSeen(u.Elem(), seen)
+		return c.check(u.Elem())
 	case *types.Slice:
-		return journalableSeen(u.Elem(), seen)
+		return c.check(u.Elem())
 	case *types.Array:
-		return journalableSeen(u.Elem(), seen)
+		return c.check(u.Elem())
 	case *types.Map:
 		if !mapKeyOK(u.Key()) {
-			return fmt.Errorf("map key %s is not a string, an integer or an encoding.TextMarshaler", u.Key())
+			return fmt.Errorf("map key %s is not a string, an integer or an encoding.TextMarshaler", c.str(u.Key()))
 		}
-		return journalableSeen(u.Elem(), seen)
+		return c.check(u.Elem())
 	case *types.Chan:
-		return fmt.Errorf("%s is a channel, which JSON cannot encode", t)
+		return fmt.Errorf("%s is a channel, which JSON cannot encode", c.str(t))
 	case *types.Signature:
-		return fmt.Errorf("%s is a function, which JSON cannot encode", t)
+		return fmt.Errorf("%s is a function, which JSON cannot encode", c.str(t))
 	case *types.Interface:
-		return fmt.Errorf("%s is an interface: JSON cannot decode into it the value that was encoded; use a concrete type", t)
+		return fmt.Errorf("%s is an interface: JSON cannot decode into it the value that was encoded; use a concrete type", c.str(t))
 	case *types.Struct:
-		return structJournalable(t, u, seen)
+		return c.structFields(t, u)
 	case *types.TypeParam:
-		return fmt.Errorf("%s is a type parameter", t)
+		return fmt.Errorf("%s is a type parameter", c.str(t))
 	}
-	return fmt.Errorf("%s is not supported", t)
+	return fmt.Errorf("%s is not supported", c.str(t))
 }
 
 // structJournalable checks a struct's exported fields; a struct with fields
 // but no exported one would round-trip as {} and lose its value.
-func structJournalable(t types.Type, s *types.Struct, seen map[types.Type]bool) error {
+func (c *jsonChecker) structFields(t types.Type, s *types.Struct) error {
 	exported := 0
 	for i := 0; i < s.NumFields(); i++ {
 		f := s.Field(i)
@@ -78,12 +88,12 @@ func structJournalable(t types.Type, s *types.Struct, seen map[types.Type]bool) 
 			}
 		}
 		exported++
-		if err := journalableSeen(f.Type(), seen); err != nil {
+		if err := c.check(f.Type()); err != nil {
 			return fmt.Errorf("field %s: %w", f.Name(), err)
 		}
 	}
 	if s.NumFields() > 0 && exported == 0 {
-		return fmt.Errorf("%s has no exported fields, so it would be journaled as {} and come back empty", t)
+		return fmt.Errorf("%s has no exported fields, so it would be journaled as {} and come back empty", c.str(t))
 	}
 	return nil
 }

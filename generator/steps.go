@@ -168,7 +168,7 @@ func (m *packageModel) checkStepTypes(s *Step, pos token.Pos, ds *diagnostics) b
 		return false
 	}
 	if res.Len() == 2 {
-		if err := journalable(res.At(0).Type()); err != nil {
+		if err := journalable(res.At(0).Type(), nameQualifier(m.pkg.Types)); err != nil {
 			ds.errorf(pos, "step %s: result type %s cannot be journaled as JSON: %v", s.Name, typeString(res.At(0).Type(), m.pkg.Types), err)
 			ok = false
 		}
@@ -182,7 +182,7 @@ func (m *packageModel) checkStepTypes(s *Step, pos token.Pos, ds *diagnostics) b
 		if s.sig.Variadic() && i == params.Len()-1 {
 			t = t.(*types.Slice).Elem()
 		}
-		if err := journalable(t); err != nil {
+		if err := journalable(t, nameQualifier(m.pkg.Types)); err != nil {
 			ds.errorf(pos, "step %s: parameter type %s cannot be journaled as JSON: %v", s.Name, typeString(t, m.pkg.Types), err)
 			ok = false
 		}

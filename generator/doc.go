@@ -1,0 +1,71 @@
+// Package generator is resumegen's code generator: it turns Go functions
+// marked //resume:workflow into durable workflows whose step calls go
+// through the journal of package github.com/resumegen/resumegen/runtime/resume.
+//
+// # Pipeline
+//
+// [Generate] is a library call in four stages, one file each:
+//
+//   - load (load.go): one packages.Load for all patterns, with syntax and
+//     types of the named packages and export data for their imports. A
+//     ParseFile hook parses our own generated files (name ending _resume.go,
+//     first line the generated header) as empty files of their package, so
+//     a stale or broken generated file never blocks regeneration.
+//   - model (model.go, steps.go, directive.go): directives are read from
+//     FuncDecl.Doc.List (Doc.Text drops them). //resume:workflow marks a
+//     function; //resume:step [options] marks a function, method or
+//     interface method declaration, or, as a trailing comment, the call
+//     ending last on its line inside a workflow body. Step calls are
+//     resolved through types.Info, never by name.
+//   - check (check.go, jsoncheck.go, steps.go): every problem is collected
+//     with its position in one pass: malformed directives, directives on
+//     nothing, bad workflow signatures, steps not returning error or
+//     (T, error), parameter and result types JSON cannot round-trip, step
+//     calls whose order the journal cannot reproduce (go, defer, select,
+//     function literals, range over a map or channel), duplicate step names
+//     and generated identifiers that collide with the package's.
+//   - emit (emit.go, rewrite.go, imports.go): one x_resume.go per source
+//     file x.go holding workflows, built with jennifer and formatted.
+//
+// Generate returns the files' contents and the diagnostics; it writes
+// nothing. [Result.Write] writes changed files atomically and deletes stale
+// generated files, [Result.Check] diffs instead of writing, and
+// [Result.Manifest] renders the workflows as JSON. Nothing is written when
+// any package has a diagnostic.
+//
+// # Generated shape
+//
+// For a workflow W the generated file holds, in this order:
+//
+//   - a comment listing W's steps (name, callee, signature, policy and
+//     tuning) and the constant resumeWVersion;
+//   - compile-time guards (var _ func(...) = W, one per step callee) that
+//     break the build when a signature changed without regenerating;
+//   - var resumeW = &resume.WorkflowDef{...} with one resume.StepDef per
+//     step call site, in source order;
+//   - an init function setting resumeW.Run (which decodes the run's input
+//     and calls the durable body) and calling resume.Register(W, resumeW),
+//     so user code never names a generated identifier;
+//   - func resumeWBody: a deep copy of W's declaration, comments kept,
+//     where only the callee of each step call is replaced by its wrapper.
+//     Arguments therefore stay where they were and Go evaluates them in the
+//     original order: a step nested in another step's arguments runs first,
+//     a step in a loop runs on each iteration;
+//   - one wrapper func resumeW_<step> per call site, taking the receiver
+//     (for methods), ctx and the callee's remaining parameters, and calling
+//     resume.Call or resume.Call0 with &resumeW.Steps[i]. A callee without a
+//     leading context.Context gets the workflow's own context at the call
+//     site.
+//
+// # Version
+//
+// A workflow's version is the first 16 hex digits of the SHA-256 of its
+// canonical step list: one line per step call site in source order,
+// "name\tcallee\tsignature\tpolicy\n", with the callee and the types of the
+// signature fully qualified and parameter names left out. Inserting,
+// removing or reordering steps, renaming one, changing a step's parameter or
+// result types or its policy changes the version; renaming variables,
+// editing comments or changing code between steps does not. Retry, backoff
+// and timeout deliberately stay out of the version: tuning retries must not
+// strand runs that are already in flight.
+package generator
