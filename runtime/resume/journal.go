@@ -149,8 +149,9 @@ type Journal interface {
 	// Claim takes the run for c.Owner until c.Until: a pending run, a
 	// running run whose lease expired, or one held by c.Abandoned, becomes
 	// running with its epoch and attempts incremented. It returns the run
-	// and its journal, ordered by Seq, read in one query. A run in another
-	// state is returned unchanged with ErrRunBusy wrapped, and its journal.
+	// and its journal, read in one query, in any order; a succeeded step
+	// needs only its key, status, result and seq. A run in another state is
+	// returned unchanged with ErrRunBusy wrapped, and its journal.
 	Claim(ctx context.Context, c ClaimRequest) (RunRecord, []StepRecord, error)
 	// RenewLease extends a held lease.
 	RenewLease(ctx context.Context, l Lease, until time.Time) error
