@@ -26,6 +26,11 @@ func demo(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	return narrate(ctx, self, out)
+}
+
+// narrate runs the demo's scenes with the example binary self.
+func narrate(ctx context.Context, self string, out io.Writer) error {
 	root, err := os.MkdirTemp("", "resumegen-demo-")
 	if err != nil {
 		return err
