@@ -13,13 +13,15 @@ type manifestWorkflow struct {
 	Steps    []manifestStep `json:"steps"`
 }
 
-// manifestStep is one step in the -manifest JSON.
+// manifestStep is one step in the -manifest JSON. Attempts is the total
+// number of attempts, 1 without retry=; durations are Go durations and
+// left out when not set.
 type manifestStep struct {
 	Name       string `json:"name"`
 	Callee     string `json:"callee"`
 	Signature  string `json:"signature"`
 	Policy     string `json:"policy"`
-	Attempts   int    `json:"attempts,omitempty"`
+	Attempts   int    `json:"attempts"`
 	BackoffMin string `json:"backoff_min,omitempty"`
 	BackoffMax string `json:"backoff_max,omitempty"`
 	Timeout    string `json:"timeout,omitempty"`
@@ -32,7 +34,7 @@ func (r *Result) Manifest() ([]byte, error) {
 	for _, w := range r.Workflows {
 		mw := manifestWorkflow{Package: w.Package, Workflow: w.Name, Version: w.Version, Steps: []manifestStep{}}
 		for _, s := range w.Steps {
-			ms := manifestStep{Name: s.Name, Callee: s.Callee, Signature: s.Signature, Policy: s.Policy, Attempts: s.opts.attempts}
+			ms := manifestStep{Name: s.Name, Callee: s.Callee, Signature: s.Signature, Policy: s.Policy, Attempts: max(s.opts.attempts, 1)}
 			if s.opts.hasBackoff {
 				ms.BackoffMin, ms.BackoffMax = s.opts.backoffMin.String(), s.opts.backoffMax.String()
 			}

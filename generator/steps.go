@@ -137,7 +137,9 @@ func (m *packageModel) stepAt(w *Workflow, call *ast.CallExpr, ds *diagnostics) 
 			s.recvType = info.TypeOf(sel.X)
 			_, recvIsPtr := sig.Recv().Type().(*types.Pointer)
 			_, xIsPtr := s.recvType.Underlying().(*types.Pointer)
-			if recvIsPtr && !xIsPtr && !types.IsInterface(s.recvType) {
+			// A pointer method reached without indirection needs the
+			// receiver's address, as Go takes it implicitly at the call.
+			if recvIsPtr && !xIsPtr && !selection.Indirect() && !types.IsInterface(s.recvType) {
 				s.addrRecv = true
 				s.recvType = types.NewPointer(s.recvType)
 			}
