@@ -17,7 +17,10 @@ import (
 // SIGKILL at every point of every step, then resumed by a second process,
 // and the outside world is counted.
 
-var binary string // the example, built once by TestMain
+var (
+	binary    string // the example as committed, built once by TestMain
+	generated string // the example regenerated from scratch by go generate in a fixture module
+)
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "onboard-bin-")
@@ -26,22 +29,82 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "onboard")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build the example: %v\n%s", err, out)
-		os.Exit(1)
+	generated = filepath.Join(dir, "onboard-generated")
+	err = build(binary)
+	if err == nil {
+		err = generateAndBuild(filepath.Join(dir, "fixture"), generated)
 	}
-	code := m.Run()
+	code := 1
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	} else {
+		code = m.Run()
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
 
-// proc runs the example binary with the run's flags and extra ones.
-type proc struct {
-	t   *testing.T
-	dir string
+func build(out string) error {
+	if b, err := exec.Command("go", "build", "-o", out, ".").CombinedOutput(); err != nil {
+		return fmt.Errorf("build the example: %v\n%s", err, b)
+	}
+	return nil
 }
 
-func newProc(t *testing.T) proc { return proc{t: t, dir: t.TempDir()} }
+// generateAndBuild copies the example's hand-written files (not its
+// generated one) into a fresh module that requires this repository, runs
+// the real resumegen through go generate there, and builds the result.
+func generateAndBuild(dir, out string) error {
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	gomod := "module example.com/onboardfixture\n\ngo 1.24\n\n" +
+		"require github.com/resumegen/resumegen v0.0.0\n\n" +
+		"replace github.com/resumegen/resumegen => " + repo + "\n\n" +
+		"tool github.com/resumegen/resumegen/cmd/resumegen\n"
+	files := map[string][]byte{"go.mod": []byte(gomod)}
+	if files["go.sum"], err = os.ReadFile(filepath.Join(repo, "go.sum")); err != nil {
+		return err
+	}
+	for _, f := range []string{"onboard.go", "world.go", "main.go", "demo.go"} {
+		if files[f], err = os.ReadFile(f); err != nil {
+			return err
+		}
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return err
+		}
+	}
+	for _, args := range [][]string{
+		{"mod", "tidy"},
+		{"generate", "./..."},
+		{"build", "-o", out, "."},
+	} {
+		cmd := exec.Command("go", args...)
+		cmd.Dir = dir
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("fixture: go %s: %v\n%s", strings.Join(args, " "), err, b)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "onboard_resume.go")); err != nil {
+		return fmt.Errorf("fixture: go generate wrote no onboard_resume.go: %w", err)
+	}
+	return nil
+}
+
+// proc runs the example binary with the run's flags and extra ones.
+type proc struct {
+	t      *testing.T
+	dir    string
+	binary string
+}
+
+func newProc(t *testing.T) proc { return proc{t: t, dir: t.TempDir(), binary: binary} }
 
 func (p proc) args(extra ...string) []string {
 	return append([]string{"-db", filepath.Join(p.dir, "journal.db"), "-run", "r1", "-outbox", filepath.Join(p.dir, "outbox")}, extra...)
@@ -50,7 +113,7 @@ func (p proc) args(extra ...string) []string {
 // run runs the example and returns its exit code, or -9 when SIGKILL ended it.
 func (p proc) run(extra ...string) (code int, out string) {
 	p.t.Helper()
-	b, err := exec.Command(binary, p.args(extra...)...).CombinedOutput()
+	b, err := exec.Command(p.binary, p.args(extra...)...).CombinedOutput()
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
@@ -70,7 +133,7 @@ func (p proc) run(extra ...string) (code int, out string) {
 
 func (p proc) report() report {
 	p.t.Helper()
-	b, err := exec.Command(binary, p.args("-report")...).Output()
+	b, err := exec.Command(p.binary, p.args("-report")...).Output()
 	if err != nil {
 		p.t.Fatalf("report: %v", err)
 	}
@@ -110,25 +173,32 @@ func TestCrashMatrix(t *testing.T) {
 		{"MarkComplete:after", execs(1, 1, 1, 3, 1), "succeeded", 1},
 	}
 	for _, tc := range cases {
-		t.Run(tc.fault, func(t *testing.T) {
-			t.Parallel()
-			p := newProc(t)
-			if code, out := p.run("-crash", tc.fault); code != -9 {
-				t.Fatalf("crash run exited %d, want SIGKILL\n%s", code, out)
-			}
-			wantCode := map[string]int{"succeeded": 0, "needs_attention": 3}[tc.wantStatus]
-			if code, out := p.run(); code != wantCode {
-				t.Fatalf("resume exited %d, want %d\n%s", code, wantCode, out)
-			}
-			r := p.report()
-			checkWorld(t, r, tc.wantStatus, tc.want, tc.calls)
-			if tc.wantStatus == "needs_attention" {
-				key := strings.TrimSuffix(tc.fault, ":effect")
-				if r.AttentionStep != key {
-					t.Errorf("attention step = %q, want %q", r.AttentionStep, key)
-				}
-			}
-		})
+		for _, bin := range []struct{ name, path string }{{"committed", binary}, {"regenerated", generated}} {
+			t.Run(bin.name+"/"+tc.fault, func(t *testing.T) {
+				t.Parallel()
+				p := newProc(t)
+				p.binary = bin.path
+				crashAndResume(t, p, tc.fault, tc.wantStatus, tc.want, tc.calls)
+			})
+		}
+	}
+}
+
+// crashAndResume kills a process at fault, resumes the run in another, and
+// checks the world.
+func crashAndResume(t *testing.T, p proc, fault, wantStatus string, want map[string]int, calls int) {
+	t.Helper()
+	if code, out := p.run("-crash", fault); code != -9 {
+		t.Fatalf("crash run exited %d, want SIGKILL\n%s", code, out)
+	}
+	wantCode := map[string]int{"succeeded": 0, "needs_attention": 3}[wantStatus]
+	if code, out := p.run(); code != wantCode {
+		t.Fatalf("resume exited %d, want %d\n%s", code, wantCode, out)
+	}
+	r := p.report()
+	checkWorld(t, r, wantStatus, want, calls)
+	if key := strings.TrimSuffix(fault, ":effect"); wantStatus == "needs_attention" && r.AttentionStep != key {
+		t.Errorf("attention step = %q, want %q", r.AttentionStep, key)
 	}
 }
 
