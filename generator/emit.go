@@ -380,17 +380,20 @@ func (e *workflowEmitter) wrapper(f *jen.File, s *Step) {
 	// Type strings first: they decide the package names the parameter
 	// names must not shadow.
 	params := sig.Params()
-	types_ := make([]string, params.Len())
-	for i := range types_ {
+	paramTypes := make([]string, params.Len())
+	for i := range paramTypes {
 		t := params.At(i).Type()
 		if sig.Variadic() && i == params.Len()-1 {
 			t = t.(*types.Slice).Elem()
 		}
-		types_[i] = e.typ(t)
+		paramTypes[i] = e.typ(t)
 	}
 	var results []jen.Code
+	var resultTypes []string
 	for i := 0; i < sig.Results().Len(); i++ {
-		results = append(results, jen.Id(e.typ(sig.Results().At(i).Type())))
+		rt := e.typ(sig.Results().At(i).Type())
+		resultTypes = append(resultTypes, rt)
+		results = append(results, jen.Id(rt))
 	}
 	recvType := ""
 	if s.recv != nil {
@@ -399,7 +402,7 @@ func (e *workflowEmitter) wrapper(f *jen.File, s *Step) {
 	callee := e.calleeExpr(s)
 
 	reserved := map[string]bool{"ctx": true, "resume": true, "context": true, defName(w): true}
-	for _, t := range append(append([]string{recvType, callee}, types_...), typeStrings(results)...) {
+	for _, t := range append(append([]string{recvType, callee}, paramTypes...), resultTypes...) {
 		for _, id := range identsIn(t) {
 			reserved[id] = true
 		}
@@ -432,10 +435,10 @@ func (e *workflowEmitter) wrapper(f *jen.File, s *Step) {
 		}
 		name := pick(params.At(i).Name(), fmt.Sprintf("arg%d", i))
 		if sig.Variadic() && i == params.Len()-1 {
-			wparams = append(wparams, jen.Id(name).Op("...").Id(types_[i]))
+			wparams = append(wparams, jen.Id(name).Op("...").Id(paramTypes[i]))
 			inner = append(inner, jen.Id(name).Op("..."))
 		} else {
-			wparams = append(wparams, jen.Id(name).Id(types_[i]))
+			wparams = append(wparams, jen.Id(name).Id(paramTypes[i]))
 			inner = append(inner, jen.Id(name))
 		}
 	}
@@ -461,14 +464,6 @@ func (e *workflowEmitter) wrapper(f *jen.File, s *Step) {
 		)),
 	)
 	f.Line()
-}
-
-func typeStrings(cs []jen.Code) []string {
-	var out []string
-	for _, c := range cs {
-		out = append(out, fmt.Sprintf("%#v", c))
-	}
-	return out
 }
 
 // identsIn lists the identifiers in a type or expression string.

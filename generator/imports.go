@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/types"
 	"sort"
+	"strconv"
 
 	"golang.org/x/tools/go/packages"
 )
@@ -57,7 +58,7 @@ func (s *importSet) qualifier(p *types.Package) string {
 	if !ok {
 		name = p.Name()
 		for i := 2; s.byName[name] != ""; i++ {
-			name = p.Name() + string(rune('0'+i%10))
+			name = p.Name() + strconv.Itoa(i)
 		}
 		s.add(name, p)
 	}

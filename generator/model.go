@@ -81,7 +81,12 @@ func buildModel(pkg *packages.Package, ds *diagnostics) *packageModel {
 	for _, f := range pkg.Syntax {
 		for _, cg := range f.Comments {
 			for _, c := range cg.List {
-				if isDirective(c.Text) && !claimed[c] {
+				if !isDirective(c.Text) || claimed[c] {
+					continue
+				}
+				if fd := enclosingFunc(f, c.Slash); fd != nil {
+					ds.errorf(c.Slash, "%s: directive inside %s, which is not a //resume:workflow: a call-site //resume:step only marks calls in a workflow body", c.Text, fd.Name.Name)
+				} else {
 					ds.errorf(c.Slash, "%s: directive is not attached to a function declaration: put it in the doc comment right above the func, or at the end of a step call's line in a workflow body", c.Text)
 				}
 			}
@@ -224,4 +229,14 @@ func sanitizeIdent(s string) string {
 		}
 		return '_'
 	}, s)
+}
+
+// enclosingFunc returns the function declaration whose body holds pos.
+func enclosingFunc(f *ast.File, pos token.Pos) *ast.FuncDecl {
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil && fd.Body.Lbrace < pos && pos < fd.Body.Rbrace {
+			return fd
+		}
+	}
+	return nil
 }

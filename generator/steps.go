@@ -20,10 +20,10 @@ func (m *packageModel) findSteps(w *Workflow, ds *diagnostics) {
 		ast.Inspect(n, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.GoStmt:
-				walkCall(n.Call, walk, whyNot(why, "in a go statement: it would run concurrently with the steps after it, in no fixed order; call it directly in the workflow body, or start the goroutine inside a step"))
+				walk(n.Call, whyNot(why, "in a go statement: it would run concurrently with the steps after it, in no fixed order; call it directly in the workflow body, or start the goroutine inside a step"))
 				return false
 			case *ast.DeferStmt:
-				walkCall(n.Call, walk, whyNot(why, "in a defer statement: it would run after the workflow body returned, outside the journal's order; call it explicitly before each return"))
+				walk(n.Call, whyNot(why, "in a defer statement: it would run after the workflow body returned, outside the journal's order; call it explicitly before each return"))
 				return false
 			case *ast.FuncLit:
 				walk(n.Body, whyNot(why, "inside a function literal: a closure may run later, several times or never, so the journal cannot order it; call the step directly in the workflow body"))
@@ -61,9 +61,6 @@ func (m *packageModel) findSteps(w *Workflow, ds *diagnostics) {
 	}
 	walk(w.decl.Body, "")
 }
-
-// walkCall walks a deferred or go call with the given refusal reason.
-func walkCall(call *ast.CallExpr, walk func(ast.Node, string), why string) { walk(call, why) }
 
 // whyNot keeps the outermost reason a step may not be called somewhere.
 func whyNot(outer, inner string) string {
