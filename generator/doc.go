@@ -22,8 +22,10 @@
 //     nothing, bad workflow signatures, steps not returning error or
 //     (T, error), parameter and result types JSON cannot round-trip, step
 //     calls whose order the journal cannot reproduce (go, defer, select,
-//     function literals, range over a map or channel), duplicate step names
-//     and generated identifiers that collide with the package's.
+//     function literals, range over a map or channel), calls outside steps
+//     whose result differs on resume (time.Now, math/rand, crypto/rand),
+//     duplicate step names and generated identifiers that collide with the
+//     package's.
 //   - emit (emit.go, rewrite.go, imports.go): one x_resume.go per source
 //     file x.go holding workflows, built with jennifer and formatted.
 //
