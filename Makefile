@@ -1,0 +1,30 @@
+# The two commands a newcomer needs: `make demo` and `make test`.
+GO ?= go
+
+.PHONY: demo test generate check bench
+
+# demo narrates a workflow killed with SIGKILL and resumed, once per step
+# guarantee, and checks that nothing ran more often than promised.
+demo:
+	$(GO) run ./examples/onboard
+
+# test vets the code, proves every generated file is fresh, and runs all
+# tests (golden files that compile, the journal conformance suite, the
+# crash matrix with real processes).
+test:
+	$(GO) vet ./...
+	$(GO) tool resumegen -check ./...
+	$(GO) test -count=1 ./...
+
+# generate regenerates every *_resume.go file.
+generate:
+	$(GO) generate ./...
+
+# check exits 1, printing a diff, when a generated file is stale.
+check:
+	$(GO) tool resumegen -check ./...
+
+# bench runs the runtime benchmarks; docs/benchmarks.md records them.
+# Set RESUME_BENCH_DIR to put the databases on the disk you care about.
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 500x -count 5 ./runtime/...
