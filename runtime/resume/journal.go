@@ -97,6 +97,14 @@ type ClaimRequest struct {
 	Abandoned *Lease
 }
 
+// ClaimNextRequest asks a worker's next run.
+type ClaimNextRequest struct {
+	Owner string
+	Until time.Time // the lease's expiry
+	// Workflows lists the qualified workflow names the worker can run.
+	Workflows []string
+}
+
 // Resolution is a person's decision about an in_flight step.
 type Resolution struct {
 	// Done marks the step as having happened; Result (JSON, optional) is
@@ -121,6 +129,8 @@ var (
 	// ErrRunConflict is returned when a run id is reused for a different
 	// workflow or input.
 	ErrRunConflict = errors.New("run id already used with a different workflow or input")
+	// ErrNoRunReady is returned by ClaimNext when no run can be claimed.
+	ErrNoRunReady = errors.New("no run ready")
 	// ErrNotFailed is returned when retrying a run that did not fail.
 	ErrNotFailed = errors.New("run is not failed")
 )
@@ -153,6 +163,11 @@ type Journal interface {
 	// needs only its key, status, result and seq. A run in another state is
 	// returned unchanged with ErrRunBusy wrapped, and its journal.
 	Claim(ctx context.Context, c ClaimRequest) (RunRecord, []StepRecord, error)
+	// ClaimNext claims the oldest claimable run (pending, or running with
+	// an expired lease) of one of c.Workflows, like Claim, skipping runs
+	// another worker is claiming at the same moment (PostgreSQL: FOR UPDATE
+	// SKIP LOCKED). It returns ErrNoRunReady when there is none.
+	ClaimNext(ctx context.Context, c ClaimNextRequest) (RunRecord, []StepRecord, error)
 	// RenewLease extends a held lease.
 	RenewLease(ctx context.Context, l Lease, until time.Time) error
 	// WriteStep inserts or replaces the step's row in one commit.
