@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -536,4 +537,164 @@ func Run(t *testing.T, h Harness) {
 			}
 		}
 	})
+	t.Run("claim next takes the oldest claimable run of known workflows", func(t *testing.T) {
+		j := open(t)
+		e := resume.NewEngine(j)
+		var ids []string
+		for i := 0; i < 3; i++ {
+			id := newRunID(t)
+			ids = append(ids, id)
+			if _, err := e.Enqueue(ctx, id, Chain, Plan{}); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(2 * time.Millisecond) // distinct created_at
+		}
+		if n := seen.count(ids[0], "Fetch"); n != 0 {
+			t.Fatalf("Enqueue executed Fetch %d times", n)
+		}
+		req := resume.ClaimNextRequest{Owner: "w", Until: time.Now().Add(time.Minute), Workflows: []string{chainDef.QualifiedName()}}
+		if _, _, err := j.ClaimNext(ctx, resume.ClaimNextRequest{Owner: "w", Until: req.Until, Workflows: []string{"other.Flow"}}); !errors.Is(err, resume.ErrNoRunReady) {
+			t.Errorf("claim of another workflow: %v, want ErrNoRunReady", err)
+		}
+		for i, want := range ids {
+			r, _, err := j.ClaimNext(ctx, req)
+			if err != nil {
+				t.Fatalf("claim %d: %v", i, err)
+			}
+			if r.RunID != want || r.Status != resume.StatusRunning || r.LeaseOwner != "w" || r.Epoch != 1 {
+				t.Errorf("claim %d = %s %s %s epoch %d, want %s running w epoch 1", i, r.RunID, r.Status, r.LeaseOwner, r.Epoch, want)
+			}
+		}
+		if _, _, err := j.ClaimNext(ctx, req); !errors.Is(err, resume.ErrNoRunReady) {
+			t.Errorf("claim with every run leased: %v, want ErrNoRunReady", err)
+		}
+	})
+
+	t.Run("100 goroutines starting one run id make one run", func(t *testing.T) {
+		j := open(t)
+		id := newRunID(t)
+		var wg sync.WaitGroup
+		errs := make(chan error, 100)
+		for i := 0; i < 100; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := resume.NewEngine(j).Start(ctx, id, Chain, Plan{Loop: 3})
+				if err != nil && !errors.Is(err, resume.ErrRunBusy) {
+					errs <- err
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Errorf("start: %v", err)
+		}
+		runs, err := j.ListRuns(ctx, resume.RunFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) != 1 || runs[0].Status != resume.StatusSucceeded {
+			t.Fatalf("runs = %+v, want one succeeded run", runs)
+		}
+		if seen.count(id, "Fetch") != 1 || seen.count(id, "Loop") != 3 || effectsOf(t, id) != 1 {
+			t.Errorf("Fetch %d, Loop %d, effects %d; want 1, 3, 1", seen.count(id, "Fetch"), seen.count(id, "Loop"), effectsOf(t, id))
+		}
+	})
+
+	t.Run("workers execute enqueued runs within their concurrency", func(t *testing.T) {
+		j := open(t)
+		e := resume.NewEngine(j)
+		var ids []string
+		for i := 0; i < 12; i++ {
+			id := newRunID(t)
+			ids = append(ids, id)
+			if _, err := e.Enqueue(ctx, id, Chain, Plan{Loop: 2, SlowLoop: 5 * time.Millisecond}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		loops.most.Store(0)
+		wctx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- e.Work(wctx, resume.WorkerOptions{Concurrency: 3, PollInterval: 5 * time.Millisecond}) }()
+		waitFor(t, j, len(ids), resume.StatusSucceeded)
+		stop()
+		if err := <-done; err != nil {
+			t.Fatalf("work: %v", err)
+		}
+		if most := loops.most.Load(); most > 3 {
+			t.Errorf("%d runs executed at once, over the concurrency of 3", most)
+		}
+		for _, id := range ids {
+			if seen.count(id, "Fetch") != 1 || seen.count(id, "Loop") != 2 || effectsOf(t, id) != 1 {
+				t.Errorf("run %s: Fetch %d, Loop %d, effects %d; want 1, 2, 1", id, seen.count(id, "Fetch"), seen.count(id, "Loop"), effectsOf(t, id))
+			}
+		}
+	})
+
+	t.Run("a draining worker releases its runs between steps", func(t *testing.T) {
+		j := open(t)
+		e := resume.NewEngine(j)
+		ids := []string{newRunID(t), newRunID(t)}
+		for _, id := range ids {
+			if _, err := e.Enqueue(ctx, id, Chain, Plan{Loop: 30, SlowLoop: 10 * time.Millisecond}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wctx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() {
+			done <- e.Work(wctx, resume.WorkerOptions{Concurrency: 2, PollInterval: 5 * time.Millisecond, ShutdownGrace: 5 * time.Second})
+		}()
+		time.Sleep(80 * time.Millisecond) // mid-loop
+		stop()
+		t0 := time.Now()
+		if err := <-done; err != nil {
+			t.Fatalf("work: %v", err)
+		}
+		if d := time.Since(t0); d > time.Second {
+			t.Errorf("draining took %v: runs should stop at their next step", d)
+		}
+		for _, id := range ids {
+			r, _, err := j.LoadRun(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Status != resume.StatusPending || r.LeaseOwner != "" {
+				t.Errorf("run %s after drain: %s, lease %q; want pending, released", id, r.Status, r.LeaseOwner)
+			}
+		}
+		// Another worker finishes them; no journaled step runs again.
+		wctx, stop = context.WithCancel(ctx)
+		go func() {
+			done <- resume.NewEngine(j).Work(wctx, resume.WorkerOptions{Concurrency: 2, PollInterval: 5 * time.Millisecond})
+		}()
+		waitFor(t, j, len(ids), resume.StatusSucceeded)
+		stop()
+		<-done
+		for _, id := range ids {
+			if seen.count(id, "Fetch") != 1 || seen.count(id, "Loop") != 30 {
+				t.Errorf("run %s: Fetch %d, Loop %d; want 1 and 30", id, seen.count(id, "Fetch"), seen.count(id, "Loop"))
+			}
+		}
+	})
+}
+
+// waitFor waits until n runs have status s, for up to 30 seconds.
+func waitFor(t *testing.T, j resume.Journal, n int, s resume.Status) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		runs, err := j.ListRuns(context.Background(), resume.RunFilter{Statuses: []resume.Status{s}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30s, %d of %d runs are %s", len(runs), n, s)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

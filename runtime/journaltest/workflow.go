@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/resumegen/resumegen/runtime/resume"
 )
@@ -19,6 +21,9 @@ type Plan struct {
 	FailNotify     int  // Notify (once) fails this many times
 	FailWrite      bool // Write (tx) inserts its row, then fails: rolled back
 	Loop           int  // Loop runs this many times
+	// SlowLoop is how long each Loop step takes (it ignores cancellation,
+	// like a step that must finish what it started).
+	SlowLoop time.Duration
 }
 
 // effects counts what the steps did, per run, as the outside world would.
@@ -103,9 +108,23 @@ func Write(ctx context.Context, p Plan, data string) error {
 	return nil
 }
 
+// loops counts Loop steps executing at this moment, and the most seen.
+var loops struct {
+	active, most atomic.Int32
+}
+
 // Loop is a default step called in a loop.
-func Loop(ctx context.Context, i int) (int, error) {
+func Loop(ctx context.Context, p Plan, i int) (int, error) {
 	seen.record(ctx, "Loop")
+	n := loops.active.Add(1)
+	defer loops.active.Add(-1)
+	for {
+		most := loops.most.Load()
+		if n <= most || loops.most.CompareAndSwap(most, n) {
+			break
+		}
+	}
+	time.Sleep(p.SlowLoop)
 	return i * i, nil
 }
 
@@ -123,7 +142,7 @@ func Chain(ctx context.Context, p Plan) (int, error) {
 	}
 	sum := 0
 	for i := 0; i < p.Loop; i++ {
-		sq, err := Loop(ctx, i)
+		sq, err := Loop(ctx, p, i)
 		if err != nil {
 			return 0, err
 		}
@@ -153,7 +172,7 @@ var chainSteps = []resume.StepDef{
 	{Name: "Fetch", Callee: "journaltest.Fetch", Signature: "func(context.Context, Plan) (string, error)", Policy: resume.PolicyDefault, Attempts: 3, BackoffMin: 1, BackoffMax: 1},
 	{Name: "Notify", Callee: "journaltest.Notify", Signature: "func(context.Context, Plan) error", Policy: resume.PolicyOnce, Attempts: 2, BackoffMin: 1, BackoffMax: 1},
 	{Name: "Write", Callee: "journaltest.Write", Signature: "func(context.Context, Plan, string) error", Policy: resume.PolicyTx},
-	{Name: "Loop", Callee: "journaltest.Loop", Signature: "func(context.Context, int) (int, error)", Policy: resume.PolicyDefault},
+	{Name: "Loop", Callee: "journaltest.Loop", Signature: "func(context.Context, Plan, int) (int, error)", Policy: resume.PolicyDefault},
 }
 
 func init() { resume.Register(Chain, chainDef) }
@@ -171,7 +190,7 @@ func chainBody(ctx context.Context, p Plan) (int, error) {
 	}
 	sum := 0
 	for i := 0; i < p.Loop; i++ {
-		sq, err := chainLoop(ctx, i)
+		sq, err := chainLoop(ctx, p, i)
 		if err != nil {
 			return 0, err
 		}
@@ -192,6 +211,6 @@ func chainWrite(ctx context.Context, p Plan, data string) error {
 	return resume.Call0(ctx, &chainSteps[2], func(ctx context.Context) error { return Write(ctx, p, data) })
 }
 
-func chainLoop(ctx context.Context, i int) (int, error) {
-	return resume.Call(ctx, &chainSteps[3], func(ctx context.Context) (int, error) { return Loop(ctx, i) })
+func chainLoop(ctx context.Context, p Plan, i int) (int, error) {
+	return resume.Call(ctx, &chainSteps[3], func(ctx context.Context) (int, error) { return Loop(ctx, p, i) })
 }

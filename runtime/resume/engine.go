@@ -185,19 +185,39 @@ func Run[In, Out any](ctx context.Context, e *Engine, runID string, wf func(cont
 // [ErrRunConflict]. A run that did not succeed returns its Result together
 // with a *[RunError].
 func (e *Engine) Start(ctx context.Context, runID string, wf any, args ...any) (Result, error) {
-	def, err := lookupFunc(wf)
-	if err != nil {
+	if _, err := e.create(ctx, runID, wf, args); err != nil {
 		return Result{}, err
 	}
+	return e.execute(ctx, runID)
+}
+
+// Enqueue creates run runID of the registered workflow function wf with
+// args, pending, for a worker ([Engine.Work], in any process sharing the
+// journal) to execute, and returns it without executing anything. Like
+// Start, an existing id is left as it is (the run is not created twice) and
+// an id reused for another workflow or input is refused with
+// [ErrRunConflict].
+func (e *Engine) Enqueue(ctx context.Context, runID string, wf any, args ...any) (Result, error) {
+	stored, err := e.create(ctx, runID, wf, args)
+	return resultOf(stored), err
+}
+
+// create stores run runID unless it exists, and checks that an existing run
+// is the same workflow with the same input.
+func (e *Engine) create(ctx context.Context, runID string, wf any, args []any) (RunRecord, error) {
+	def, err := lookupFunc(wf)
+	if err != nil {
+		return RunRecord{}, err
+	}
 	if runID == "" {
-		return Result{}, errors.New("resume: empty run id")
+		return RunRecord{}, errors.New("resume: empty run id")
 	}
 	input, err := encodeArgs(args)
 	if err != nil {
-		return Result{}, fmt.Errorf("run %s: %w", runID, err)
+		return RunRecord{}, fmt.Errorf("run %s: %w", runID, err)
 	}
 	if err := e.saveManifest(ctx, def); err != nil {
-		return Result{}, err
+		return RunRecord{}, err
 	}
 	now := e.now()
 	stored, _, err := e.journal.CreateRun(ctx, RunRecord{
@@ -205,12 +225,12 @@ func (e *Engine) Start(ctx context.Context, runID string, wf any, args ...any) (
 		Status: StatusPending, Input: json.RawMessage(input), CreatedAt: now, UpdatedAt: now,
 	})
 	if err != nil {
-		return Result{}, fmt.Errorf("run %s: create: %w", runID, err)
+		return RunRecord{}, fmt.Errorf("run %s: create: %w", runID, err)
 	}
 	if stored.Workflow != def.QualifiedName() || !bytes.Equal(compactJSON(stored.Input), compactJSON(input)) {
-		return resultOf(stored), fmt.Errorf("run %s: %w: it is %s with input %s", runID, ErrRunConflict, stored.Workflow, stored.Input)
+		return stored, fmt.Errorf("run %s: %w: it is %s with input %s", runID, ErrRunConflict, stored.Workflow, stored.Input)
 	}
-	return e.execute(ctx, runID)
+	return stored, nil
 }
 
 func compactJSON(b []byte) []byte {
@@ -317,6 +337,14 @@ func (e *Engine) execute(ctx context.Context, runID string) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("run %s: claim: %w", runID, err)
 	}
+	return e.runClaimed(ctx, run, steps, nil)
+}
+
+// runClaimed runs the body of a run this engine has just claimed, from its
+// journal steps. When drain closes, the run stops before its next step and
+// is released, resumable.
+func (e *Engine) runClaimed(ctx context.Context, run RunRecord, steps []StepRecord, drain <-chan struct{}) (Result, error) {
+	runID := run.RunID
 	lease := Lease{RunID: runID, Owner: run.LeaseOwner, Epoch: run.Epoch}
 
 	def, ok := Lookup(run.Workflow)
@@ -337,6 +365,7 @@ func (e *Engine) execute(ctx context.Context, runID string) (Result, error) {
 		return e.finish(ctx, lease, run)
 	}
 	st := newRunState(e, def, run, steps)
+	st.drain = drain
 	for _, s := range steps {
 		if s.Status == StepInFlight {
 			st.park(s.StepKey, s)
@@ -360,6 +389,11 @@ func (e *Engine) execute(ctx context.Context, runID string) (Result, error) {
 		run.Status, run.AttentionStep, run.Error = runErr.Status, runErr.Step, runErr.Msg
 	case errors.Is(stop, ErrLeaseLost):
 		// Another process owns the run now; it writes the outcome.
+		return resultOf(run), stop
+	case errors.Is(stop, errDraining):
+		// The worker is shutting down: give the run back, resumable.
+		run.Status, run.Error = StatusPending, ""
+		e.finish(ctx, lease, run)
 		return resultOf(run), stop
 	case stop != nil:
 		// The journal could not record a step: leave the run to a resume.

@@ -28,7 +28,12 @@ type runState struct {
 	stop error
 	// attention is the step key that parked the run, if any.
 	attention string
+	// drain, when closed, stops the run before its next step.
+	drain <-chan struct{}
 }
+
+// errDraining stops a run whose worker is shutting down.
+var errDraining = errors.New("worker shutting down: run released before its next step")
 
 type stateKey struct{}
 
@@ -94,6 +99,11 @@ func (st *runState) nextSeq() int64 {
 func (st *runState) step(ctx context.Context, def *StepDef, body func(context.Context) (json.RawMessage, error)) (raw json.RawMessage, replayed bool, err error) {
 	if err := st.stopped(); err != nil {
 		return nil, false, err
+	}
+	select {
+	case <-st.drain:
+		return nil, false, st.stopf("run %s: %w", st.run.RunID, errDraining)
+	default:
 	}
 	key := st.nextKey(def.Name)
 	prev, seen := st.journal[key]

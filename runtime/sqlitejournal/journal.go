@@ -315,6 +315,48 @@ func (j *Journal) Claim(ctx context.Context, c resume.ClaimRequest) (resume.RunR
 	return r, steps, nil
 }
 
+// ClaimNext claims the oldest pending or abandoned run of c.Workflows. The
+// one writer connection serializes claims, so no two workers get one run.
+func (j *Journal) ClaimNext(ctx context.Context, c resume.ClaimNextRequest) (resume.RunRecord, []resume.StepRecord, error) {
+	if len(c.Workflows) == 0 {
+		return resume.RunRecord{}, nil, resume.ErrNoRunReady
+	}
+	tx, err := j.db.BeginTx(ctx, nil)
+	if err != nil {
+		return resume.RunRecord{}, nil, err
+	}
+	defer tx.Rollback()
+	now := ts(time.Now())
+	args := []any{c.Owner, ts(c.Until), now, now}
+	for _, w := range c.Workflows {
+		args = append(args, w)
+	}
+	r, err := scanRun(tx.QueryRowContext(ctx, `UPDATE resume_runs SET
+			status = 'running', attempts = attempts + 1, epoch = epoch + 1,
+			lease_owner = ?, lease_until = ?, updated_at = ?, error = '', attention_step = ''
+		WHERE run_id = (
+			SELECT run_id FROM resume_runs
+			WHERE (status = 'pending' OR (status = 'running' AND lease_until < ?))
+				AND workflow IN (?`+strings.Repeat(", ?", len(c.Workflows)-1)+`)
+			ORDER BY created_at, run_id LIMIT 1)
+		RETURNING `+runColumns, args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, nil, resume.ErrNoRunReady
+	}
+	if err != nil {
+		return r, nil, err
+	}
+	steps, err := j.entrySteps(ctx, tx, r.RunID)
+	if err != nil {
+		return r, nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return r, nil, err
+	}
+	j.commits.Add(1)
+	return r, steps, nil
+}
+
 // RenewLease extends the lease if it is still held.
 func (j *Journal) RenewLease(ctx context.Context, l resume.Lease, until time.Time) error {
 	res, err := j.db.ExecContext(ctx, `UPDATE resume_runs SET lease_until = ?

@@ -1,0 +1,115 @@
+package resume
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// WorkerOptions tunes [Engine.Work].
+type WorkerOptions struct {
+	// Concurrency is how many runs the worker executes at once (default 1).
+	Concurrency int
+	// PollInterval is how long an idle worker waits before looking for runs
+	// again (default 1s).
+	PollInterval time.Duration
+	// ShutdownGrace is how long, once ctx is done, steps that are executing
+	// may take to finish before their context is cancelled (default 30s).
+	ShutdownGrace time.Duration
+}
+
+// Work claims runs of the workflows registered in this program, pending or
+// abandoned (their lease expired), and executes up to opts.Concurrency of
+// them at once, until ctx is done. Any number of workers, in any number of
+// processes sharing the journal, may work at once; a run is executed by one
+// of them at a time, and every journal write is fenced by its lease.
+//
+// When ctx is done (for instance on SIGTERM, with signal.NotifyContext) the
+// worker stops claiming; runs stop before their next step; steps already
+// executing may finish for up to opts.ShutdownGrace, after which their
+// context is cancelled. Every run still held is then released, pending, for
+// another worker to resume. Work returns nil after a clean drain.
+func (e *Engine) Work(ctx context.Context, opts WorkerOptions) error {
+	if opts.Concurrency < 1 {
+		opts.Concurrency = 1
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = time.Second
+	}
+	if opts.ShutdownGrace <= 0 {
+		opts.ShutdownGrace = 30 * time.Second
+	}
+	workflows := registeredNames()
+	if len(workflows) == 0 {
+		return errors.New("resume: no workflow is registered in this program: nothing to work on")
+	}
+
+	slots := make(chan struct{}, opts.Concurrency)
+	drain := make(chan struct{})
+	// Runs outlive ctx by the grace period: they get their own context.
+	runCtx, cancelRuns := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelRuns()
+	var running sync.WaitGroup
+
+claiming:
+	for {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			break claiming
+		}
+		run, steps, err := e.journal.ClaimNext(ctx, ClaimNextRequest{
+			Owner: e.owner, Until: e.now().Add(e.lease), Workflows: workflows,
+		})
+		if err != nil {
+			<-slots
+			if ctx.Err() != nil {
+				break claiming
+			}
+			if !errors.Is(err, ErrNoRunReady) {
+				e.logger.Warn("claim next run failed", "err", err)
+			}
+			if sleep(ctx, opts.PollInterval) != nil {
+				break claiming
+			}
+			continue
+		}
+		running.Add(1)
+		go func() {
+			defer running.Done()
+			defer func() { <-slots }()
+			if _, err := e.runClaimed(runCtx, run, steps, drain); err != nil && !errors.Is(err, errDraining) {
+				var runErr *RunError
+				if !errors.As(err, &runErr) {
+					e.logger.Warn("run stopped", "run", run.RunID, "err", err)
+				}
+			}
+		}()
+	}
+
+	close(drain)
+	finished := make(chan struct{})
+	go func() {
+		running.Wait()
+		close(finished)
+	}()
+	select {
+	case <-finished:
+	case <-time.After(opts.ShutdownGrace):
+		cancelRuns()
+		<-finished
+	}
+	return nil
+}
+
+// registeredNames lists the qualified names of the registered workflows.
+func registeredNames() []string {
+	registry.RLock()
+	defer registry.RUnlock()
+	names := make([]string, 0, len(registry.byName))
+	for name := range registry.byName {
+		names = append(names, name)
+	}
+	return names
+}
