@@ -1,0 +1,717 @@
+// Package pgjournal is resumegen's PostgreSQL journal, through
+// github.com/jackc/pgx/v5. Any number of worker processes on any number of
+// hosts share one database: they claim runs with leases ([Journal.ClaimNext]
+// skips the runs others are claiming with FOR UPDATE SKIP LOCKED), and a
+// process whose lease moved on can no longer write the run's journal.
+//
+// The tables are resume_runs, resume_steps and resume_manifests, in the
+// schema "public" unless [WithSchema] says otherwise, with the same columns
+// as the SQLite journal's; timestamps are timestamptz and inputs, outputs
+// and results json. A user reads them with plain SQL:
+//
+//	SELECT step_key, status, attempt, result FROM resume_steps
+//	WHERE run_id = 'onboard-42' ORDER BY seq;
+//
+// [Open] and [Connect] create the tables, and upgrade them, in one
+// transaction under an advisory lock, so several processes may start at
+// once; a schema written by a newer version of this package is refused.
+//
+// On the hot path a default-policy step is one fenced statement in
+// autocommit (one round trip, one commit), and entering a run is one round
+// trip: the claim and the read of the journal go as one batch.
+package pgjournal
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/resumegen/resumegen/runtime/resume"
+)
+
+// Journal is a [resume.Journal] in a PostgreSQL database.
+type Journal struct {
+	pool    *pgxpool.Pool
+	owned   bool // Close closes pool
+	schema  string
+	reads   atomic.Int64
+	commits atomic.Int64
+	sql     queries
+}
+
+var _ resume.Journal = (*Journal)(nil)
+
+// Option configures a Journal.
+type Option func(*config)
+
+type config struct {
+	schema string
+}
+
+// WithSchema puts the journal's tables in the named schema (created if
+// needed) instead of "public".
+func WithSchema(name string) Option {
+	return func(c *config) { c.schema = name }
+}
+
+// Open opens the journal on pool and brings its schema up to date. The
+// caller keeps ownership of pool: Close leaves it open.
+func Open(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Journal, error) {
+	c := config{schema: "public"}
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.schema == "" {
+		return nil, errors.New("pgjournal: empty schema name")
+	}
+	if err := migrate(ctx, pool, c.schema); err != nil {
+		return nil, fmt.Errorf("pgjournal: %w", err)
+	}
+	return &Journal{pool: pool, schema: c.schema, sql: newQueries(c.schema)}, nil
+}
+
+// Connect opens a pool on dsn (a postgres:// URL or key=value string, as
+// pgxpool.ParseConfig reads it) and the journal on it. Close closes the
+// pool.
+func Connect(ctx context.Context, dsn string, opts ...Option) (*Journal, error) {
+	pool, err := pgxpool.New(ctx, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("pgjournal: connect: %w", err)
+	}
+	j, err := Open(ctx, pool, opts...)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	j.owned = true
+	return j, nil
+}
+
+// Pool returns the journal's connection pool, for the user's own tables: tx
+// steps write through [resume.Tx] with Pool as the fallback outside a
+// workflow (both *pgxpool.Pool and pgx.Tx offer Exec, Query and QueryRow).
+func (j *Journal) Pool() *pgxpool.Pool { return j.pool }
+
+// Schema returns the name of the schema holding the journal's tables.
+func (j *Journal) Schema() string { return j.schema }
+
+// Close closes the pool if Connect opened it.
+func (j *Journal) Close() error {
+	if j.owned {
+		j.pool.Close()
+	}
+	return nil
+}
+
+// Counters returns the reads and commits since Open.
+func (j *Journal) Counters() resume.Counters {
+	return resume.Counters{Reads: j.reads.Load(), Commits: j.commits.Load()}
+}
+
+// queries are the journal's statements, qualified with its schema once.
+type queries struct {
+	createRun, selectRun, selectRunForUpdate, selectSteps, entrySteps string
+	claim, claimNext, renew, writeStep, finish                        string
+	selectStepStatus, resolveDone, resolveRedo, makePending           string
+	retrySteps, retryRun, cancel, saveManifest, manifest, listRuns    string
+}
+
+const runColumns = `run_id, workflow, version, status, input, output, error, attention_step,
+	attempts, lease_owner, lease_until, epoch, created_at, updated_at`
+
+const stepColumns = `run_id, step_key, name, status, result, error, attempt, attempt_base, seq, started_at, finished_at`
+
+// claimable is the condition under which a run may be claimed: pending, or
+// running under a lease that expired ($3 is the claimer's clock).
+const claimable = `(status = 'pending' OR (status = 'running' AND lease_until < $3))`
+
+// claimSet takes a run: $1 owner, $2 lease expiry, $3 now.
+const claimSet = `UPDATE {schema}.resume_runs SET
+		status = 'running', attempts = attempts + 1, epoch = epoch + 1,
+		lease_owner = $1, lease_until = $2, updated_at = $3, error = '', attention_step = ''`
+
+func newQueries(schema string) queries {
+	q := queries{
+		createRun: `INSERT INTO {schema}.resume_runs
+			(run_id, workflow, version, status, input, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (run_id) DO NOTHING`,
+		selectRun:          `SELECT ` + runColumns + ` FROM {schema}.resume_runs WHERE run_id = $1`,
+		selectRunForUpdate: `SELECT ` + runColumns + ` FROM {schema}.resume_runs WHERE run_id = $1 FOR UPDATE`,
+		selectSteps:        `SELECT ` + stepColumns + ` FROM {schema}.resume_steps WHERE run_id = $1 ORDER BY seq`,
+		// The read at a run's entry returns what the engine needs and no
+		// more: a succeeded row is replayed from its key, result and seq,
+		// so its other columns are left NULL. Unordered: the engine needs
+		// only the highest seq.
+		entrySteps: `SELECT step_key, status, result, seq,
+				CASE WHEN status <> 'succeeded' THEN error END,
+				CASE WHEN status <> 'succeeded' THEN attempt END,
+				CASE WHEN status <> 'succeeded' THEN attempt_base END,
+				CASE WHEN status <> 'succeeded' THEN started_at END
+			FROM {schema}.resume_steps WHERE run_id = $1`,
+		// $4 run id, $5 and $6 the abandoned lease (owner, epoch), if any.
+		claim: claimSet + `
+			WHERE run_id = $4 AND (status = 'pending' OR (status = 'running' AND
+				(lease_until < $3 OR (lease_owner = $5 AND epoch = $6))))
+			RETURNING ` + runColumns,
+		// $4 the workflows. The inner select locks the oldest claimable
+		// run and skips those another claimer holds; the outer condition
+		// is checked again on the locked row.
+		claimNext: claimSet + `
+			WHERE run_id = (
+				SELECT run_id FROM {schema}.resume_runs
+				WHERE workflow = ANY($4) AND ` + claimable + `
+				ORDER BY created_at, run_id LIMIT 1
+				FOR UPDATE SKIP LOCKED)
+			AND ` + claimable + `
+			RETURNING ` + runColumns,
+		renew: `UPDATE {schema}.resume_runs SET lease_until = $1
+			WHERE run_id = $2 AND lease_owner = $3 AND epoch = $4 AND status = 'running'`,
+		// writeStep upserts a step row, fenced: it writes nothing unless
+		// the run's lease is still the writer's. FOR SHARE holds the run
+		// row until the write commits, so a claim cannot slip in between
+		// the check and the commit: it waits, or the check sees its epoch.
+		writeStep: `INSERT INTO {schema}.resume_steps (` + stepColumns + `)
+			SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11
+			WHERE EXISTS (SELECT 1 FROM {schema}.resume_runs
+				WHERE run_id = $12 AND lease_owner = $13 AND epoch = $14 FOR SHARE)
+			ON CONFLICT (run_id, step_key) DO UPDATE SET
+				status = excluded.status, result = excluded.result, error = excluded.error,
+				attempt = excluded.attempt, attempt_base = excluded.attempt_base, seq = excluded.seq,
+				started_at = excluded.started_at, finished_at = excluded.finished_at`,
+		finish: `UPDATE {schema}.resume_runs SET
+				status = $1, output = $2, error = $3, attention_step = $4,
+				lease_owner = '', lease_until = NULL, updated_at = $5
+			WHERE run_id = $6 AND lease_owner = $7 AND epoch = $8`,
+		selectStepStatus: `SELECT status FROM {schema}.resume_steps WHERE run_id = $1 AND step_key = $2 FOR UPDATE`,
+		resolveDone: `UPDATE {schema}.resume_steps SET status = 'succeeded', result = $1, error = '', finished_at = $2
+			WHERE run_id = $3 AND step_key = $4`,
+		resolveRedo: `UPDATE {schema}.resume_steps SET status = 'failed', error = 'outcome unknown; a person chose redo',
+			attempt_base = attempt, finished_at = $1 WHERE run_id = $2 AND step_key = $3`,
+		makePending: `UPDATE {schema}.resume_runs SET status = 'pending', error = '', attention_step = '', updated_at = $1
+			WHERE run_id = $2`,
+		retrySteps: `UPDATE {schema}.resume_steps SET attempt_base = attempt WHERE run_id = $1 AND status = 'failed'`,
+		retryRun:   `UPDATE {schema}.resume_runs SET status = 'pending', error = '', updated_at = $1 WHERE run_id = $2`,
+		cancel: `UPDATE {schema}.resume_runs SET status = 'cancelled', lease_owner = '', lease_until = NULL,
+			epoch = epoch + 1, updated_at = $1 WHERE run_id = $2`,
+		saveManifest: `INSERT INTO {schema}.resume_manifests (workflow, version, manifest, created_at)
+			VALUES ($1, $2, $3, $4) ON CONFLICT (workflow, version) DO NOTHING`,
+		manifest: `SELECT manifest FROM {schema}.resume_manifests WHERE workflow = $1 AND version = $2`,
+		listRuns: `SELECT ` + runColumns + ` FROM {schema}.resume_runs`,
+	}
+	for _, s := range []*string{
+		&q.createRun, &q.selectRun, &q.selectRunForUpdate, &q.selectSteps, &q.entrySteps,
+		&q.claim, &q.claimNext, &q.renew, &q.writeStep, &q.finish,
+		&q.selectStepStatus, &q.resolveDone, &q.resolveRedo, &q.makePending,
+		&q.retrySteps, &q.retryRun, &q.cancel, &q.saveManifest, &q.manifest, &q.listRuns,
+	} {
+		*s = qualify(*s, schema)
+	}
+	return q
+}
+
+// querier is what *pgxpool.Pool and pgx.Tx both offer.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// nullTime maps the zero time to NULL.
+func nullTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+func timeOf(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+// jsonArg passes b as json text, nil as NULL.
+func jsonArg(b json.RawMessage) any {
+	if b == nil {
+		return nil
+	}
+	return string(b)
+}
+
+func scanRun(row pgx.Row) (resume.RunRecord, error) {
+	var r resume.RunRecord
+	var input, output []byte
+	var leaseUntil *time.Time
+	var created, updated time.Time
+	err := row.Scan(&r.RunID, &r.Workflow, &r.Version, &r.Status, &input, &output, &r.Error,
+		&r.AttentionStep, &r.Attempts, &r.LeaseOwner, &leaseUntil, &r.Epoch, &created, &updated)
+	if err != nil {
+		return r, err
+	}
+	r.Input = input
+	if output != nil {
+		r.Output = output
+	}
+	r.LeaseUntil, r.CreatedAt, r.UpdatedAt = timeOf(leaseUntil), created.UTC(), updated.UTC()
+	return r, nil
+}
+
+func scanStep(row pgx.Row) (resume.StepRecord, error) {
+	var s resume.StepRecord
+	var result []byte
+	var started time.Time
+	var finished *time.Time
+	err := row.Scan(&s.RunID, &s.StepKey, &s.Name, &s.Status, &result, &s.Error,
+		&s.Attempt, &s.AttemptBase, &s.Seq, &started, &finished)
+	if err != nil {
+		return s, err
+	}
+	if result != nil {
+		s.Result = result
+	}
+	s.StartedAt, s.FinishedAt = started.UTC(), timeOf(finished)
+	return s, nil
+}
+
+func (j *Journal) run(ctx context.Context, q querier, sql, runID string) (resume.RunRecord, error) {
+	j.reads.Add(1)
+	r, err := scanRun(q.QueryRow(ctx, sql, runID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, fmt.Errorf("run %s: %w", runID, resume.ErrRunNotFound)
+	}
+	if err != nil {
+		return r, fmt.Errorf("run %s: read: %w", runID, err)
+	}
+	return r, nil
+}
+
+func (j *Journal) steps(ctx context.Context, q querier, runID string) ([]resume.StepRecord, error) {
+	j.reads.Add(1)
+	rows, err := q.Query(ctx, j.sql.selectSteps, runID)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: read journal: %w", runID, err)
+	}
+	defer rows.Close()
+	var out []resume.StepRecord
+	for rows.Next() {
+		s, err := scanStep(rows)
+		if err != nil {
+			return nil, fmt.Errorf("run %s: read journal: %w", runID, err)
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("run %s: read journal: %w", runID, err)
+	}
+	return out, nil
+}
+
+// scanEntrySteps reads the rows of the entrySteps query.
+func scanEntrySteps(rows pgx.Rows, runID string) ([]resume.StepRecord, error) {
+	defer rows.Close()
+	var out []resume.StepRecord
+	for rows.Next() {
+		s := resume.StepRecord{RunID: runID}
+		var result []byte
+		var errText *string
+		var attempt, base *int
+		var started *time.Time
+		if err := rows.Scan(&s.StepKey, &s.Status, &result, &s.Seq, &errText, &attempt, &base, &started); err != nil {
+			return nil, err
+		}
+		if result != nil {
+			s.Result = result
+		}
+		if errText != nil {
+			s.Error = *errText
+		}
+		if attempt != nil {
+			s.Attempt = *attempt
+		}
+		if base != nil {
+			s.AttemptBase = *base
+		}
+		s.StartedAt = timeOf(started)
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// CreateRun inserts r as a pending run unless its run id exists, and
+// returns the stored run.
+func (j *Journal) CreateRun(ctx context.Context, r resume.RunRecord) (resume.RunRecord, bool, error) {
+	tag, err := j.pool.Exec(ctx, j.sql.createRun,
+		r.RunID, r.Workflow, r.Version, string(resume.StatusPending), string(r.Input), r.CreatedAt, r.UpdatedAt)
+	if err != nil {
+		return r, false, fmt.Errorf("run %s: create: %w", r.RunID, err)
+	}
+	j.commits.Add(1)
+	if tag.RowsAffected() == 1 {
+		r.Status = resume.StatusPending
+		return r, true, nil
+	}
+	stored, err := j.run(ctx, j.pool, j.sql.selectRun, r.RunID)
+	return stored, false, err
+}
+
+// Claim takes the run if it is pending, its lease expired, or c.Abandoned
+// holds it, and reads its journal: the claim and the read go to the server
+// as one batch, one round trip and one implicit transaction. A run it cannot
+// take is returned with its full journal and ErrRunBusy.
+func (j *Journal) Claim(ctx context.Context, c resume.ClaimRequest) (resume.RunRecord, []resume.StepRecord, error) {
+	runID := c.RunID
+	var deadOwner string
+	var deadEpoch int64 = -1
+	if c.Abandoned != nil {
+		deadOwner, deadEpoch = c.Abandoned.Owner, c.Abandoned.Epoch
+	}
+	now := time.Now()
+	b := &pgx.Batch{}
+	b.Queue(j.sql.claim, c.Owner, c.Until, now, runID, deadOwner, deadEpoch)
+	b.Queue(j.sql.entrySteps, runID)
+	j.reads.Add(1)
+	br := j.pool.SendBatch(ctx, b)
+	r, err := scanRun(br.QueryRow())
+	claimed := err == nil
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		br.Close()
+		return r, nil, fmt.Errorf("run %s: claim: %w", runID, err)
+	}
+	var steps []resume.StepRecord
+	if claimed {
+		rows, err := br.Query()
+		if err == nil {
+			steps, err = scanEntrySteps(rows, runID)
+		}
+		if err != nil {
+			br.Close()
+			return r, nil, fmt.Errorf("run %s: read journal: %w", runID, err)
+		}
+	}
+	if err := br.Close(); err != nil {
+		return r, nil, fmt.Errorf("run %s: claim: %w", runID, err)
+	}
+	if claimed {
+		j.commits.Add(1)
+		return r, steps, nil
+	}
+	r, steps, err = j.LoadRun(ctx, runID)
+	if err != nil {
+		return r, steps, err
+	}
+	return r, steps, fmt.Errorf("run %s is %s: %w", runID, r.Status, resume.ErrRunBusy)
+}
+
+// ClaimNext claims the oldest claimable run of one of c.Workflows, skipping
+// runs another worker is claiming at the same moment, and reads its
+// journal: two round trips, the claim committed first. It returns
+// ErrNoRunReady when no run can be claimed.
+func (j *Journal) ClaimNext(ctx context.Context, c resume.ClaimNextRequest) (resume.RunRecord, []resume.StepRecord, error) {
+	if len(c.Workflows) == 0 {
+		return resume.RunRecord{}, nil, fmt.Errorf("claim next for %s: no workflows: %w", c.Owner, resume.ErrNoRunReady)
+	}
+	r, err := scanRun(j.pool.QueryRow(ctx, j.sql.claimNext, c.Owner, c.Until, time.Now(), c.Workflows))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, nil, fmt.Errorf("claim next for %s: %w", c.Owner, resume.ErrNoRunReady)
+	}
+	if err != nil {
+		return r, nil, fmt.Errorf("claim next for %s: %w", c.Owner, err)
+	}
+	j.commits.Add(1)
+	// The lease is ours from here on: the journal cannot change under it.
+	j.reads.Add(1)
+	rows, err := j.pool.Query(ctx, j.sql.entrySteps, r.RunID)
+	var steps []resume.StepRecord
+	if err == nil {
+		steps, err = scanEntrySteps(rows, r.RunID)
+	}
+	if err != nil {
+		return r, nil, fmt.Errorf("run %s: read journal: %w", r.RunID, err)
+	}
+	return r, steps, nil
+}
+
+// RenewLease extends the lease if it is still held.
+func (j *Journal) RenewLease(ctx context.Context, l resume.Lease, until time.Time) error {
+	tag, err := j.pool.Exec(ctx, j.sql.renew, until, l.RunID, l.Owner, l.Epoch)
+	if err != nil {
+		return fmt.Errorf("run %s: renew lease: %w", l.RunID, err)
+	}
+	j.commits.Add(1)
+	return leaseHeld(tag, l)
+}
+
+func leaseHeld(tag pgconn.CommandTag, l resume.Lease) error {
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("run %s, epoch %d: %w", l.RunID, l.Epoch, resume.ErrLeaseLost)
+	}
+	return nil
+}
+
+func (j *Journal) writeStep(ctx context.Context, q querier, l resume.Lease, s resume.StepRecord) error {
+	tag, err := q.Exec(ctx, j.sql.writeStep,
+		s.RunID, s.StepKey, s.Name, string(s.Status), jsonArg(s.Result), s.Error,
+		s.Attempt, s.AttemptBase, s.Seq, s.StartedAt, nullTime(s.FinishedAt),
+		l.RunID, l.Owner, l.Epoch)
+	if err != nil {
+		return fmt.Errorf("run %s, step %s: write: %w", s.RunID, s.StepKey, err)
+	}
+	if err := leaseHeld(tag, l); err != nil {
+		return fmt.Errorf("step %s: %w", s.StepKey, err)
+	}
+	return nil
+}
+
+// WriteStep upserts the step's row, fenced, in one statement and one commit.
+func (j *Journal) WriteStep(ctx context.Context, l resume.Lease, s resume.StepRecord) error {
+	if err := j.writeStep(ctx, j.pool, l, s); err != nil {
+		return err
+	}
+	j.commits.Add(1)
+	return nil
+}
+
+// BeginStep opens a transaction for a tx step: the step's writes and its
+// journal row commit together. Its Handle is the pgx.Tx.
+func (j *Journal) BeginStep(ctx context.Context, l resume.Lease) (resume.StepTx, error) {
+	tx, err := j.pool.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: begin step: %w", l.RunID, err)
+	}
+	return &stepTx{j: j, tx: tx, lease: l}, nil
+}
+
+type stepTx struct {
+	j     *Journal
+	tx    pgx.Tx
+	lease resume.Lease
+	done  bool
+}
+
+// Handle returns the pgx.Tx.
+func (t *stepTx) Handle() any { return t.tx }
+
+// Commit writes s, fenced, in the transaction and commits it.
+func (t *stepTx) Commit(ctx context.Context, s resume.StepRecord) error {
+	if err := t.j.writeStep(ctx, t.tx, t.lease, s); err != nil {
+		return err
+	}
+	t.done = true
+	if err := t.tx.Commit(ctx); err != nil {
+		return fmt.Errorf("run %s, step %s: commit: %w", s.RunID, s.StepKey, err)
+	}
+	t.j.commits.Add(1)
+	return nil
+}
+
+// Rollback abandons the transaction; after Commit it does nothing.
+func (t *stepTx) Rollback() error {
+	if t.done {
+		return nil
+	}
+	t.done = true
+	return t.tx.Rollback(context.Background())
+}
+
+// FinishRun records the run's status and releases its lease, fenced.
+func (j *Journal) FinishRun(ctx context.Context, l resume.Lease, r resume.RunRecord) error {
+	tag, err := j.pool.Exec(ctx, j.sql.finish,
+		string(r.Status), jsonArg(r.Output), r.Error, r.AttentionStep, r.UpdatedAt,
+		l.RunID, l.Owner, l.Epoch)
+	if err != nil {
+		return fmt.Errorf("run %s: finish: %w", l.RunID, err)
+	}
+	j.commits.Add(1)
+	return leaseHeld(tag, l)
+}
+
+// LoadRun reads a run and its full journal, ordered by seq.
+func (j *Journal) LoadRun(ctx context.Context, runID string) (resume.RunRecord, []resume.StepRecord, error) {
+	r, err := j.run(ctx, j.pool, j.sql.selectRun, runID)
+	if err != nil {
+		return r, nil, err
+	}
+	steps, err := j.steps(ctx, j.pool, runID)
+	return r, steps, err
+}
+
+// ListRuns lists runs matching f, oldest first.
+func (j *Journal) ListRuns(ctx context.Context, f resume.RunFilter) ([]resume.RunRecord, error) {
+	var where []string
+	var args []any
+	if len(f.Statuses) > 0 {
+		statuses := make([]string, len(f.Statuses))
+		for i, s := range f.Statuses {
+			statuses[i] = string(s)
+		}
+		args = append(args, statuses)
+		where = append(where, fmt.Sprintf("status = ANY($%d)", len(args)))
+	}
+	if f.Workflow != "" {
+		args = append(args, f.Workflow)
+		where = append(where, fmt.Sprintf("workflow = $%d", len(args)))
+	}
+	if f.Version != "" {
+		args = append(args, f.Version)
+		where = append(where, fmt.Sprintf("version = $%d", len(args)))
+	}
+	q := j.sql.listRuns
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY created_at, run_id"
+	if f.Limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", f.Limit)
+	}
+	j.reads.Add(1)
+	rows, err := j.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	defer rows.Close()
+	var out []resume.RunRecord
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list runs: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	return out, nil
+}
+
+// Resolve applies a person's resolution to an in_flight step of a run in
+// needs_attention, atomically, with the run and step rows locked.
+func (j *Journal) Resolve(ctx context.Context, runID, stepKey string, res resume.Resolution) error {
+	return j.inTx(ctx, func(tx pgx.Tx) error {
+		r, err := j.run(ctx, tx, j.sql.selectRunForUpdate, runID)
+		if err != nil {
+			return err
+		}
+		if r.Status != resume.StatusNeedsAttention {
+			return fmt.Errorf("run %s is %s, not needs_attention: %w", runID, r.Status, resume.ErrRunBusy)
+		}
+		var status string
+		j.reads.Add(1)
+		err = tx.QueryRow(ctx, j.sql.selectStepStatus, runID, stepKey).Scan(&status)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("run %s has no step %s: %w", runID, stepKey, resume.ErrStepNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("run %s, step %s: read: %w", runID, stepKey, err)
+		}
+		if resume.StepStatus(status) != resume.StepInFlight {
+			return fmt.Errorf("run %s, step %s is %s: %w", runID, stepKey, status, resume.ErrNotInFlight)
+		}
+		now := time.Now()
+		if res.Done {
+			result := res.Result
+			if len(result) == 0 {
+				result = json.RawMessage("null")
+			}
+			_, err = tx.Exec(ctx, j.sql.resolveDone, string(result), now, runID, stepKey)
+		} else {
+			_, err = tx.Exec(ctx, j.sql.resolveRedo, now, runID, stepKey)
+		}
+		if err != nil {
+			return fmt.Errorf("run %s, step %s: resolve: %w", runID, stepKey, err)
+		}
+		if _, err := tx.Exec(ctx, j.sql.makePending, now, runID); err != nil {
+			return fmt.Errorf("run %s: resolve: %w", runID, err)
+		}
+		return nil
+	})
+}
+
+// Retry makes a failed run pending with a fresh budget for its failed steps.
+func (j *Journal) Retry(ctx context.Context, runID string) error {
+	return j.inTx(ctx, func(tx pgx.Tx) error {
+		r, err := j.run(ctx, tx, j.sql.selectRunForUpdate, runID)
+		if err != nil {
+			return err
+		}
+		if r.Status != resume.StatusFailed {
+			return fmt.Errorf("run %s is %s: %w", runID, r.Status, resume.ErrNotFailed)
+		}
+		if _, err := tx.Exec(ctx, j.sql.retrySteps, runID); err != nil {
+			return fmt.Errorf("run %s: retry: %w", runID, err)
+		}
+		if _, err := tx.Exec(ctx, j.sql.retryRun, time.Now(), runID); err != nil {
+			return fmt.Errorf("run %s: retry: %w", runID, err)
+		}
+		return nil
+	})
+}
+
+// Cancel marks an unfinished run cancelled. A run that succeeded or that a
+// live lease holds is refused with ErrRunBusy.
+func (j *Journal) Cancel(ctx context.Context, runID string) error {
+	return j.inTx(ctx, func(tx pgx.Tx) error {
+		r, err := j.run(ctx, tx, j.sql.selectRunForUpdate, runID)
+		if err != nil {
+			return err
+		}
+		switch {
+		case r.Status == resume.StatusSucceeded || r.Status == resume.StatusCancelled:
+			return fmt.Errorf("run %s is already %s: %w", runID, r.Status, resume.ErrRunBusy)
+		case r.Status == resume.StatusRunning && r.LeaseUntil.After(time.Now()):
+			return fmt.Errorf("run %s is running under %s: %w", runID, r.LeaseOwner, resume.ErrRunBusy)
+		}
+		if _, err := tx.Exec(ctx, j.sql.cancel, time.Now(), runID); err != nil {
+			return fmt.Errorf("run %s: cancel: %w", runID, err)
+		}
+		return nil
+	})
+}
+
+// SaveManifest stores a version's manifest the first time it is seen.
+func (j *Journal) SaveManifest(ctx context.Context, workflow, version, manifest string) error {
+	if _, err := j.pool.Exec(ctx, j.sql.saveManifest, workflow, version, manifest, time.Now()); err != nil {
+		return fmt.Errorf("workflow %s, version %s: save manifest: %w", workflow, version, err)
+	}
+	j.commits.Add(1)
+	return nil
+}
+
+// Manifest returns a stored manifest, or "" when the version is unknown.
+func (j *Journal) Manifest(ctx context.Context, workflow, version string) (string, error) {
+	var m string
+	j.reads.Add(1)
+	err := j.pool.QueryRow(ctx, j.sql.manifest, workflow, version).Scan(&m)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("workflow %s, version %s: read manifest: %w", workflow, version, err)
+	}
+	return m, nil
+}
+
+// inTx runs fn in a transaction and commits it if fn succeeds.
+func (j *Journal) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	tx, err := j.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback(ctx)
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	j.commits.Add(1)
+	return nil
+}

@@ -1,0 +1,126 @@
+package pgjournal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// migrations upgrade the schema one version at a time; migrations[i] takes
+// it from version i to i+1. Append, never edit: a database records the
+// version it reached in resume_schema. "{schema}." stands for the journal's
+// quoted schema name.
+//
+// input, output and result are json, not jsonb: json keeps the text as
+// written, so a stored input compares equal to the same input sent again.
+var migrations = []string{
+	// 1: runs, steps and manifests.
+	`
+CREATE TABLE {schema}.resume_runs (
+	run_id         text PRIMARY KEY,
+	workflow       text NOT NULL,
+	version        text NOT NULL,
+	status         text NOT NULL,
+	input          json NOT NULL,
+	output         json,
+	error          text NOT NULL DEFAULT '',
+	attention_step text NOT NULL DEFAULT '',
+	attempts       integer NOT NULL DEFAULT 0,
+	lease_owner    text NOT NULL DEFAULT '',
+	lease_until    timestamptz,
+	epoch          bigint NOT NULL DEFAULT 0,
+	created_at     timestamptz NOT NULL,
+	updated_at     timestamptz NOT NULL
+);
+CREATE INDEX resume_runs_by_status ON {schema}.resume_runs (status, created_at);
+CREATE TABLE {schema}.resume_steps (
+	run_id       text NOT NULL REFERENCES {schema}.resume_runs (run_id),
+	step_key     text NOT NULL,
+	name         text NOT NULL,
+	status       text NOT NULL,
+	result       json,
+	error        text NOT NULL DEFAULT '',
+	attempt      integer NOT NULL,
+	attempt_base integer NOT NULL DEFAULT 0,
+	seq          bigint NOT NULL,
+	started_at   timestamptz NOT NULL,
+	finished_at  timestamptz,
+	PRIMARY KEY (run_id, step_key)
+);
+CREATE TABLE {schema}.resume_manifests (
+	workflow   text NOT NULL,
+	version    text NOT NULL,
+	manifest   text NOT NULL,
+	created_at timestamptz NOT NULL,
+	PRIMARY KEY (workflow, version)
+);
+`,
+}
+
+// SchemaVersion returns the schema version this package creates and reads.
+func SchemaVersion() int { return len(migrations) }
+
+// migrationLock is the first key of the advisory lock that serializes
+// migrations; the second is the schema name's hash, so journals in
+// different schemas migrate independently.
+const migrationLock = 0x7265_7375 // "resu"
+
+// migrate brings the schema to SchemaVersion in one transaction holding an
+// advisory lock, so processes opening the same database at once apply each
+// migration exactly once. A schema newer than this package is refused.
+func migrate(ctx context.Context, pool *pgxpool.Pool, schema string) error {
+	q := func(sql string) string { return qualify(sql, schema) }
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: begin: %w", err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, migrationLock, schema); err != nil {
+		return fmt.Errorf("migrate: lock: %w", err)
+	}
+	for _, stmt := range []string{
+		`CREATE SCHEMA IF NOT EXISTS ` + pgx.Identifier{schema}.Sanitize(),
+		q(`CREATE TABLE IF NOT EXISTS {schema}.resume_schema (version integer NOT NULL)`),
+	} {
+		if _, err := tx.Exec(ctx, stmt); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+	}
+	var have int
+	err = tx.QueryRow(ctx, q(`SELECT version FROM {schema}.resume_schema`)).Scan(&have)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		if _, err := tx.Exec(ctx, q(`INSERT INTO {schema}.resume_schema (version) VALUES (0)`)); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+	case err != nil:
+		return fmt.Errorf("migrate: read schema version: %w", err)
+	}
+	if have > len(migrations) {
+		return fmt.Errorf("migrate: schema %s has version %d, newer than this program's %d: upgrade the program", schema, have, len(migrations))
+	}
+	if have == len(migrations) {
+		return nil // up to date; the rollback releases the lock
+	}
+	for v := have; v < len(migrations); v++ {
+		if _, err := tx.Exec(ctx, q(migrations[v])); err != nil {
+			return fmt.Errorf("migrate schema %s to version %d: %w", schema, v+1, err)
+		}
+	}
+	if _, err := tx.Exec(ctx, q(`UPDATE {schema}.resume_schema SET version = $1`), len(migrations)); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("migrate: commit: %w", err)
+	}
+	return nil
+}
+
+// qualify replaces "{schema}" in sql with the quoted schema name.
+func qualify(sql, schema string) string {
+	return strings.ReplaceAll(sql, "{schema}", pgx.Identifier{schema}.Sanitize())
+}
