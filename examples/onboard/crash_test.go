@@ -70,7 +70,14 @@ func generateAndBuild(dir, out string) error {
 	if files["go.sum"], err = os.ReadFile(filepath.Join(repo, "go.sum")); err != nil {
 		return err
 	}
-	for _, f := range []string{"onboard.go", "world.go", "main.go", "demo.go"} {
+	sources, err := filepath.Glob("*.go")
+	if err != nil {
+		return err
+	}
+	for _, f := range sources {
+		if strings.HasSuffix(f, "_test.go") || strings.HasSuffix(f, "_resume.go") {
+			continue
+		}
 		if files[f], err = os.ReadFile(f); err != nil {
 			return err
 		}
@@ -100,14 +107,18 @@ func generateAndBuild(dir, out string) error {
 // proc runs the example binary with the run's flags and extra ones.
 type proc struct {
 	t      *testing.T
-	dir    string
+	dir    string // the world's files
+	db     string // a SQLite file in dir or a PostgreSQL DSN
 	binary string
 }
 
-func newProc(t *testing.T) proc { return proc{t: t, dir: t.TempDir(), binary: binary} }
+func newProc(t *testing.T) proc {
+	dir := t.TempDir()
+	return proc{t: t, dir: dir, db: filepath.Join(dir, "journal.db"), binary: binary}
+}
 
 func (p proc) args(extra ...string) []string {
-	return append([]string{"-db", filepath.Join(p.dir, "journal.db"), "-run", "r1", "-outbox", filepath.Join(p.dir, "outbox")}, extra...)
+	return append([]string{"-db", p.db, "-run", "r1", "-world", p.dir}, extra...)
 }
 
 // run runs the example and returns its exit code, or -9 when SIGKILL ended it.
@@ -173,11 +184,16 @@ func TestCrashMatrix(t *testing.T) {
 		{"MarkComplete:after", execs(1, 1, 1, 3, 1), "succeeded", 1},
 	}
 	for _, tc := range cases {
-		for _, bin := range []struct{ name, path string }{{"committed", binary}, {"regenerated", generated}} {
-			t.Run(bin.name+"/"+tc.fault, func(t *testing.T) {
-				t.Parallel()
+		for _, variant := range []string{"sqlite", "regenerated", "postgres"} {
+			t.Run(variant+"/"+tc.fault, func(t *testing.T) {
 				p := newProc(t)
-				p.binary = bin.path
+				switch variant {
+				case "regenerated":
+					p.binary = generated
+				case "postgres":
+					p.db = freshDatabase(t)
+				}
+				t.Parallel()
 				crashAndResume(t, p, tc.fault, tc.wantStatus, tc.want, tc.calls)
 			})
 		}
@@ -233,16 +249,22 @@ func checkWorld(t *testing.T, r report, status string, want map[string]int, call
 
 func TestResolveOnce(t *testing.T) {
 	for _, tc := range []struct {
+		db          string
 		how         string
 		notify      int // NotifyOwner executions in all
 		aliceEmails int
 	}{
-		{"done", 3, 1}, // no second execution
-		{"redo", 4, 2}, // exactly one more
+		{"sqlite", "done", 3, 1}, // no second execution
+		{"sqlite", "redo", 4, 2}, // exactly one more
+		{"postgres", "done", 3, 1},
+		{"postgres", "redo", 4, 2},
 	} {
-		t.Run(tc.how, func(t *testing.T) {
-			t.Parallel()
+		t.Run(tc.db+"/"+tc.how, func(t *testing.T) {
 			p := newProc(t)
+			if tc.db == "postgres" {
+				p.db = freshDatabase(t)
+			}
+			t.Parallel()
 			if code, _ := p.run("-crash", "NotifyOwner:effect"); code != -9 {
 				t.Fatal("no crash")
 			}

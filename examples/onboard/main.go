@@ -9,13 +9,17 @@
 //
 // Usage:
 //
-//	onboard [-db PATH] [-run ID] [-outbox DIR] [-crash STEP:POINT] [-resolve STEP:done|redo] [-report]
+//	onboard [-db PATH|DSN] [-run ID] [-world DIR] [-outbox DIR] [-crash STEP:POINT] [-resolve STEP:done|redo] [-report]
+//	onboard -db DSN -run PREFIX -enqueue N
+//	onboard -db DSN -worker [-concurrency N]
 //
+// -db is a SQLite file or a postgres:// DSN; both hold the same tables.
 // -crash makes the process die at POINT (before, effect or after) of STEP.
-// Run it again with the same -db, -run and -outbox to resume. -resolve
+// Run it again with the same -db, -run and -world to resume. -resolve
 // settles a step that waits for a person before resuming. -report prints,
-// as JSON, what every step did and exits. Exit status: 0 succeeded, 3 the
-// run needs attention, 1 otherwise.
+// as JSON, what every step did and exits. -enqueue creates runs for
+// workers; -worker executes them until SIGTERM, then releases its runs.
+// Exit status: 0 succeeded, 3 the run needs attention, 1 otherwise.
 package main
 
 import (
@@ -27,11 +31,13 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/resumegen/resumegen/runtime/resume"
-	"github.com/resumegen/resumegen/runtime/sqlitejournal"
 )
 
 func main() {
@@ -40,8 +46,10 @@ func main() {
 
 // config is one invocation's flags.
 type config struct {
-	db, runID, outbox, crash, resolve string
-	report                            bool
+	db, runID, outbox, world, crash, resolve string
+	report, worker                           bool
+	enqueue, concurrency                     int
+	delay, lease                             time.Duration
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -55,12 +63,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var c config
 	fs := flag.NewFlagSet("onboard", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&c.db, "db", "onboard.db", "journal `file` (SQLite)")
+	fs.StringVar(&c.db, "db", "onboard.db", "journal: a SQLite `file` or a postgres:// DSN")
 	fs.StringVar(&c.runID, "run", "onboard-1", "run `id`; also the customer to onboard")
-	fs.StringVar(&c.outbox, "outbox", "", "`folder` of sent emails (default: outbox beside -db)")
+	fs.StringVar(&c.world, "world", "", "`folder` of the outside world's files: scoring ledger, effects log (default: beside a SQLite -db, else ./onboard-world)")
+	fs.StringVar(&c.outbox, "outbox", "", "`folder` of sent emails (default: outbox in -world)")
 	fs.StringVar(&c.crash, "crash", "", "die with SIGKILL at `STEP:POINT`, POINT one of before, effect, after")
 	fs.StringVar(&c.resolve, "resolve", "", "settle a step waiting for a person, `STEP:done` or STEP:redo, then resume")
 	fs.BoolVar(&c.report, "report", false, "print what every step did, as JSON, and exit")
+	fs.IntVar(&c.enqueue, "enqueue", 0, "enqueue `N` runs named RUN-1 ... RUN-N for workers, and exit")
+	fs.BoolVar(&c.worker, "worker", false, "work on enqueued and abandoned runs until SIGTERM or SIGINT")
+	fs.IntVar(&c.concurrency, "concurrency", 4, "with -worker: runs executed at once")
+	fs.DurationVar(&c.delay, "step-delay", 0, "make every step take this `long`, so kills land inside steps")
+	fs.DurationVar(&c.lease, "lease", 30*time.Second, "how long a run is held without renewal before another process may take it")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -68,8 +82,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "onboard: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
+	if c.world == "" {
+		c.world = "onboard-world"
+		if !isPostgres(c.db) {
+			c.world = filepath.Dir(c.db)
+		}
+	}
 	if c.outbox == "" {
-		c.outbox = filepath.Join(filepath.Dir(c.db), "outbox")
+		c.outbox = filepath.Join(c.world, "outbox")
 	}
 	code, err := runOnce(ctx, c, stdout)
 	if err != nil {
@@ -78,35 +98,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// openWorld opens the journal and the world's files beside it.
-func openWorld(ctx context.Context, c config) (*sqlitejournal.Journal, *world, error) {
-	if err := os.MkdirAll(c.outbox, 0o755); err != nil {
-		return nil, nil, err
-	}
-	j, err := sqlitejournal.Open(ctx, c.db)
-	if err != nil {
-		return nil, nil, err
-	}
-	if _, err := j.DB().ExecContext(ctx, `CREATE TABLE IF NOT EXISTS scores (
-		record_id TEXT NOT NULL, owner TEXT NOT NULL, points INTEGER NOT NULL)`); err != nil {
-		j.Close()
-		return nil, nil, fmt.Errorf("create scores table: %w", err)
-	}
-	w := &world{
-		db:      j.DB(),
-		scoring: &scoringService{ledger: &appendLog{path: c.db + ".scoring.log"}},
-		outbox:  &outbox{dir: c.outbox},
-		effects: &appendLog{path: c.db + ".effects.log"},
-	}
-	return j, w, nil
-}
-
 func runOnce(ctx context.Context, c config, stdout io.Writer) (int, error) {
-	j, w, err := openWorld(ctx, c)
+	if c.worker {
+		// First thing: a SIGTERM during startup must drain, not kill.
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+		defer stop()
+	}
+	j, scores, err := openJournal(ctx, c.db)
 	if err != nil {
 		return 1, err
 	}
 	defer j.Close()
+	w, err := openWorld(c.world, c.outbox, scores, c.delay)
+	if err != nil {
+		return 1, err
+	}
 	if c.report {
 		r, err := makeReport(ctx, j, w, c.runID)
 		if err != nil {
@@ -118,7 +125,7 @@ func runOnce(ctx context.Context, c config, stdout io.Writer) (int, error) {
 	}
 
 	// The run's outcome is printed below; the engine's log would repeat it.
-	opts := []resume.Option{resume.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}
+	opts := []resume.Option{resume.WithLease(c.lease), resume.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}
 	if c.crash != "" {
 		f, err := resume.ParseFault(c.crash)
 		if err != nil {
@@ -127,6 +134,27 @@ func runOnce(ctx context.Context, c config, stdout io.Writer) (int, error) {
 		opts = append(opts, resume.WithFault(f))
 	}
 	e := resume.NewEngine(j, opts...)
+	ctx = withWorld(ctx, w)
+
+	switch {
+	case c.enqueue > 0:
+		for i := 1; i <= c.enqueue; i++ {
+			id := fmt.Sprintf("%s-%d", c.runID, i)
+			if _, err := e.Enqueue(ctx, id, Onboard, Input{CustomerID: id}); err != nil {
+				return 1, err
+			}
+		}
+		fmt.Fprintf(stdout, "enqueued %d runs\n", c.enqueue)
+		return 0, nil
+	case c.worker:
+		fmt.Fprintf(stdout, "worker %d working\n", os.Getpid())
+		if err := e.Work(ctx, resume.WorkerOptions{Concurrency: c.concurrency, PollInterval: 50 * time.Millisecond}); err != nil {
+			return 1, err
+		}
+		fmt.Fprintln(stdout, "worker stopped; its runs are released")
+		return 0, nil
+	}
+
 	if c.resolve != "" {
 		step, how, _ := strings.Cut(c.resolve, ":")
 		if how != "done" && how != "redo" {
@@ -138,7 +166,7 @@ func runOnce(ctx context.Context, c config, stdout io.Writer) (int, error) {
 		fmt.Fprintf(stdout, "run %s: step %s resolved %s\n", c.runID, step, how)
 	}
 
-	sum, err := resume.Run(withWorld(ctx, w), e, c.runID, Onboard, Input{CustomerID: c.runID})
+	sum, err := resume.Run(ctx, e, c.runID, Onboard, Input{CustomerID: c.runID})
 	if errors.Is(err, resume.ErrNeedsAttention) {
 		fmt.Fprintf(stdout, "run %s: needs attention: %v\n", c.runID, err)
 		return 3, nil
@@ -163,7 +191,7 @@ type report struct {
 	Steps         map[string]int `json:"journal_rows"`    // resume_steps rows per step name
 }
 
-func makeReport(ctx context.Context, j *sqlitejournal.Journal, w *world, runID string) (report, error) {
+func makeReport(ctx context.Context, j resume.Journal, w *world, runID string) (report, error) {
 	r := report{Executions: map[string]int{}, Steps: map[string]int{}}
 	run, steps, err := j.LoadRun(ctx, runID)
 	if err != nil && !errors.Is(err, resume.ErrRunNotFound) {
@@ -178,12 +206,12 @@ func makeReport(ctx context.Context, j *sqlitejournal.Journal, w *world, runID s
 		return r, err
 	}
 	for _, l := range lines {
-		if step, rest, ok := strings.Cut(l, " "); ok && strings.Contains(rest, "run="+runID+" ") {
+		if step, rest, ok := strings.Cut(l, " "); ok && strings.Contains(rest, "run="+runID+" ") && strings.Contains(rest, " start=") {
 			r.Executions[step]++
 		}
 	}
 	r.ScoringCalls, r.Charges = w.scoring.calls(), w.scoring.charges()
-	if err := j.DB().QueryRowContext(ctx, `SELECT count(*) FROM scores`).Scan(&r.ScoreRows); err != nil {
+	if r.ScoreRows, err = w.scores.Count(ctx); err != nil {
 		return r, err
 	}
 	if r.Emails, err = w.outbox.sent(); err != nil {

@@ -73,7 +73,7 @@ func Onboard(ctx context.Context, in Input) (Summary, error) {
 //resume:step
 func FetchRecords(ctx context.Context, in Input) ([]Record, error) {
 	w := worldFrom(ctx)
-	w.count(ctx, "FetchRecords")
+	defer w.track(ctx, "FetchRecords")()
 	return []Record{
 		{ID: in.CustomerID + "-r1", Owner: "alice@example.com", Value: 3},
 		{ID: in.CustomerID + "-r2", Owner: "bob@example.com", Value: 5},
@@ -89,25 +89,18 @@ func FetchRecords(ctx context.Context, in Input) ([]Record, error) {
 //resume:step retry=5 backoff=200ms..30s
 func ScoreAll(ctx context.Context, recs []Record) ([]Score, error) {
 	w := worldFrom(ctx)
-	w.count(ctx, "ScoreAll")
+	defer w.track(ctx, "ScoreAll")()
 	return w.scoring.Score(ctx, resume.IdempotencyKey(ctx), recs)
 }
 
-// WriteScores stores the scores in the journal's database, in the step's
-// own transaction: exactly once.
+// WriteScores stores the scores in the journal's database (SQLite or
+// PostgreSQL), in the step's own transaction: exactly once.
 //
 //resume:step tx
 func WriteScores(ctx context.Context, scores []Score) error {
 	w := worldFrom(ctx)
-	w.count(ctx, "WriteScores")
-	q := resume.Tx[execer](ctx, w.db)
-	for _, s := range scores {
-		if _, err := q.ExecContext(ctx, `INSERT INTO scores (record_id, owner, points) VALUES (?, ?, ?)`,
-			s.RecordID, s.Owner, s.Points); err != nil {
-			return fmt.Errorf("insert score of %s: %w", s.RecordID, err)
-		}
-	}
-	return nil
+	defer w.track(ctx, "WriteScores")()
+	return w.scores.Insert(ctx, scores)
 }
 
 // NotifyOwner sends one email over plain SMTP, which cannot say whether a
@@ -116,8 +109,10 @@ func WriteScores(ctx context.Context, scores []Score) error {
 //resume:step once
 func NotifyOwner(ctx context.Context, o Owner) error {
 	w := worldFrom(ctx)
-	w.count(ctx, "NotifyOwner")
-	return w.outbox.Send(o.Email, fmt.Sprintf("Hello %s, %d of your records were scored.", o.Email, o.Records))
+	defer w.track(ctx, "NotifyOwner")()
+	info, _ := resume.StepFromContext(ctx)
+	return w.outbox.Send(o.Email, info.RunID+" "+info.StepKey,
+		fmt.Sprintf("Hello %s, %d of your records were scored.", o.Email, o.Records))
 }
 
 // MarkComplete records that the customer is onboarded.
@@ -125,7 +120,7 @@ func NotifyOwner(ctx context.Context, o Owner) error {
 //resume:step
 func MarkComplete(ctx context.Context, customerID string) error {
 	w := worldFrom(ctx)
-	w.count(ctx, "MarkComplete")
+	defer w.track(ctx, "MarkComplete")()
 	return nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -16,21 +15,32 @@ import (
 	"github.com/resumegen/resumegen/runtime/resume"
 )
 
-// execer is what WriteScores needs of a database handle: *sql.DB outside a
-// workflow, the step's *sql.Tx inside one.
-type execer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-}
-
-// world is the outside world the steps touch: the database, a paid scoring
-// service, an outbox of sent emails, and a log of every step execution. Each
-// keeps its record in files, so what happened survives a killed process and
-// can be counted afterwards.
+// world is the outside world the steps touch: the scores table, a paid
+// scoring service, an outbox of sent emails, and a log of every step
+// execution. Each keeps its record durably, so what happened survives a
+// killed process and can be counted afterwards.
 type world struct {
-	db      *sql.DB
+	scores  scoreStore
 	scoring *scoringService
 	outbox  *outbox
 	effects *appendLog
+	// delay slows every step down (half before its effect, half after), so
+	// that a kill can land inside it.
+	delay time.Duration
+}
+
+// openWorld returns the world whose files live in dir.
+func openWorld(dir, outboxDir string, scores scoreStore, delay time.Duration) (*world, error) {
+	if err := os.MkdirAll(outboxDir, 0o755); err != nil {
+		return nil, err
+	}
+	return &world{
+		scores:  scores,
+		scoring: &scoringService{ledger: &appendLog{path: filepath.Join(dir, "scoring.log")}},
+		outbox:  &outbox{dir: outboxDir},
+		effects: &appendLog{path: filepath.Join(dir, "effects.log")},
+		delay:   delay,
+	}, nil
 }
 
 type worldKey struct{}
@@ -47,11 +57,20 @@ func worldFrom(ctx context.Context) *world {
 	return w
 }
 
-// count logs one execution of step, before it does anything outside:
-// "STEP run=ID key=KEY attempt=N pid=PID".
-func (w *world) count(ctx context.Context, step string) {
+// track logs the start of one execution of step, before it does anything
+// outside, and returns the function that logs its end:
+//
+//	STEP run=ID key=KEY attempt=N pid=PID start=UNIXNANO
+//	STEP run=ID key=KEY attempt=N pid=PID end=UNIXNANO
+func (w *world) track(ctx context.Context, step string) (end func()) {
 	info, _ := resume.StepFromContext(ctx)
-	w.effects.append(fmt.Sprintf("%s run=%s key=%s attempt=%d pid=%d", step, info.RunID, info.StepKey, info.Attempt, os.Getpid()))
+	line := fmt.Sprintf("%s run=%s key=%s attempt=%d pid=%d", step, info.RunID, info.StepKey, info.Attempt, os.Getpid())
+	w.effects.append(fmt.Sprintf("%s start=%d", line, time.Now().UnixNano()))
+	time.Sleep(w.delay / 2)
+	return func() {
+		time.Sleep(w.delay / 2)
+		w.effects.append(fmt.Sprintf("%s end=%d", line, time.Now().UnixNano()))
+	}
 }
 
 // appendLog is a file of lines, appended with O_APPEND so lines of several
@@ -159,14 +178,14 @@ type outbox struct {
 	dir string
 }
 
-// Send writes one email.
-func (o *outbox) Send(to, body string) error {
+// Send writes one email; tag (the run and step key) goes into a header.
+func (o *outbox) Send(to, tag, body string) error {
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return err
 	}
 	name := fmt.Sprintf("%s-%d-%s.eml", to, time.Now().UnixNano(), hex.EncodeToString(b[:]))
-	msg := fmt.Sprintf("To: %s\nSubject: your records were scored\n\n%s\n", to, body)
+	msg := fmt.Sprintf("To: %s\nX-Resume-Step: %s\nSubject: your records were scored\n\n%s\n", to, tag, body)
 	if err := os.WriteFile(filepath.Join(o.dir, name), []byte(msg), 0o644); err != nil {
 		return fmt.Errorf("send email to %s: %w", to, err)
 	}

@@ -1,0 +1,331 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// TestChaos runs 200 runs of the example on four worker processes sharing
+// one PostgreSQL journal, while a driver kills random workers with SIGKILL
+// at random moments and restarts them. At the end every run succeeded or
+// waits for a person, tx effects exist exactly once, no once step ran twice,
+// and no step of a run executed in two workers at the same time (proved from
+// the effects log and the kill times).
+func TestChaos(t *testing.T) {
+	const (
+		runs     = 200
+		workers  = 4
+		maxKills = 30
+	)
+	db := freshDatabase(t)
+	dir := t.TempDir()
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, seed>>7))
+	t.Logf("seed %d", seed)
+	args := func(extra ...string) []string {
+		return append([]string{"-db", db, "-world", dir, "-run", "chaos"}, extra...)
+	}
+	if out, err := exec.Command(binary, args("-enqueue", strconv.Itoa(runs))...).CombinedOutput(); err != nil {
+		t.Fatalf("enqueue: %v\n%s", err, out)
+	}
+
+	type worker struct {
+		cmd  *exec.Cmd
+		done chan error
+		log  *os.File
+		path string
+	}
+	var kills []kill
+	procs := make([]*worker, workers)
+	start := func(i int) {
+		logf, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("worker-%d.log", i)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(binary, args("-worker", "-concurrency", "4", "-step-delay", "20ms", "-lease", "1s")...)
+		cmd.Stdout, cmd.Stderr = logf, logf
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		w := &worker{cmd: cmd, done: make(chan error, 1), log: logf, path: logf.Name()}
+		go func() { w.done <- cmd.Wait() }()
+		procs[i] = w
+	}
+	for i := range procs {
+		start(i)
+	}
+	defer func() {
+		for _, w := range procs {
+			w.cmd.Process.Kill()
+			w.log.Close()
+		}
+	}()
+
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	finished := func() int {
+		var n int
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM resume_runs WHERE status IN ('succeeded', 'needs_attention', 'failed', 'cancelled')`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	began := time.Now()
+	deadline := began.Add(3 * time.Minute)
+	for finished() < runs {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 3 minutes only %d of %d runs finished", finished(), runs)
+		}
+		time.Sleep(time.Duration(50+rng.IntN(350)) * time.Millisecond)
+		if len(kills) >= maxKills {
+			continue
+		}
+		i := rng.IntN(workers)
+		w := procs[i]
+		kills = append(kills, kill{pid: w.cmd.Process.Pid, at: time.Now().UnixNano()})
+		if err := w.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatalf("kill worker %d: %v", i, err)
+		}
+		<-w.done
+		w.log.Close()
+		start(i)
+	}
+	elapsed := time.Since(began)
+
+	// A clean shutdown: SIGTERM drains every worker, once it is up.
+	for i, w := range procs {
+		started := fmt.Sprintf("worker %d working", w.cmd.Process.Pid)
+		for wait := time.Now().Add(10 * time.Second); !contains(readLines(t, w.path), started); {
+			if time.Now().After(wait) {
+				t.Fatalf("worker %d did not start", i)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatalf("SIGTERM worker %d: %v", i, err)
+		}
+		select {
+		case err := <-w.done:
+			if err != nil {
+				t.Errorf("worker %d after SIGTERM: %v", i, err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Errorf("worker %d did not stop within 30s of SIGTERM", i)
+		}
+	}
+
+	// Every run succeeded or waits for a person at its once step.
+	statuses := map[string]int{}
+	rows, err := conn.Query(ctx, `SELECT status, attention_step FROM resume_runs`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var status, step string
+		if err := rows.Scan(&status, &step); err != nil {
+			t.Fatal(err)
+		}
+		statuses[status]++
+		if status == "needs_attention" && !strings.HasPrefix(step, "NotifyOwner") {
+			t.Errorf("a run needs attention at %q, not at the once step", step)
+		}
+	}
+	if rows.Err() != nil {
+		t.Fatal(rows.Err())
+	}
+	if statuses["succeeded"]+statuses["needs_attention"] != runs {
+		t.Errorf("statuses = %v, want %d succeeded or needs_attention", statuses, runs)
+	}
+
+	// tx effects exist exactly once: four score rows per run, no duplicate.
+	var scoreRows, duplicated int
+	if err := conn.QueryRow(ctx, `SELECT count(*), count(*) - count(DISTINCT record_id) FROM scores`).Scan(&scoreRows, &duplicated); err != nil {
+		t.Fatal(err)
+	}
+	if scoreRows != 4*runs || duplicated != 0 {
+		t.Errorf("scores: %d rows, %d duplicated; want %d and 0", scoreRows, duplicated, 4*runs)
+	}
+
+	// The paid service charged once per run.
+	charged := map[string]int{}
+	for _, l := range readLines(t, filepath.Join(dir, "scoring.log")) {
+		if f := strings.Fields(l); len(f) == 3 && f[2] == "charged" {
+			charged[f[1]]++
+		}
+	}
+	if len(charged) != runs {
+		t.Errorf("the scoring service charged %d keys, want %d", len(charged), runs)
+	}
+	for key, n := range charged {
+		if n != 1 {
+			t.Errorf("key %s charged %d times", key, n)
+		}
+	}
+
+	execs := parseEffects(t, readLines(t, filepath.Join(dir, "effects.log")), kills)
+
+	// No once step ran twice, by the effects log and by the outbox.
+	notify := map[string]int{}
+	for _, x := range execs {
+		if x.step == "NotifyOwner" {
+			notify[x.run+" "+x.key]++
+		}
+	}
+	emails := emailsByStep(t, filepath.Join(dir, "outbox"))
+	onceTwice := 0
+	for k, n := range notify {
+		if n > 1 || emails[k] > 1 {
+			onceTwice++
+			t.Errorf("once step %s executed %d times, sent %d emails", k, n, emails[k])
+		}
+	}
+
+	// No step of a run executed in two workers at the same time.
+	overlaps := 0
+	byRun := map[string][]execution{}
+	for _, x := range execs {
+		byRun[x.run] = append(byRun[x.run], x)
+	}
+	for run, xs := range byRun {
+		sort.Slice(xs, func(i, j int) bool { return xs[i].start < xs[j].start })
+		for i := 1; i < len(xs); i++ {
+			if xs[i].start < xs[i-1].end {
+				overlaps++
+				t.Errorf("run %s: %s (pid %d) started before %s (pid %d) ended", run, xs[i].key, xs[i].pid, xs[i-1].key, xs[i-1].pid)
+			}
+		}
+	}
+
+	t.Logf("chaos: %d runs on %d workers in %v, %d SIGKILLs; %d succeeded, %d need attention; "+
+		"score rows %d (duplicated %d), charges %d, once steps run twice %d, overlapping executions %d, step executions %d",
+		runs, workers, elapsed.Round(time.Millisecond), len(kills), statuses["succeeded"], statuses["needs_attention"],
+		scoreRows, duplicated, len(charged), onceTwice, overlaps, len(execs))
+}
+
+type kill struct {
+	pid int
+	at  int64 // unix nanoseconds
+}
+
+// execution is one step execution from the effects log.
+type execution struct {
+	step, run, key string
+	pid            int
+	start, end     int64 // end: its end line, or the kill of its process
+}
+
+// parseEffects pairs the effects log's start and end lines. An execution
+// without an end line was cut short by a kill of its process: it ended no
+// later than that kill.
+func parseEffects(t *testing.T, lines []string, kills []kill) []execution {
+	t.Helper()
+	type id struct {
+		step, run, key, attempt string
+		pid                     int
+	}
+	open := map[id]*execution{}
+	var out []*execution
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) != 6 {
+			t.Fatalf("effects log line %q", l)
+		}
+		get := func(field, prefix string) string { return strings.TrimPrefix(field, prefix) }
+		pid, _ := strconv.Atoi(get(f[4], "pid="))
+		k := id{f[0], get(f[1], "run="), get(f[2], "key="), get(f[3], "attempt="), pid}
+		switch {
+		case strings.HasPrefix(f[5], "start="):
+			at, _ := strconv.ParseInt(get(f[5], "start="), 10, 64)
+			x := &execution{step: k.step, run: k.run, key: k.key, pid: pid, start: at, end: -1}
+			open[k] = x
+			out = append(out, x)
+		case strings.HasPrefix(f[5], "end="):
+			at, _ := strconv.ParseInt(get(f[5], "end="), 10, 64)
+			if x := open[k]; x != nil {
+				x.end = at
+				delete(open, k)
+			}
+		}
+	}
+	var execs []execution
+	for _, x := range out {
+		if x.end < 0 {
+			for _, k := range kills {
+				if k.pid == x.pid && k.at >= x.start {
+					x.end = k.at
+					break
+				}
+			}
+			if x.end < 0 {
+				t.Errorf("%s of run %s in pid %d never ended and its process was not killed", x.key, x.run, x.pid)
+				x.end = x.start
+			}
+		}
+		execs = append(execs, *x)
+	}
+	return execs
+}
+
+// emailsByStep counts the outbox's emails by their X-Resume-Step header
+// ("RUN KEY").
+func emailsByStep(t *testing.T, dir string) map[string]int {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, e := range entries {
+		for _, l := range readLines(t, filepath.Join(dir, e.Name())) {
+			if tag, ok := strings.CutPrefix(l, "X-Resume-Step: "); ok {
+				out[tag]++
+			}
+		}
+	}
+	return out
+}
+
+func contains(lines []string, s string) bool {
+	for _, l := range lines {
+		if l == s {
+			return true
+		}
+	}
+	return false
+}
+
+func readLines(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var lines []string
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		lines = append(lines, s.Text())
+	}
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return lines
+}
