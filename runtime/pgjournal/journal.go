@@ -131,12 +131,13 @@ const stepColumns = `run_id, step_key, name, status, result, error, attempt, att
 
 // claimable is the condition under which a run may be claimed: pending, or
 // running under a lease that expired ($3 is the claimer's clock).
-const claimable = `(status = 'pending' OR (status = 'running' AND lease_until < $3))`
+const claimable = `(status = 'pending' OR (status = 'running' AND lease_until < $3::timestamptz))`
 
 // claimSet takes a run: $1 owner, $2 lease expiry, $3 now.
 const claimSet = `UPDATE {schema}.resume_runs SET
 		status = 'running', attempts = attempts + 1, epoch = epoch + 1,
-		lease_owner = $1, lease_until = $2, updated_at = $3, error = '', attention_step = ''`
+		lease_owner = $1::text, lease_until = $2::timestamptz, updated_at = $3::timestamptz,
+		error = '', attention_step = ''`
 
 func newQueries(schema string) queries {
 	q := queries{
@@ -159,7 +160,7 @@ func newQueries(schema string) queries {
 		// $4 run id, $5 and $6 the abandoned lease (owner, epoch), if any.
 		claim: claimSet + `
 			WHERE run_id = $4 AND (status = 'pending' OR (status = 'running' AND
-				(lease_until < $3 OR (lease_owner = $5 AND epoch = $6))))
+				(lease_until < $3::timestamptz OR (lease_owner = $5 AND epoch = $6))))
 			RETURNING ` + runColumns,
 		// $4 the workflows. The inner select locks the oldest claimable
 		// run and skips those another claimer holds; the outer condition
@@ -167,7 +168,7 @@ func newQueries(schema string) queries {
 		claimNext: claimSet + `
 			WHERE run_id = (
 				SELECT run_id FROM {schema}.resume_runs
-				WHERE workflow = ANY($4) AND ` + claimable + `
+				WHERE workflow = ANY($4::text[]) AND ` + claimable + `
 				ORDER BY created_at, run_id LIMIT 1
 				FOR UPDATE SKIP LOCKED)
 			AND ` + claimable + `
