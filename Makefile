@@ -1,5 +1,9 @@
 # The two commands a newcomer needs: `make demo` and `make test`.
 GO ?= go
+# WITH_POSTGRES runs a command beside a throwaway PostgreSQL server, for the
+# PostgreSQL journal's tests and benchmarks (they skip without one, unless
+# RESUME_REQUIRE_POSTGRES=1).
+WITH_POSTGRES ?= scripts/with-postgres.sh
 
 .PHONY: demo test generate check bench
 
@@ -10,11 +14,12 @@ demo:
 
 # test vets the code, proves every generated file is fresh, and runs all
 # tests (golden files that compile, the journal conformance suite, the
-# crash matrix with real processes).
+# crash matrix with real processes). The tests run beside a throwaway
+# PostgreSQL server, for the PostgreSQL journal.
 test:
 	$(GO) vet ./...
 	$(GO) tool resumegen -check ./...
-	$(GO) test -count=1 ./...
+	$(WITH_POSTGRES) $(GO) test -count=1 ./...
 
 # generate regenerates every *_resume.go file.
 generate:
@@ -25,6 +30,7 @@ check:
 	$(GO) tool resumegen -check ./...
 
 # bench runs the runtime benchmarks; docs/benchmarks.md records them.
-# Set RESUME_BENCH_DIR to put the databases on the disk you care about.
+# Set RESUME_BENCH_DIR to put the databases on the disk you care about (the
+# PostgreSQL server of the benchmarks lives in /tmp).
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 500x -count 5 ./runtime/...
+	$(WITH_POSTGRES) $(GO) test -run '^$$' -bench . -benchtime 500x -count 5 ./runtime/...

@@ -56,6 +56,9 @@ if [ "$(id -u)" = 0 ]; then
 	chown postgres: "$tmp"
 fi
 chmod 700 "$tmp"
+if [ "$(stat -f -c %T "$tmp")" = tmpfs ]; then
+	echo "with-postgres.sh: note: $tmp is on tmpfs, so fsync costs nothing; benchmarks will flatter commits" >&2
+fi
 
 started=
 cleanup() {
