@@ -178,7 +178,8 @@ func Run[In, Out any](ctx context.Context, e *Engine, runID string, wf func(cont
 //
 //   - a new id creates the run and executes it;
 //   - an unfinished run with that id is resumed (its journaled steps are not
-//     executed again);
+//     executed again), unless another live process holds it: then Start
+//     returns [ErrRunBusy] and executes nothing;
 //   - a finished run returns its journaled outcome and executes nothing.
 //
 // An id reused for another workflow or another input is refused with

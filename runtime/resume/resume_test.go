@@ -1,0 +1,207 @@
+package resume
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseFault(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    Fault
+		wantErr string
+	}{
+		{in: "ScoreAll:effect", want: Fault{"ScoreAll", FaultEffect}},
+		{in: "NotifyOwner#2:before", want: Fault{"NotifyOwner#2", FaultBefore}},
+		{in: "Client.Send:after", want: Fault{"Client.Send", FaultAfter}},
+		{in: "ScoreAll", wantErr: "want STEP:POINT"},
+		{in: ":effect", wantErr: "want STEP:POINT"},
+		{in: "ScoreAll:during", wantErr: `unknown point "during"`},
+	} {
+		got, err := ParseFault(tc.in)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("ParseFault(%q) error = %v, want %q", tc.in, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("ParseFault(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+		if got.String() != tc.in {
+			t.Errorf("%v.String() = %q, want %q", got, got.String(), tc.in)
+		}
+	}
+}
+
+func TestBackoffIsBoundedFullJitter(t *testing.T) {
+	def := &StepDef{BackoffMin: 10 * time.Millisecond, BackoffMax: 80 * time.Millisecond}
+	for n, bound := range map[int]time.Duration{1: 10, 2: 20, 3: 40, 4: 80, 5: 80, 30: 80} {
+		bound *= time.Millisecond
+		var most time.Duration
+		for i := 0; i < 2000; i++ {
+			d := backoff(def, n)
+			if d < 0 || d > bound {
+				t.Fatalf("backoff after attempt %d = %v, outside [0, %v]", n, d, bound)
+			}
+			most = max(most, d)
+		}
+		// Full jitter spreads over the whole range, not just near the bound.
+		if most < bound/2 {
+			t.Errorf("backoff after attempt %d never exceeded %v of a %v bound", n, most, bound)
+		}
+	}
+	if d := backoff(&StepDef{}, 100); d > DefaultBackoffMax {
+		t.Errorf("default backoff = %v, over %v", d, DefaultBackoffMax)
+	}
+}
+
+func TestSleepRespectsCancellation(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	t0 := time.Now()
+	if err := sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Fatalf("sleep = %v, want context.Canceled", err)
+	}
+	if time.Since(t0) > time.Second {
+		t.Fatal("sleep ignored its cancelled context")
+	}
+}
+
+func TestPermanent(t *testing.T) {
+	base := errors.New("card declined")
+	err := fmt.Errorf("charge: %w", Permanent(base))
+	if !IsPermanent(err) || !errors.Is(err, base) {
+		t.Errorf("IsPermanent = %v, errors.Is = %v; want both true", IsPermanent(err), errors.Is(err, base))
+	}
+	if IsPermanent(base) || Permanent(nil) != nil {
+		t.Error("an unmarked error is permanent, or Permanent(nil) is not nil")
+	}
+}
+
+func TestIdempotencyKey(t *testing.T) {
+	k := idempotencyKey("run-1", "ScoreAll")
+	if !regexp.MustCompile(`^rg-[0-9a-f]{32}$`).MatchString(k) {
+		t.Errorf("key %q is not rg- and 32 hex digits", k)
+	}
+	if k != idempotencyKey("run-1", "ScoreAll") {
+		t.Error("the key is not stable")
+	}
+	for _, other := range [][2]string{{"run-1", "ScoreAll#2"}, {"run-2", "ScoreAll"}, {"run-1S", "coreAll"}} {
+		if idempotencyKey(other[0], other[1]) == k {
+			t.Errorf("%v has the same key as run-1/ScoreAll", other)
+		}
+	}
+	if IdempotencyKey(context.Background()) != "" {
+		t.Error("a key outside a step")
+	}
+	ctx := context.WithValue(context.Background(), stepInfoKey{}, StepInfo{RunID: "run-1", StepKey: "ScoreAll", Attempt: 3})
+	if IdempotencyKey(ctx) != k {
+		t.Error("the step's key depends on more than run id and step key")
+	}
+}
+
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+func TestTx(t *testing.T) {
+	var fallback *sql.DB
+	if got := Tx[execer](context.Background(), fallback); got != execer(fallback) {
+		t.Errorf("outside a tx step Tx returned %v, want the fallback", got)
+	}
+	if InTx(context.Background()) {
+		t.Error("InTx outside a step")
+	}
+	tx := &sql.Tx{}
+	ctx := context.WithValue(context.Background(), txKey{}, tx)
+	if got := Tx[execer](ctx, fallback); got != execer(tx) {
+		t.Errorf("inside a tx step Tx returned %v, want the step's transaction", got)
+	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "does not implement") {
+			t.Errorf("a transaction of the wrong kind: recovered %v, want a clear panic", r)
+		}
+	}()
+	type pgxLike interface{ Exec(context.Context, string, ...any) error }
+	Tx[pgxLike](ctx, nil)
+}
+
+func TestArgs(t *testing.T) {
+	args, err := encodeArgs([]any{"a", 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s string
+	var n int
+	if err := args.Decode(&s, &n); err != nil || s != "a" || n != 2 {
+		t.Errorf("Decode = %q, %d, %v", s, n, err)
+	}
+	if err := args.Decode(&s); err == nil || !strings.Contains(err.Error(), "have 2 arguments, the workflow takes 1") {
+		t.Errorf("Decode with too few pointers: %v", err)
+	}
+	empty, _ := encodeArgs(nil)
+	if string(empty) != "[]" || empty.Decode() != nil {
+		t.Errorf("no arguments encode as %s", empty)
+	}
+	if err := Args(`[1]`).Decode(&s); err == nil || !strings.Contains(err.Error(), "argument 1") {
+		t.Errorf("Decode of a mistyped argument: %v", err)
+	}
+}
+
+func TestDiffLines(t *testing.T) {
+	old := "A a func() default\nB b func() default\n"
+	new := "A a func() default\nC c func() once\nB b func() default\n"
+	got := strings.Join(diffLines(old, new), "|")
+	if got != "+ C c func() once" {
+		t.Errorf("diff = %q", got)
+	}
+	if got := diffLines("A\nB\n", "B\nA\n"); len(got) != 1 || !strings.Contains(got[0], "different order") {
+		t.Errorf("reordered diff = %q", got)
+	}
+}
+
+func workflowA(ctx context.Context) error { return nil }
+func notAWorkflow(ctx context.Context) error { return nil }
+
+func TestRegister(t *testing.T) {
+	def := &WorkflowDef{Package: "example.com/p", Name: "workflowA", Version: "v1"}
+	Register(workflowA, def)
+	got, err := lookupFunc(workflowA)
+	if err != nil || got != def {
+		t.Fatalf("lookupFunc = %v, %v", got, err)
+	}
+	if d, ok := Lookup("example.com/p.workflowA"); !ok || d != def {
+		t.Error("Lookup by qualified name failed")
+	}
+	if _, err := lookupFunc(notAWorkflow); err == nil || !strings.Contains(err.Error(), "run go generate") {
+		t.Errorf("an unregistered function: %v", err)
+	}
+	defer func() {
+		if r := recover(); r == nil {
+			t.Error("registering a workflow twice did not panic")
+		}
+	}()
+	Register(workflowA, def)
+}
+
+func TestOwnerDead(t *testing.T) {
+	host, _ := os.Hostname()
+	if ownerDead(defaultOwner()) {
+		t.Error("this process is dead")
+	}
+	if ownerDead("other-host/1/ab") || ownerDead("garbage") {
+		t.Error("an owner of another host, or a malformed one, is dead")
+	}
+	// Pid 2^22+1 is above Linux's pid_max default and never runs.
+	if !ownerDead(fmt.Sprintf("%s/%d/ab", host, 1<<22+1)) {
+		t.Error("a process that does not exist is alive")
+	}
+}
