@@ -130,7 +130,9 @@ func TestTx(t *testing.T) {
 			t.Errorf("a transaction of the wrong kind: recovered %v, want a clear panic", r)
 		}
 	}()
-	type pgxLike interface{ Exec(context.Context, string, ...any) error }
+	type pgxLike interface {
+		Exec(context.Context, string, ...any) error
+	}
 	Tx[pgxLike](ctx, nil)
 }
 
@@ -168,7 +170,7 @@ func TestDiffLines(t *testing.T) {
 	}
 }
 
-func workflowA(ctx context.Context) error { return nil }
+func workflowA(ctx context.Context) error    { return nil }
 func notAWorkflow(ctx context.Context) error { return nil }
 
 func TestRegister(t *testing.T) {
