@@ -11,12 +11,21 @@ import (
 // otherwise executes fn under the step's policy and journals the outcome.
 // Outside a run it calls fn. For generated code only.
 func Call[T any](ctx context.Context, def *StepDef, fn func(context.Context) (T, error)) (T, error) {
+	return CallKey(ctx, def, "", fn)
+}
+
+// CallKey is [Call] for a call site with key=EXPR: the execution's journal
+// key is Name[key] instead of its occurrence number, so a loop over owners
+// is keyed by owner whatever their order. A key used twice in one run is an
+// error: the second execution would otherwise replay the first's result.
+// For generated code only.
+func CallKey[T any](ctx context.Context, def *StepDef, key string, fn func(context.Context) (T, error)) (T, error) {
 	st := stateFrom(ctx)
 	if st == nil {
 		return fn(ctx)
 	}
 	var out T
-	raw, replayed, err := st.step(ctx, def, func(ctx context.Context) (json.RawMessage, error) {
+	raw, replayed, err := st.step(ctx, def, key, func(ctx context.Context) (json.RawMessage, error) {
 		v, err := fn(ctx)
 		if err != nil {
 			return nil, err
@@ -44,11 +53,17 @@ func Call[T any](ctx context.Context, def *StepDef, fn func(context.Context) (T,
 // Call0 runs one step that returns only an error; see [Call]. For generated
 // code only.
 func Call0(ctx context.Context, def *StepDef, fn func(context.Context) error) error {
+	return Call0Key(ctx, def, "", fn)
+}
+
+// Call0Key is [Call0] for a call site with key=EXPR; see [CallKey]. For
+// generated code only.
+func Call0Key(ctx context.Context, def *StepDef, key string, fn func(context.Context) error) error {
 	st := stateFrom(ctx)
 	if st == nil {
 		return fn(ctx)
 	}
-	_, _, err := st.step(ctx, def, func(ctx context.Context) (json.RawMessage, error) {
+	_, _, err := st.step(ctx, def, key, func(ctx context.Context) (json.RawMessage, error) {
 		if err := fn(ctx); err != nil {
 			return nil, err
 		}

@@ -207,3 +207,21 @@ func TestOwnerDead(t *testing.T) {
 		t.Error("a process that does not exist is alive")
 	}
 }
+
+func TestStepKeys(t *testing.T) {
+	st := newRunState(nil, &WorkflowDef{}, RunRecord{RunID: "r"}, nil)
+	var got []string
+	for _, k := range []string{"", "", "alice@example.com", "bob@example.com", ""} {
+		key, err := st.nextKey("Notify", k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, key)
+	}
+	if want := "Notify,Notify#2,Notify[alice@example.com],Notify[bob@example.com],Notify#3"; strings.Join(got, ",") != want {
+		t.Errorf("keys = %s, want %s", strings.Join(got, ","), want)
+	}
+	if _, err := st.nextKey("Notify", "alice@example.com"); err == nil || !strings.Contains(err.Error(), "Notify[alice@example.com] executed twice") {
+		t.Errorf("a repeated key: %v", err)
+	}
+}

@@ -22,6 +22,7 @@ type runState struct {
 
 	mu    sync.Mutex
 	occur map[string]int // executions per step name so far
+	keyed map[string]bool // Name[key] step keys executed so far
 	seq   int64          // highest Seq in the journal
 	// stop, once set, makes every later step return it without executing:
 	// the run parked, lost its lease or could not write its journal.
@@ -50,6 +51,7 @@ func newRunState(e *Engine, def *WorkflowDef, run RunRecord, steps []StepRecord)
 		lease:   Lease{RunID: run.RunID, Owner: run.LeaseOwner, Epoch: run.Epoch},
 		journal: make(map[string]StepRecord, len(steps)),
 		occur:   map[string]int{},
+		keyed:   map[string]bool{},
 	}
 	for _, s := range steps {
 		st.journal[s.StepKey] = s
@@ -75,15 +77,25 @@ func (st *runState) stopped() error {
 	return st.stop
 }
 
-// nextKey numbers this execution of the step named name: name, name#2, ...
-func (st *runState) nextKey(name string) string {
+// nextKey names this execution of the step named name: name[key] for a
+// keyed call site, else by occurrence: name, name#2, ... A key seen before
+// in this run is an error.
+func (st *runState) nextKey(name, key string) (string, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if key != "" {
+		k := name + "[" + key + "]"
+		if st.keyed[k] {
+			return "", fmt.Errorf("run %s: step %s executed twice: its key= values must differ within a run", st.run.RunID, k)
+		}
+		st.keyed[k] = true
+		return k, nil
+	}
 	st.occur[name]++
 	if n := st.occur[name]; n > 1 {
-		return name + "#" + strconv.Itoa(n)
+		return name + "#" + strconv.Itoa(n), nil
 	}
-	return name
+	return name, nil
 }
 
 func (st *runState) nextSeq() int64 {
@@ -96,7 +108,7 @@ func (st *runState) nextSeq() int64 {
 // step runs one step execution: it replays a succeeded row, or executes body
 // under the step's policy and retry budget. replayed reports that raw came
 // from the journal.
-func (st *runState) step(ctx context.Context, def *StepDef, body func(context.Context) (json.RawMessage, error)) (raw json.RawMessage, replayed bool, err error) {
+func (st *runState) step(ctx context.Context, def *StepDef, callKey string, body func(context.Context) (json.RawMessage, error)) (raw json.RawMessage, replayed bool, err error) {
 	if err := st.stopped(); err != nil {
 		return nil, false, err
 	}
@@ -105,7 +117,10 @@ func (st *runState) step(ctx context.Context, def *StepDef, body func(context.Co
 		return nil, false, st.stopf("run %s: %w", st.run.RunID, errDraining)
 	default:
 	}
-	key := st.nextKey(def.Name)
+	key, err := st.nextKey(def.Name, callKey)
+	if err != nil {
+		return nil, false, Permanent(err)
+	}
 	prev, seen := st.journal[key]
 	if seen {
 		switch prev.Status {
