@@ -2,6 +2,7 @@ package pgjournal_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -200,5 +201,61 @@ func TestConnectDefaultSchema(t *testing.T) {
 	}
 	if input != `[{"b": 1, "a": 2}]` {
 		t.Errorf("stored input = %s, want the text as written", input)
+	}
+}
+
+// TestClaimNextConcurrent: workers claiming at once over the same pending
+// runs take each run exactly once (FOR UPDATE SKIP LOCKED), and none waits
+// for another's claim.
+func TestClaimNextConcurrent(t *testing.T) {
+	ctx := context.Background()
+	pool := testPool(t)
+	j, err := pgjournal.Open(ctx, pool, pgjournal.WithSchema(freshSchema(t, pool)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const runs, workers = 40, 8
+	created := time.Now().Add(-time.Minute)
+	for i := range runs {
+		at := created.Add(time.Duration(i) * time.Millisecond)
+		r := resume.RunRecord{RunID: fmt.Sprintf("r%02d", i), Workflow: "w", Version: "v", Input: []byte(`[]`), CreatedAt: at, UpdatedAt: at}
+		if _, _, err := j.CreateRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	claimed := map[string]int{}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := resume.ClaimNextRequest{Owner: fmt.Sprintf("worker-%d", w), Until: time.Now().Add(time.Minute), Workflows: []string{"other", "w"}}
+			for {
+				r, _, err := j.ClaimNext(ctx, req)
+				if errors.Is(err, resume.ErrNoRunReady) {
+					return
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if r.Status != resume.StatusRunning || r.LeaseOwner != req.Owner || r.Epoch != 1 {
+					t.Errorf("claimed %+v", r)
+				}
+				mu.Lock()
+				claimed[r.RunID]++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(claimed) != runs {
+		t.Errorf("%d of %d runs claimed", len(claimed), runs)
+	}
+	for id, n := range claimed {
+		if n != 1 {
+			t.Errorf("run %s claimed %d times", id, n)
+		}
 	}
 }
