@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/resumegen/resumegen/internal/pgtest"
 	"github.com/resumegen/resumegen/runtime/journaltest"
 	"github.com/resumegen/resumegen/runtime/pgjournal"
 	"github.com/resumegen/resumegen/runtime/resume"
@@ -33,14 +34,7 @@ type execer interface {
 // none, unless RESUME_REQUIRE_POSTGRES=1 makes that a failure.
 func testPool(tb testing.TB) *pgxpool.Pool {
 	tb.Helper()
-	dsn := os.Getenv("RESUME_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		if os.Getenv("RESUME_REQUIRE_POSTGRES") == "1" {
-			tb.Fatal("RESUME_REQUIRE_POSTGRES=1 but RESUME_TEST_POSTGRES_DSN is not set: run under scripts/with-postgres.sh")
-		}
-		tb.Skip("RESUME_TEST_POSTGRES_DSN is not set: skipping the PostgreSQL journal tests (run them with scripts/with-postgres.sh go test ./runtime/pgjournal)")
-	}
-	cfg, err := pgxpool.ParseConfig(dsn)
+	cfg, err := pgxpool.ParseConfig(pgtest.DSN(tb))
 	if err != nil {
 		tb.Fatalf("RESUME_TEST_POSTGRES_DSN: %v", err)
 	}
