@@ -448,6 +448,119 @@ func Run(t *testing.T, h Harness) {
 		}
 	})
 
+	t.Run("attention kind says why a run waits", func(t *testing.T) {
+		j := open(t)
+		id := newRunID(t)
+		startCrashing(t, j, id, Plan{}, resume.Fault{Step: "Notify", Point: resume.FaultEffect})
+		e := resume.NewEngine(j)
+		if res, err := e.Resume(ctx, id); !errors.Is(err, resume.ErrNeedsAttention) || res.AttentionKind != resume.AttentionKindStep {
+			t.Fatalf("resume: %+v, %v; want needs attention of kind step", res, err)
+		}
+		if r, _, _ := j.LoadRun(ctx, id); r.AttentionKind != resume.AttentionKindStep || r.AttentionStep != "Notify" {
+			t.Fatalf("stored run: kind %q step %q, want step Notify", r.AttentionKind, r.AttentionStep)
+		}
+		if err := e.AcceptVersion(ctx, id, chainDef.Version); !errors.Is(err, resume.ErrNotVersionStop) {
+			t.Errorf("accepting a version for a run parked at a step: %v, want ErrNotVersionStop", err)
+		}
+		if err := e.Resolve(ctx, id, "Notify", resume.Resolution{Done: true}); err != nil {
+			t.Fatal(err)
+		}
+		if r, _, _ := j.LoadRun(ctx, id); r.AttentionKind != "" || r.Status != resume.StatusPending {
+			t.Fatalf("after resolve: status %s kind %q, want pending with no attention", r.Status, r.AttentionKind)
+		}
+	})
+
+	t.Run("accept version resumes under the new code without repeating journaled steps", func(t *testing.T) {
+		j := open(t)
+		id := newRunID(t)
+		name := chainDef.QualifiedName()
+		// A run of version chain-v0 that journaled Fetch and Notify, then
+		// stopped: what an old binary leaves behind.
+		if err := j.SaveManifest(ctx, name, "chain-v0", "Fetch journaltest.Fetch func(context.Context, Plan) (string, error) default\n"+
+			"Notify journaltest.Notify func(context.Context, Plan) error once\n"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond) // the new manifest is the newer one
+		old := resume.RunRecord{RunID: id, Workflow: name, Version: "chain-v0",
+			Input: []byte(`[{}]`), CreatedAt: time.Now(), UpdatedAt: time.Now()}
+		if _, _, err := j.CreateRun(ctx, old); err != nil {
+			t.Fatal(err)
+		}
+		run, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "old", Until: time.Now().Add(time.Minute)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lease := resume.Lease{RunID: id, Owner: "old", Epoch: run.Epoch}
+		for i, s := range []resume.StepRecord{
+			{StepKey: "Fetch", Name: "Fetch", Result: []byte(`"data"`)},
+			{StepKey: "Notify", Name: "Notify", Result: []byte(`null`)},
+		} {
+			s.RunID, s.Status, s.Attempt, s.Seq, s.StartedAt, s.FinishedAt = id, resume.StepSucceeded, 1, int64(i+1), time.Now(), time.Now()
+			if err := j.WriteStep(ctx, lease, s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		run.Status = resume.StatusPending
+		if err := j.FinishRun(ctx, lease, run); err != nil {
+			t.Fatal(err)
+		}
+
+		e := resume.NewEngine(j)
+		if err := e.AcceptVersion(ctx, id, chainDef.Version); !errors.Is(err, resume.ErrNotVersionStop) {
+			t.Errorf("accepting a version for a pending run: %v, want ErrNotVersionStop", err)
+		}
+		if err := e.AcceptVersion(ctx, newRunID(t), chainDef.Version); !errors.Is(err, resume.ErrRunNotFound) {
+			t.Errorf("accepting a version for an unknown run: %v, want ErrRunNotFound", err)
+		}
+		res, err := e.Resume(ctx, id)
+		if !errors.Is(err, resume.ErrNeedsAttention) || res.AttentionKind != resume.AttentionKindVersion || res.AttentionStep != "" {
+			t.Fatalf("resume under chain-v1: %+v, %v; want needs attention of kind version", res, err)
+		}
+		stored, _, _ := j.LoadRun(ctx, id)
+		if stored.AttentionKind != resume.AttentionKindVersion || stored.Version != "chain-v0" {
+			t.Fatalf("stored run: kind %q version %q, want version stop at chain-v0", stored.AttentionKind, stored.Version)
+		}
+		ms, err := j.ListManifests(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ms) != 2 || ms[0].Version != chainDef.Version || ms[1].Version != "chain-v0" || ms[0].Manifest != chainDef.Manifest() {
+			t.Fatalf("manifests, newest first = %+v, want chain-v1 (the program's) then chain-v0", ms)
+		}
+		if err := e.Resolve(ctx, id, "Fetch", resume.Resolution{Done: true}); !errors.Is(err, resume.ErrNotInFlight) {
+			t.Errorf("resolving a step of a version stop: %v, want ErrNotInFlight", err)
+		}
+		if err := e.AcceptVersion(ctx, id, chainDef.Version); err != nil {
+			t.Fatalf("accept version: %v", err)
+		}
+		stored, _, _ = j.LoadRun(ctx, id)
+		if stored.Status != resume.StatusPending || stored.Version != chainDef.Version || stored.AttentionKind != "" || stored.Error != "" {
+			t.Fatalf("after accept: %+v, want pending at %s with no attention", stored, chainDef.Version)
+		}
+		if err := e.AcceptVersion(ctx, id, chainDef.Version); !errors.Is(err, resume.ErrNotVersionStop) {
+			t.Errorf("accepting twice: %v, want ErrNotVersionStop", err)
+		}
+		res, err = e.Resume(ctx, id)
+		if err != nil || res.Status != resume.StatusSucceeded {
+			t.Fatalf("resume after accept: %+v, %v", res, err)
+		}
+		for step, want := range map[string]int{"Fetch": 0, "Notify": 0, "Write": 1} {
+			if n := seen.count(id, step); n != want {
+				t.Errorf("%s executed %d times after the version change, want %d", step, n, want)
+			}
+		}
+	})
+
+	t.Run("save manifests stores every registered workflow", func(t *testing.T) {
+		j := open(t)
+		if err := resume.NewEngine(j).SaveManifests(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if m, err := j.Manifest(ctx, chainDef.QualifiedName(), chainDef.Version); err != nil || m != chainDef.Manifest() {
+			t.Fatalf("manifest of %s = %q, %v; want %q", chainDef.Version, m, err, chainDef.Manifest())
+		}
+	})
+
 	t.Run("a lost lease fences writes", func(t *testing.T) {
 		j := open(t)
 		id := newRunID(t)

@@ -122,9 +122,10 @@ type queries struct {
 	claim, claimNext, renew, writeStep, finish                        string
 	selectStepStatus, resolveDone, resolveRedo, makePending           string
 	retrySteps, retryRun, cancel, saveManifest, manifest, listRuns    string
+	acceptVersion, listManifests                                      string
 }
 
-const runColumns = `run_id, workflow, version, status, input, output, error, attention_step,
+const runColumns = `run_id, workflow, version, status, input, output, error, attention_step, attention_kind,
 	attempts, lease_owner, lease_until, epoch, created_at, updated_at`
 
 const stepColumns = `run_id, step_key, name, status, result, error, attempt, attempt_base, seq, started_at, finished_at`
@@ -137,7 +138,7 @@ const claimable = `(status = 'pending' OR (status = 'running' AND lease_until < 
 const claimSet = `UPDATE {schema}.resume_runs SET
 		status = 'running', attempts = attempts + 1, epoch = epoch + 1,
 		lease_owner = $1::text, lease_until = $2::timestamptz, updated_at = $3::timestamptz,
-		error = '', attention_step = ''`
+		error = '', attention_step = '', attention_kind = ''`
 
 func newQueries(schema string) queries {
 	q := queries{
@@ -189,15 +190,19 @@ func newQueries(schema string) queries {
 				started_at = excluded.started_at, finished_at = excluded.finished_at`,
 		finish: `UPDATE {schema}.resume_runs SET
 				status = $1, output = $2, error = $3, attention_step = $4,
-				lease_owner = '', lease_until = NULL, updated_at = $5
+				lease_owner = '', lease_until = NULL, updated_at = $5, attention_kind = $9
 			WHERE run_id = $6 AND lease_owner = $7 AND epoch = $8`,
 		selectStepStatus: `SELECT status FROM {schema}.resume_steps WHERE run_id = $1 AND step_key = $2 FOR UPDATE`,
 		resolveDone: `UPDATE {schema}.resume_steps SET status = 'succeeded', result = $1, error = '', finished_at = $2
 			WHERE run_id = $3 AND step_key = $4`,
 		resolveRedo: `UPDATE {schema}.resume_steps SET status = 'failed', error = 'outcome unknown; a person chose redo',
 			attempt_base = attempt, finished_at = $1 WHERE run_id = $2 AND step_key = $3`,
-		makePending: `UPDATE {schema}.resume_runs SET status = 'pending', error = '', attention_step = '', updated_at = $1
-			WHERE run_id = $2`,
+		makePending: `UPDATE {schema}.resume_runs SET status = 'pending', error = '', attention_step = '', attention_kind = '',
+			updated_at = $1 WHERE run_id = $2`,
+		acceptVersion: `UPDATE {schema}.resume_runs SET version = $1, status = 'pending', error = '',
+			attention_step = '', attention_kind = '', updated_at = $2 WHERE run_id = $3`,
+		listManifests: `SELECT workflow, version, manifest, created_at FROM {schema}.resume_manifests
+			WHERE workflow = $1 ORDER BY created_at DESC, version`,
 		retrySteps: `UPDATE {schema}.resume_steps SET attempt_base = attempt WHERE run_id = $1 AND status = 'failed'`,
 		retryRun:   `UPDATE {schema}.resume_runs SET status = 'pending', error = '', updated_at = $1 WHERE run_id = $2`,
 		cancel: `UPDATE {schema}.resume_runs SET status = 'cancelled', lease_owner = '', lease_until = NULL,
@@ -212,6 +217,7 @@ func newQueries(schema string) queries {
 		&q.claim, &q.claimNext, &q.renew, &q.writeStep, &q.finish,
 		&q.selectStepStatus, &q.resolveDone, &q.resolveRedo, &q.makePending,
 		&q.retrySteps, &q.retryRun, &q.cancel, &q.saveManifest, &q.manifest, &q.listRuns,
+		&q.acceptVersion, &q.listManifests,
 	} {
 		*s = qualify(*s, schema)
 	}
@@ -254,7 +260,7 @@ func scanRun(row pgx.Row) (resume.RunRecord, error) {
 	var leaseUntil *time.Time
 	var created, updated time.Time
 	err := row.Scan(&r.RunID, &r.Workflow, &r.Version, &r.Status, &input, &output, &r.Error,
-		&r.AttentionStep, &r.Attempts, &r.LeaseOwner, &leaseUntil, &r.Epoch, &created, &updated)
+		&r.AttentionStep, &r.AttentionKind, &r.Attempts, &r.LeaseOwner, &leaseUntil, &r.Epoch, &created, &updated)
 	if err != nil {
 		return r, err
 	}
@@ -527,7 +533,7 @@ func (t *stepTx) Rollback() error {
 func (j *Journal) FinishRun(ctx context.Context, l resume.Lease, r resume.RunRecord) error {
 	tag, err := j.pool.Exec(ctx, j.sql.finish,
 		string(r.Status), jsonArg(r.Output), r.Error, r.AttentionStep, r.UpdatedAt,
-		l.RunID, l.Owner, l.Epoch)
+		l.RunID, l.Owner, l.Epoch, r.AttentionKind)
 	if err != nil {
 		return fmt.Errorf("run %s: finish: %w", l.RunID, err)
 	}
@@ -698,6 +704,51 @@ func (j *Journal) Manifest(ctx context.Context, workflow, version string) (strin
 		return "", fmt.Errorf("workflow %s, version %s: read manifest: %w", workflow, version, err)
 	}
 	return m, nil
+}
+
+// ListManifests returns a workflow's stored manifests, newest first.
+func (j *Journal) ListManifests(ctx context.Context, workflow string) ([]resume.ManifestRecord, error) {
+	j.reads.Add(1)
+	rows, err := j.pool.Query(ctx, j.sql.listManifests, workflow)
+	if err != nil {
+		return nil, fmt.Errorf("workflow %s: list manifests: %w", workflow, err)
+	}
+	defer rows.Close()
+	var out []resume.ManifestRecord
+	for rows.Next() {
+		var m resume.ManifestRecord
+		if err := rows.Scan(&m.Workflow, &m.Version, &m.Manifest, &m.CreatedAt); err != nil {
+			return nil, fmt.Errorf("workflow %s: list manifests: %w", workflow, err)
+		}
+		m.CreatedAt = m.CreatedAt.UTC()
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("workflow %s: list manifests: %w", workflow, err)
+	}
+	return out, nil
+}
+
+// AcceptVersion moves a run stopped on a version change to version,
+// pending, with its row locked; any other run is refused and left
+// unchanged.
+func (j *Journal) AcceptVersion(ctx context.Context, runID, version string) error {
+	return j.inTx(ctx, func(tx pgx.Tx) error {
+		r, err := j.run(ctx, tx, j.sql.selectRunForUpdate, runID)
+		if err != nil {
+			return err
+		}
+		if r.Status != resume.StatusNeedsAttention {
+			return fmt.Errorf("run %s is %s: %w", runID, r.Status, resume.ErrNotVersionStop)
+		}
+		if r.AttentionKind != resume.AttentionKindVersion {
+			return fmt.Errorf("run %s needs attention for step %s, not for a version: %w", runID, r.AttentionStep, resume.ErrNotVersionStop)
+		}
+		if _, err := tx.Exec(ctx, j.sql.acceptVersion, version, time.Now(), runID); err != nil {
+			return fmt.Errorf("run %s: accept version: %w", runID, err)
+		}
+		return nil
+	})
 }
 
 // inTx runs fn in a transaction and commits it if fn succeeds.

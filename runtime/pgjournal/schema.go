@@ -63,6 +63,15 @@ CREATE TABLE {schema}.resume_manifests (
 	PRIMARY KEY (workflow, version)
 );
 `,
+	// 2: why a run needs attention: '' (it does not), 'step' (a once step's
+	// outcome is unknown) or 'version' (its version is not the program's).
+	// Runs parked before the column existed are classified by whether they
+	// name a step.
+	`
+ALTER TABLE {schema}.resume_runs ADD COLUMN attention_kind text NOT NULL DEFAULT '';
+UPDATE {schema}.resume_runs SET attention_kind = CASE WHEN attention_step <> '' THEN 'step' ELSE 'version' END
+WHERE status = 'needs_attention';
+`,
 }
 
 // SchemaVersion returns the schema version this package creates and reads.

@@ -131,6 +131,9 @@ type Result struct {
 	Error string
 	// AttentionStep is the step key a person must look at, if any.
 	AttentionStep string
+	// AttentionKind is why the run needs attention: [AttentionKindStep],
+	// [AttentionKindVersion], or "" when it does not.
+	AttentionKind string
 }
 
 // Decode decodes the run's output into v.
@@ -145,6 +148,7 @@ func resultOf(r RunRecord) Result {
 	return Result{
 		RunID: r.RunID, Workflow: r.Workflow, Version: r.Version, Status: r.Status,
 		Output: r.Output, Error: r.Error, AttentionStep: r.AttentionStep,
+		AttentionKind: r.AttentionKind,
 	}
 }
 
@@ -307,6 +311,40 @@ func (e *Engine) Cancel(ctx context.Context, runID string) error {
 	return nil
 }
 
+// AcceptVersion moves run runID, stopped on a version change, to version
+// (pending, attention cleared) after a person looked at the step diff. It
+// does not run the workflow: a worker or [Engine.Resume] does, replaying the
+// journaled steps whose keys the new version still has. It is refused with
+// [ErrNotVersionStop] for a run not stopped on a version change.
+func (e *Engine) AcceptVersion(ctx context.Context, runID, version string) error {
+	if version == "" {
+		return fmt.Errorf("run %s: accept version: empty version", runID)
+	}
+	if err := e.journal.AcceptVersion(ctx, runID, version); err != nil {
+		return fmt.Errorf("run %s: accept version %s: %w", runID, version, err)
+	}
+	return nil
+}
+
+// SaveManifests stores the manifest of every workflow registered in this
+// program (once per version), so operators can compare a stopped run's
+// version with the code's before the first run of the new version. Work
+// calls it on start.
+func (e *Engine) SaveManifests(ctx context.Context) error {
+	registry.RLock()
+	defs := make([]*WorkflowDef, 0, len(registry.byName))
+	for _, d := range registry.byName {
+		defs = append(defs, d)
+	}
+	registry.RUnlock()
+	for _, d := range defs {
+		if err := e.saveManifest(ctx, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (e *Engine) saveManifest(ctx context.Context, def *WorkflowDef) error {
 	key := def.QualifiedName() + "@" + def.Version
 	if _, ok := e.manifests.Load(key); ok {
@@ -361,7 +399,7 @@ func (e *Engine) runClaimed(ctx context.Context, run RunRecord, steps []StepReco
 		return resultOf(run), err
 	}
 	if run.Version != def.Version {
-		run.Status, run.AttentionStep = StatusNeedsAttention, ""
+		run.Status, run.AttentionStep, run.AttentionKind = StatusNeedsAttention, "", AttentionKindVersion
 		run.Error = e.versionMismatch(ctx, run, def)
 		return e.finish(ctx, lease, run)
 	}
@@ -370,7 +408,7 @@ func (e *Engine) runClaimed(ctx context.Context, run RunRecord, steps []StepReco
 	for _, s := range steps {
 		if s.Status == StepInFlight {
 			st.park(s.StepKey, s)
-			run.Status, run.AttentionStep = StatusNeedsAttention, s.StepKey
+			run.Status, run.AttentionStep, run.AttentionKind = StatusNeedsAttention, s.StepKey, AttentionKindStep
 			run.Error = st.stopped().(*RunError).Msg
 			return e.finish(ctx, lease, run)
 		}
@@ -388,6 +426,9 @@ func (e *Engine) runClaimed(ctx context.Context, run RunRecord, steps []StepReco
 	switch {
 	case errors.As(stop, &runErr):
 		run.Status, run.AttentionStep, run.Error = runErr.Status, runErr.Step, runErr.Msg
+		if runErr.Status == StatusNeedsAttention {
+			run.AttentionKind = AttentionKindStep // only park stops a body for a person
+		}
 	case errors.Is(stop, ErrLeaseLost):
 		// Another process owns the run now; it writes the outcome.
 		return resultOf(run), stop
@@ -425,6 +466,9 @@ func (e *Engine) runClaimed(ctx context.Context, run RunRecord, steps []StepReco
 // lease. The write outlives ctx's cancellation.
 func (e *Engine) finish(ctx context.Context, lease Lease, run RunRecord) (Result, error) {
 	run.UpdatedAt = e.now()
+	if run.Status != StatusNeedsAttention {
+		run.AttentionKind = ""
+	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.writeTimeout)
 	defer cancel()
 	if err := e.journal.FinishRun(wctx, lease, run); err != nil {

@@ -48,6 +48,11 @@ type RunRecord struct {
 	// AttentionStep is the key of the step a person must look at, for a run
 	// in StatusNeedsAttention because of a step.
 	AttentionStep string
+	// AttentionKind says why a run in StatusNeedsAttention waits for a
+	// person: [AttentionKindStep] (a once step's outcome is unknown) or
+	// [AttentionKindVersion] (the run's version is not the program's). It is ""
+	// for a run in any other status.
+	AttentionKind string
 	// Attempts counts the times a process entered the run.
 	Attempts  int
 	CreatedAt time.Time
@@ -56,6 +61,27 @@ type RunRecord struct {
 	LeaseOwner string
 	LeaseUntil time.Time
 	Epoch      int64
+}
+
+// Why a run needs attention, as stored in resume_runs.attention_kind.
+const (
+	// AttentionKindStep: a once step was in flight and its outcome is unknown;
+	// a person resolves it (done or redo).
+	AttentionKindStep = "step"
+	// AttentionKindVersion: the run started under another version of its
+	// workflow than the program's; a person accepts the new version after
+	// looking at the step diff, or cancels the run.
+	AttentionKindVersion = "version"
+)
+
+// ManifestRecord is one row of resume_manifests: the step list of one
+// version of a workflow, as [WorkflowDef.Manifest] renders it, stored the
+// first time a program registering that version met the journal.
+type ManifestRecord struct {
+	Workflow  string
+	Version   string
+	Manifest  string
+	CreatedAt time.Time
 }
 
 // StepRecord is one row of resume_steps.
@@ -133,6 +159,9 @@ var (
 	ErrNoRunReady = errors.New("no run ready")
 	// ErrNotFailed is returned when retrying a run that did not fail.
 	ErrNotFailed = errors.New("run is not failed")
+	// ErrNotVersionStop is returned when accepting a version for a run that
+	// is not in needs_attention because of a version change.
+	ErrNotVersionStop = errors.New("run is not stopped on a version change")
 )
 
 // Counters are a journal's operation counts since it was opened, for tests
@@ -194,6 +223,15 @@ type Journal interface {
 	SaveManifest(ctx context.Context, workflow, version, manifest string) error
 	// Manifest returns a stored manifest, or "" when the version is unknown.
 	Manifest(ctx context.Context, workflow, version string) (string, error)
+	// ListManifests returns the stored manifests of a workflow, newest
+	// (first seen last) first.
+	ListManifests(ctx context.Context, workflow string) ([]ManifestRecord, error)
+	// AcceptVersion moves a run stopped on a version change (needs_attention
+	// with AttentionKind [AttentionKindVersion]) to version, pending, with its
+	// attention cleared: its journaled steps replay under the new code by
+	// key. Any other run is refused with ErrNotVersionStop (ErrRunNotFound
+	// for an unknown one) and left unchanged.
+	AcceptVersion(ctx context.Context, runID, version string) error
 	// Counters returns the operation counts since the journal was opened.
 	Counters() Counters
 	// Close releases the journal's resources.

@@ -3,6 +3,7 @@ package resume
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -23,7 +24,10 @@ type WorkerOptions struct {
 // abandoned (their lease expired), and executes up to opts.Concurrency of
 // them at once, until ctx is done. Any number of workers, in any number of
 // processes sharing the journal, may work at once; a run is executed by one
-// of them at a time, and every journal write is fenced by its lease.
+// of them at a time, and every journal write is fenced by its lease. Work
+// first stores the manifest of every registered workflow
+// ([Engine.SaveManifests]), so operators can see the new version's steps as
+// soon as a worker running it starts.
 //
 // When ctx is done (for instance on SIGTERM, with signal.NotifyContext) the
 // worker stops claiming; runs stop before their next step; steps already
@@ -43,6 +47,9 @@ func (e *Engine) Work(ctx context.Context, opts WorkerOptions) error {
 	workflows := registeredNames()
 	if len(workflows) == 0 {
 		return errors.New("resume: no workflow is registered in this program: nothing to work on")
+	}
+	if err := e.SaveManifests(ctx); err != nil {
+		return fmt.Errorf("resume: worker: %w", err)
 	}
 
 	slots := make(chan struct{}, opts.Concurrency)

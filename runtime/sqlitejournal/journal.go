@@ -136,7 +136,7 @@ func nullJSON(b json.RawMessage) any {
 	return string(b)
 }
 
-const runColumns = `run_id, workflow, version, status, input, output, error, attention_step,
+const runColumns = `run_id, workflow, version, status, input, output, error, attention_step, attention_kind,
 	attempts, lease_owner, lease_until, epoch, created_at, updated_at`
 
 type scanner interface{ Scan(dest ...any) error }
@@ -147,7 +147,7 @@ func scanRun(s scanner) (resume.RunRecord, error) {
 	var output sql.NullString
 	var leaseUntil, created, updated string
 	err := s.Scan(&r.RunID, &r.Workflow, &r.Version, &r.Status, &input, &output, &r.Error,
-		&r.AttentionStep, &r.Attempts, &r.LeaseOwner, &leaseUntil, &r.Epoch, &created, &updated)
+		&r.AttentionStep, &r.AttentionKind, &r.Attempts, &r.LeaseOwner, &leaseUntil, &r.Epoch, &created, &updated)
 	if err != nil {
 		return r, err
 	}
@@ -230,7 +230,7 @@ func (j *Journal) CreateRun(ctx context.Context, r resume.RunRecord) (resume.Run
 
 const claimSQL = `UPDATE resume_runs SET
 		status = 'running', attempts = attempts + 1, epoch = epoch + 1,
-		lease_owner = ?, lease_until = ?, updated_at = ?, error = '', attention_step = ''
+		lease_owner = ?, lease_until = ?, updated_at = ?, error = '', attention_step = '', attention_kind = ''
 	WHERE run_id = ? AND (status = 'pending' OR (status = 'running' AND
 		(lease_until < ? OR (lease_owner = ? AND epoch = ?))))
 	RETURNING ` + runColumns
@@ -333,7 +333,7 @@ func (j *Journal) ClaimNext(ctx context.Context, c resume.ClaimNextRequest) (res
 	}
 	r, err := scanRun(tx.QueryRowContext(ctx, `UPDATE resume_runs SET
 			status = 'running', attempts = attempts + 1, epoch = epoch + 1,
-			lease_owner = ?, lease_until = ?, updated_at = ?, error = '', attention_step = ''
+			lease_owner = ?, lease_until = ?, updated_at = ?, error = '', attention_step = '', attention_kind = ''
 		WHERE run_id = (
 			SELECT run_id FROM resume_runs
 			WHERE (status = 'pending' OR (status = 'running' AND lease_until < ?))
@@ -451,13 +451,13 @@ func (t *stepTx) Rollback() error {
 }
 
 const finishSQL = `UPDATE resume_runs SET
-		status = ?, output = ?, error = ?, attention_step = ?, lease_owner = '', lease_until = '', updated_at = ?
+		status = ?, output = ?, error = ?, attention_step = ?, attention_kind = ?, lease_owner = '', lease_until = '', updated_at = ?
 	WHERE run_id = ? AND lease_owner = ? AND epoch = ?`
 
 // FinishRun records the run's status and releases its lease, fenced.
 func (j *Journal) FinishRun(ctx context.Context, l resume.Lease, r resume.RunRecord) error {
 	res, err := j.finishStmt.ExecContext(ctx,
-		string(r.Status), nullJSON(r.Output), r.Error, r.AttentionStep, ts(r.UpdatedAt),
+		string(r.Status), nullJSON(r.Output), r.Error, r.AttentionStep, r.AttentionKind, ts(r.UpdatedAt),
 		l.RunID, l.Owner, l.Epoch)
 	if err != nil {
 		return err
@@ -557,7 +557,7 @@ func (j *Journal) Resolve(ctx context.Context, runID, stepKey string, res resume
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE resume_runs SET status = 'pending', error = '', attention_step = '', updated_at = ?
+		_, err = tx.ExecContext(ctx, `UPDATE resume_runs SET status = 'pending', error = '', attention_step = '', attention_kind = '', updated_at = ?
 			WHERE run_id = ?`, now, runID)
 		return err
 	})
@@ -621,6 +621,56 @@ func (j *Journal) Manifest(ctx context.Context, workflow, version string) (strin
 		return "", nil
 	}
 	return m, err
+}
+
+// ListManifests returns a workflow's stored manifests, newest first.
+func (j *Journal) ListManifests(ctx context.Context, workflow string) ([]resume.ManifestRecord, error) {
+	j.reads.Add(1)
+	rows, err := j.read.QueryContext(ctx, `SELECT workflow, version, manifest, created_at FROM resume_manifests
+		WHERE workflow = ? ORDER BY created_at DESC, version`, workflow)
+	if err != nil {
+		return nil, fmt.Errorf("workflow %s: list manifests: %w", workflow, err)
+	}
+	defer rows.Close()
+	var out []resume.ManifestRecord
+	for rows.Next() {
+		var m resume.ManifestRecord
+		var created string
+		if err := rows.Scan(&m.Workflow, &m.Version, &m.Manifest, &created); err != nil {
+			return nil, fmt.Errorf("workflow %s: list manifests: %w", workflow, err)
+		}
+		m.CreatedAt = parseTS(created)
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// AcceptVersion moves a run stopped on a version change to version,
+// pending, atomically; any other run is refused and left unchanged.
+func (j *Journal) AcceptVersion(ctx context.Context, runID, version string) error {
+	return j.inTx(ctx, func(tx *sql.Tx) error {
+		r, err := j.run(ctx, tx, runID)
+		if err != nil {
+			return err
+		}
+		if err := acceptable(r); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE resume_runs SET version = ?, status = 'pending', error = '',
+			attention_step = '', attention_kind = '', updated_at = ? WHERE run_id = ?`, version, ts(time.Now()), runID)
+		return err
+	})
+}
+
+// acceptable refuses a version change for a run not stopped on one.
+func acceptable(r resume.RunRecord) error {
+	if r.Status != resume.StatusNeedsAttention {
+		return fmt.Errorf("run %s is %s: %w", r.RunID, r.Status, resume.ErrNotVersionStop)
+	}
+	if r.AttentionKind != resume.AttentionKindVersion {
+		return fmt.Errorf("run %s needs attention for step %s, not for a version: %w", r.RunID, r.AttentionStep, resume.ErrNotVersionStop)
+	}
+	return nil
 }
 
 func (j *Journal) inTx(ctx context.Context, fn func(*sql.Tx) error) error {

@@ -51,6 +51,15 @@ CREATE TABLE resume_manifests (
 	PRIMARY KEY (workflow, version)
 );
 `,
+	// 2: why a run needs attention: '' (it does not), 'step' (a once step's
+	// outcome is unknown) or 'version' (its version is not the program's).
+	// Runs parked before the column existed are classified by whether they
+	// name a step.
+	`
+ALTER TABLE resume_runs ADD COLUMN attention_kind TEXT NOT NULL DEFAULT '';
+UPDATE resume_runs SET attention_kind = CASE WHEN attention_step <> '' THEN 'step' ELSE 'version' END
+WHERE status = 'needs_attention';
+`,
 }
 
 // SchemaVersion returns the schema version this package creates and reads.

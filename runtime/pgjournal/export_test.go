@@ -1,0 +1,5 @@
+package pgjournal
+
+// SchemaV1 returns the DDL of schema version 1 in schema, for the upgrade
+// test.
+func SchemaV1(schema string) string { return qualify(migrations[0], schema) }

@@ -1,0 +1,69 @@
+package pgjournal_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/resumegen/resumegen/runtime/pgjournal"
+	"github.com/resumegen/resumegen/runtime/resume"
+)
+
+// TestUpgradeFromSchemaVersion1 writes a schema at version 1 by hand and
+// checks that Open upgrades it in place, keeping its rows and telling the
+// parked runs apart.
+func TestUpgradeFromSchemaVersion1(t *testing.T) {
+	ctx := context.Background()
+	pool := testPool(t)
+	schema := freshSchema(t, pool)
+	s := pgx.Identifier{schema}.Sanitize()
+	for _, q := range []string{
+		`CREATE SCHEMA ` + s,
+		pgjournal.SchemaV1(schema),
+		`CREATE TABLE ` + s + `.resume_schema (version integer NOT NULL)`,
+		`INSERT INTO ` + s + `.resume_schema (version) VALUES (1)`,
+		`INSERT INTO ` + s + `.resume_runs (run_id, workflow, version, status, input, attention_step, created_at, updated_at) VALUES
+			('parked-step', 'w', 'v1', 'needs_attention', '[]', 'Notify', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z'),
+			('parked-version', 'w', 'v0', 'needs_attention', '[]', '', '2026-01-01T00:00:01Z', '2026-01-01T00:00:01Z'),
+			('done', 'w', 'v1', 'succeeded', '[]', '', '2026-01-01T00:00:02Z', '2026-01-01T00:00:02Z')`,
+		`INSERT INTO ` + s + `.resume_steps (run_id, step_key, name, status, attempt, seq, started_at) VALUES
+			('parked-step', 'Notify', 'Notify', 'in_flight', 1, 1, '2026-01-01T00:00:00Z')`,
+		`INSERT INTO ` + s + `.resume_manifests (workflow, version, manifest, created_at) VALUES ('w', 'v1', 'Notify x func() once', '2026-01-01T00:00:00Z')`,
+	} {
+		if _, err := pool.Exec(ctx, q); err != nil {
+			t.Fatalf("write a version 1 schema: %v\n%s", err, q)
+		}
+	}
+
+	j, err := pgjournal.Open(ctx, pool, pgjournal.WithSchema(schema))
+	if err != nil {
+		t.Fatalf("open a version 1 schema: %v", err)
+	}
+	var version int
+	if err := pool.QueryRow(ctx, `SELECT version FROM `+s+`.resume_schema`).Scan(&version); err != nil || version != pgjournal.SchemaVersion() || version < 2 {
+		t.Fatalf("schema version after upgrade = %d (%v), want %d", version, err, pgjournal.SchemaVersion())
+	}
+	runs, err := j.ListRuns(ctx, resume.RunFilter{})
+	if err != nil || len(runs) != 3 {
+		t.Fatalf("runs after upgrade: %d (%v), want 3", len(runs), err)
+	}
+	for id, kind := range map[string]string{"parked-step": resume.AttentionKindStep, "parked-version": resume.AttentionKindVersion, "done": ""} {
+		r, steps, err := j.LoadRun(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.AttentionKind != kind {
+			t.Errorf("run %s: attention kind %q, want %q", id, r.AttentionKind, kind)
+		}
+		if id == "parked-step" && (len(steps) != 1 || steps[0].Status != resume.StepInFlight) {
+			t.Errorf("run %s: steps %+v, want its in_flight Notify", id, steps)
+		}
+	}
+	if m, err := j.Manifest(ctx, "w", "v1"); err != nil || m != "Notify x func() once" {
+		t.Errorf("manifest after upgrade = %q, %v", m, err)
+	}
+	if _, err := pgjournal.Open(ctx, pool, pgjournal.WithSchema(schema)); err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+}

@@ -1,0 +1,75 @@
+package sqlitejournal_test
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+
+	"github.com/resumegen/resumegen/runtime/resume"
+	"github.com/resumegen/resumegen/runtime/sqlitejournal"
+)
+
+// TestUpgradeFromSchemaVersion1 opens a file written by schema version 1
+// and checks that Open upgrades it in place, keeping its rows and telling
+// the parked runs apart.
+func TestUpgradeFromSchemaVersion1(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v1.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		sqlitejournal.SchemaV1,
+		`CREATE TABLE resume_schema (version INTEGER NOT NULL)`,
+		`INSERT INTO resume_schema (version) VALUES (1)`,
+		`INSERT INTO resume_runs (run_id, workflow, version, status, input, attention_step, created_at, updated_at) VALUES
+			('parked-step', 'w', 'v1', 'needs_attention', '[]', 'Notify', '2026-01-01T00:00:00.000000Z', '2026-01-01T00:00:00.000000Z'),
+			('parked-version', 'w', 'v0', 'needs_attention', '[]', '', '2026-01-01T00:00:01.000000Z', '2026-01-01T00:00:01.000000Z'),
+			('done', 'w', 'v1', 'succeeded', '[]', '', '2026-01-01T00:00:02.000000Z', '2026-01-01T00:00:02.000000Z')`,
+		`INSERT INTO resume_steps (run_id, step_key, name, status, attempt, seq, started_at) VALUES
+			('parked-step', 'Notify', 'Notify', 'in_flight', 1, 1, '2026-01-01T00:00:00.000000Z')`,
+		`INSERT INTO resume_manifests (workflow, version, manifest, created_at) VALUES ('w', 'v1', 'Notify x func() once', '2026-01-01T00:00:00.000000Z')`,
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("write a version 1 database: %v\n%s", err, q)
+		}
+	}
+	db.Close()
+
+	j, err := sqlitejournal.Open(ctx, path)
+	if err != nil {
+		t.Fatalf("open a version 1 database: %v", err)
+	}
+	defer j.Close()
+	var version int
+	if err := j.DB().QueryRowContext(ctx, `SELECT version FROM resume_schema`).Scan(&version); err != nil || version != sqlitejournal.SchemaVersion() || version < 2 {
+		t.Fatalf("schema version after upgrade = %d (%v), want %d", version, err, sqlitejournal.SchemaVersion())
+	}
+	runs, err := j.ListRuns(ctx, resume.RunFilter{})
+	if err != nil || len(runs) != 3 {
+		t.Fatalf("runs after upgrade: %d (%v), want 3", len(runs), err)
+	}
+	for id, kind := range map[string]string{"parked-step": resume.AttentionKindStep, "parked-version": resume.AttentionKindVersion, "done": ""} {
+		r, steps, err := j.LoadRun(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.AttentionKind != kind {
+			t.Errorf("run %s: attention kind %q, want %q", id, r.AttentionKind, kind)
+		}
+		if id == "parked-step" && (len(steps) != 1 || steps[0].Status != resume.StepInFlight) {
+			t.Errorf("run %s: steps %+v, want its in_flight Notify", id, steps)
+		}
+	}
+	if m, err := j.Manifest(ctx, "w", "v1"); err != nil || m != "Notify x func() once" {
+		t.Errorf("manifest after upgrade = %q, %v", m, err)
+	}
+	// Opening again applies nothing twice.
+	j2, err := sqlitejournal.Open(ctx, path)
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	j2.Close()
+}
