@@ -2,13 +2,49 @@ package generator
 
 import (
 	"go/ast"
+	"go/token"
 	"reflect"
 )
 
 var (
 	objectType = reflect.TypeOf((*ast.Object)(nil))
 	scopeType  = reflect.TypeOf((*ast.Scope)(nil))
+	posType    = reflect.TypeOf(token.NoPos)
 )
+
+// placeAt returns a copy of an expression parsed on its own (a key=EXPR)
+// with every position set to pos, so that printing it inside a copied body
+// keeps it on pos's line, before any comment that follows pos.
+func placeAt(e ast.Expr, pos token.Pos) ast.Expr {
+	c := copyAST(e)
+	var clear func(v reflect.Value)
+	clear = func(v reflect.Value) {
+		switch v.Kind() {
+		case reflect.Pointer, reflect.Interface:
+			if !v.IsNil() {
+				clear(v.Elem())
+			}
+		case reflect.Struct:
+			for i := 0; i < v.NumField(); i++ {
+				if f := v.Field(i); f.CanSet() {
+					if f.Type() == posType {
+						if f.Int() != 0 { // NoPos means absent (Ellipsis)
+							f.SetInt(int64(pos))
+						}
+					} else {
+						clear(f)
+					}
+				}
+			}
+		case reflect.Slice:
+			for i := 0; i < v.Len(); i++ {
+				clear(v.Index(i))
+			}
+		}
+	}
+	clear(reflect.ValueOf(c))
+	return c
+}
 
 // copyAST returns a deep copy of an AST node with the same positions, so
 // that the loaded AST (shared with types.Info) is never mutated. The

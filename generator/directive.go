@@ -3,7 +3,9 @@ package generator
 import (
 	"fmt"
 	"go/ast"
+	"go/parser"
 	"go/token"
+	"go/types"
 	"strconv"
 	"strings"
 	"time"
@@ -42,6 +44,9 @@ type stepOptions struct {
 	timeout    time.Duration
 	hasPolicy  bool
 	hasBackoff bool
+	// key is the call site's key=EXPR, printed canonically (go/types
+	// ExprString), or "".
+	key string
 }
 
 // override returns o with every option set in site replacing o's.
@@ -60,6 +65,9 @@ func (o stepOptions) override(site stepOptions) stepOptions {
 	}
 	if site.timeout != 0 {
 		o.timeout = site.timeout
+	}
+	if site.key != "" {
+		o.key = site.key
 	}
 	return o
 }
@@ -97,7 +105,7 @@ func parseDirective(c *ast.Comment, callSite bool) (directive, error) {
 func parseStepOptions(fields []string, callSite bool) (stepOptions, error) {
 	var o stepOptions
 	seen := map[string]bool{}
-	for _, f := range fields {
+	for i, f := range fields {
 		key, val, hasVal := strings.Cut(f, "=")
 		if seen[key] {
 			return o, fmt.Errorf("option %s given twice", key)
@@ -147,9 +155,17 @@ func parseStepOptions(fields []string, callSite bool) (stepOptions, error) {
 			if !callSite {
 				return o, fmt.Errorf("option key= is only valid on a call site")
 			}
-			return o, fmt.Errorf("key= is not supported yet")
+			// EXPR runs to the end of the directive, so that it may
+			// hold spaces: key= is the last option.
+			src := strings.Join(append([]string{val}, fields[i+1:]...), " ")
+			expr, err := parser.ParseExpr(src)
+			if err != nil || src == "" {
+				return o, fmt.Errorf("bad key=%s: want a Go expression, and key= last on the line (EXPR runs to the end of the directive)", src)
+			}
+			o.key = types.ExprString(expr)
+			return o, nil
 		default:
-			return o, fmt.Errorf("unknown option %q (want name=, once, tx, retry=, backoff=, timeout=)", f)
+			return o, fmt.Errorf("unknown option %q (want name=, once, tx, retry=, backoff=, timeout=, key=)", f)
 		}
 	}
 	return o, nil

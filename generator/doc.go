@@ -59,12 +59,29 @@
 //     leading context.Context gets the workflow's own context at the call
 //     site.
 //
+// # Keys
+//
+// A call-site directive may end with key=EXPR (EXPR runs to the end of the
+// directive, so key= comes last and may hold spaces). EXPR is parsed with
+// go/parser and type-checked in the scope of the call; its type must be a
+// string or integer kind, or implement fmt.Stringer (which wins). The
+// wrapper takes the key as an extra last parameter, converts it (string,
+// strconv.FormatInt/FormatUint, String()) and calls resume.CallKey or
+// resume.Call0Key, so the journal key is Name[key]. The durable body passes
+// EXPR as the last argument: Go evaluates it after the call's own
+// arguments, as the order of the source reads.
+//
 // # Version
 //
 // A workflow's version is the first 16 hex digits of the SHA-256 of its
 // canonical step list: one line per step call site in source order,
 // "name\tcallee\tsignature\tpolicy\n", with the callee and the types of the
-// signature fully qualified and parameter names left out. Inserting,
+// signature fully qualified and parameter names left out. A keyed call site
+// adds "\tkey=EXPR" (EXPR printed canonically) before the newline: adding,
+// removing or changing a key changes the journal keys of a run, so it
+// changes the version; unkeyed steps hash exactly as before. The manifest
+// comment shows key=EXPR after the policy and the JSON manifest has a "key"
+// field. Inserting,
 // removing or reordering steps, renaming one, changing a step's parameter or
 // result types or its policy changes the version; renaming variables,
 // editing comments or changing code between steps does not. Retry, backoff

@@ -172,6 +172,9 @@ func (e *workflowEmitter) manifest(f *jen.File) {
 			if t := s.opts.tuning(); t != "" {
 				policy += " " + t
 			}
+			if s.key != nil {
+				policy += " key=" + s.opts.key
+			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.display, s.Signature, policy)
 		}
 		tw.Flush()
@@ -442,6 +445,12 @@ func (e *workflowEmitter) wrapper(f *jen.File, s *Step) {
 			inner = append(inner, jen.Id(name))
 		}
 	}
+	var keyArg []jen.Code
+	if s.key != nil {
+		name := pick("key", "stepKey")
+		wparams = append(wparams, jen.Id(name).Id(e.typ(s.key.typ)))
+		keyArg = append(keyArg, keyToString(s.key, name))
+	}
 	innerCtx := jen.Id("ctx").Qual("context", "Context")
 	if !s.takesCtx {
 		innerCtx = jen.Qual("context", "Context")
@@ -451,19 +460,55 @@ func (e *workflowEmitter) wrapper(f *jen.File, s *Step) {
 	if len(results) == 1 {
 		call = "Call0"
 	}
+	if s.key != nil {
+		call += "Key"
+	}
 	desc := s.Policy
 	if t := s.opts.tuning(); t != "" {
 		desc += ", " + strings.ReplaceAll(t, " ", ", ")
 	}
+	if s.key != nil {
+		desc += ", key=" + s.opts.key
+	}
 	f.Comment(fmt.Sprintf("%s journals step %s of %s (%s).", s.wrapper, s.Name, w.Name, desc))
 	f.Func().Id(s.wrapper).Params(wparams...).Params(results...).Block(
-		jen.Return(jen.Qual(resumePath, call).Call(jen.Id("ctx"), stepRef,
+		jen.Return(jen.Qual(resumePath, call).Call(append(append([]jen.Code{jen.Id("ctx"), stepRef}, keyArg...),
 			jen.Func().Params(innerCtx).Params(results...).Block(
 				jen.Return(target.Call(inner...)),
 			),
-		)),
+		)...)),
 	)
 	f.Line()
+}
+
+// keyToString converts the wrapper's key parameter to the journal key:
+//
+//	key                          // string
+//	string(key)                  // a named string type
+//	strconv.FormatInt(int64(key), 10)
+//	strconv.FormatUint(uint64(key), 10)
+//	key.String()                 // fmt.Stringer
+func keyToString(k *stepKey, name string) jen.Code {
+	switch k.conv {
+	case keyStringer:
+		return jen.Id(name).Dot("String").Call()
+	case keySigned:
+		arg := jen.Id(name)
+		if !types.Identical(k.typ, types.Typ[types.Int64]) {
+			arg = jen.Int64().Call(arg)
+		}
+		return jen.Qual("strconv", "FormatInt").Call(arg, jen.Lit(10))
+	case keyUnsigned:
+		arg := jen.Id(name)
+		if !types.Identical(k.typ, types.Typ[types.Uint64]) {
+			arg = jen.Uint64().Call(arg)
+		}
+		return jen.Qual("strconv", "FormatUint").Call(arg, jen.Lit(10))
+	}
+	if types.Identical(k.typ, types.Typ[types.String]) {
+		return jen.Id(name)
+	}
+	return jen.String().Call(jen.Id(name))
 }
 
 // identsIn lists the identifiers in a type or expression string.

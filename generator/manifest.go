@@ -25,6 +25,7 @@ type manifestStep struct {
 	BackoffMin string `json:"backoff_min,omitempty"`
 	BackoffMax string `json:"backoff_max,omitempty"`
 	Timeout    string `json:"timeout,omitempty"`
+	Key        string `json:"key,omitempty"`
 }
 
 // Manifest renders every workflow with its version and steps as indented
@@ -41,6 +42,7 @@ func (r *Result) Manifest() ([]byte, error) {
 			if s.opts.timeout != 0 {
 				ms.Timeout = s.opts.timeout.String()
 			}
+			ms.Key = s.opts.key
 			mw.Steps = append(mw.Steps, ms)
 		}
 		out = append(out, mw)

@@ -57,7 +57,26 @@ type Step struct {
 	takesCtx bool             // the callee's first parameter is a context.Context
 	index    int              // position in Steps
 	wrapper  string           // name of the generated wrapper
+	key      *stepKey         // key=EXPR at the call site, or nil
 }
+
+// stepKey is a call site's key=EXPR, type-checked in the call's scope.
+type stepKey struct {
+	expr ast.Expr                // parsed EXPR, without positions
+	typ  types.Type              // its type (the wrapper's key parameter)
+	conv keyConversion           // how the wrapper turns it into a string
+	pkgs map[*types.PkgName]bool // package names EXPR refers to
+}
+
+// keyConversion says how a key value becomes the journal key's string.
+type keyConversion int
+
+const (
+	keyString   keyConversion = iota // string kinds: string(key)
+	keySigned                        // signed integers: strconv.FormatInt
+	keyUnsigned                      // unsigned integers: strconv.FormatUint
+	keyStringer                      // fmt.Stringer: key.String()
+)
 
 // packageModel is what the generator found in one package.
 type packageModel struct {

@@ -29,6 +29,14 @@ func durableBody(w *Workflow, imports *importSet) (string, error) {
 		return true
 	})
 
+	for _, s := range w.Steps {
+		if s.key != nil {
+			for pn := range s.key.pkgs {
+				imports.use(pn)
+			}
+		}
+	}
+
 	decl := copyAST(w.decl)
 	decl.Doc = nil
 	decl.Name = &ast.Ident{NamePos: decl.Name.NamePos, Name: bodyName(w)}
@@ -58,10 +66,15 @@ func durableBody(w *Workflow, imports *importSet) (string, error) {
 		if !s.takesCtx {
 			args = append(args, ast.NewIdent(ctxName))
 		}
+		args = append(args, call.Args...)
+		if s.key != nil {
+			// Last, so Go evaluates it after the call's own arguments.
+			args = append(args, copyAST(s.key.expr))
+		}
 		c.Replace(&ast.CallExpr{
 			Fun:      &ast.Ident{NamePos: call.Fun.Pos(), Name: s.wrapper},
 			Lparen:   call.Lparen,
-			Args:     append(args, call.Args...),
+			Args:     args,
 			Ellipsis: call.Ellipsis,
 			Rparen:   call.Rparen,
 		})

@@ -3,6 +3,7 @@ package generator
 import (
 	"fmt"
 	"go/ast"
+	"go/parser"
 	"go/token"
 	"go/types"
 
@@ -178,7 +179,68 @@ func (m *packageModel) stepAt(w *Workflow, call *ast.CallExpr, ds *diagnostics) 
 	if !m.checkStepTypes(s, call.Pos(), ds) {
 		return nil
 	}
+	if opts.key != "" {
+		key, err := m.checkKey(opts.key, call, sig)
+		if err != nil {
+			ds.errorf(site.pos, "%s: %v", site.text, err)
+			return nil
+		}
+		s.key = key
+	}
 	return s
+}
+
+// stringer is fmt.Stringer, built once.
+var stringer = types.NewInterfaceType([]*types.Func{
+	types.NewFunc(token.NoPos, nil, "String", types.NewSignatureType(nil, nil, nil, nil,
+		types.NewTuple(types.NewParam(token.NoPos, nil, "", types.Typ[types.String])), false)),
+}, nil).Complete()
+
+// checkKey type-checks a call site's key=EXPR in the scope of the call and
+// decides how the wrapper turns its value into a string. EXPR is evaluated
+// as the last argument of the wrapper, after the call's own arguments, as
+// Go evaluates arguments left to right.
+func (m *packageModel) checkKey(src string, call *ast.CallExpr, sig *types.Signature) (*stepKey, error) {
+	if sig.Variadic() {
+		return nil, fmt.Errorf("key= on a call of a variadic function is not supported: wrap the call in a non-variadic function and mark that one")
+	}
+	expr, err := parser.ParseExpr(src)
+	if err != nil {
+		return nil, fmt.Errorf("key=%s: %v", src, err)
+	}
+	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Uses: map[*ast.Ident]types.Object{}}
+	if err := types.CheckExpr(m.pkg.Fset, m.pkg.Types, call.Pos(), expr, info); err != nil {
+		return nil, fmt.Errorf("key=%s does not type-check at the call: %s", src, stripPosition(err))
+	}
+	k := &stepKey{expr: placeAt(expr, call.Rparen), typ: types.Default(info.Types[expr].Type), pkgs: map[*types.PkgName]bool{}}
+	for _, obj := range info.Uses {
+		if pn, ok := obj.(*types.PkgName); ok {
+			k.pkgs[pn] = true
+		}
+	}
+	basic, _ := k.typ.Underlying().(*types.Basic)
+	switch {
+	case types.Implements(k.typ, stringer):
+		k.conv = keyStringer
+	case basic != nil && basic.Info()&types.IsString != 0:
+		k.conv = keyString
+	case basic != nil && basic.Info()&types.IsUnsigned != 0:
+		k.conv = keyUnsigned
+	case basic != nil && basic.Info()&types.IsInteger != 0:
+		k.conv = keySigned
+	default:
+		return nil, fmt.Errorf("key=%s has type %s: a key must be a string, an integer or a fmt.Stringer", src, typeString(k.typ, m.pkg.Types))
+	}
+	return k, nil
+}
+
+// stripPosition drops the position prefix of a go/types error, which for
+// a key expression points into the directive, not into a file.
+func stripPosition(err error) string {
+	if te, ok := err.(types.Error); ok {
+		return te.Msg
+	}
+	return err.Error()
 }
 
 // checkStepTypes refuses a step whose results are not error or (T, error)
