@@ -26,10 +26,12 @@ const (
 
 // directive is one parsed //resume: comment.
 type directive struct {
-	verb string // "workflow" or "step"
+	verb string // "workflow", "step" or "allow"
 	text string // the whole comment, for messages
 	pos  token.Pos
 	opts stepOptions
+	// reason is the reason= of //resume:allow.
+	reason string
 }
 
 // stepOptions are the options of a //resume:step directive. The has* fields
@@ -97,8 +99,16 @@ func parseDirective(c *ast.Comment, callSite bool) (directive, error) {
 		}
 		d.opts = opts
 		return d, nil
+	case "allow":
+		_, rest, _ := strings.Cut(strings.TrimPrefix(c.Text, directivePrefix), "allow")
+		reason, err := parseAllow(rest)
+		if err != nil {
+			return d, fmt.Errorf("%s: %w", c.Text, err)
+		}
+		d.reason = reason
+		return d, nil
 	}
-	return d, fmt.Errorf("%s: unknown directive %q (want //resume:workflow or //resume:step)", c.Text, "resume:"+d.verb)
+	return d, fmt.Errorf("%s: unknown directive %q (want //resume:workflow, //resume:step or //resume:allow)", c.Text, "resume:"+d.verb)
 }
 
 // parseStepOptions parses the options after //resume:step.

@@ -22,10 +22,27 @@
 //     nothing, bad workflow signatures, steps not returning error or
 //     (T, error), parameter and result types JSON cannot round-trip, step
 //     calls whose order the journal cannot reproduce (go, defer, select,
-//     function literals, range over a map or channel), calls outside steps
-//     whose result differs on resume (time.Now, math/rand, crypto/rand),
-//     duplicate step names and generated identifiers that collide with the
-//     package's.
+//     function literals, range over a map or channel), operations outside
+//     steps whose outcome differs on resume (nondet.go: clocks and timers
+//     of package time, math/rand and math/rand/v2 except seeded
+//     constructors, crypto/rand, the environment and file reads of os and
+//     io/ioutil, and writes with =, op=, ++ or -- to package-level
+//     variables), duplicate step names and generated identifiers that
+//     collide with the package's.
+//
+// # Reviewed exceptions
+//
+// A non-determinism diagnostic the user has reviewed is silenced by
+//
+//	//resume:allow nondeterministic reason="only logged"
+//
+// at the end of the offending line in a workflow body. The reason is a
+// mandatory non-empty Go string literal. The directive silences every
+// non-determinism diagnostic of its line (placement, type and name errors
+// cannot be allowed); one that silences nothing is an error. Each
+// silenced diagnostic is listed, without its position, in the manifest
+// comment and in the JSON manifest ("exceptions": check, what, reason).
+// Exceptions do not enter the version: they change no step.
 //   - emit (emit.go, rewrite.go, imports.go): one x_resume.go per source
 //     file x.go holding workflows, built with jennifer and formatted.
 //

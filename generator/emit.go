@@ -186,6 +186,12 @@ func (e *workflowEmitter) manifest(f *jen.File) {
 			b.WriteString("//\t" + strings.TrimRightFunc(l, unicode.IsSpace))
 		}
 	}
+	if len(w.Exceptions) > 0 {
+		b.WriteString("\n//\n// Reviewed exceptions (//resume:allow), which do not enter the version:\n//")
+		for _, x := range w.Exceptions {
+			fmt.Fprintf(&b, "\n//\t%s: %s: %s", x.Check, x.What, x.Reason)
+		}
+	}
 	f.Comment(b.String())
 	f.Const().Id(versionName(w)).Op("=").Lit(w.Version)
 	f.Line()

@@ -11,6 +11,8 @@ type manifestWorkflow struct {
 	Workflow string         `json:"workflow"`
 	Version  string         `json:"version"`
 	Steps    []manifestStep `json:"steps"`
+	// Exceptions are the reviewed //resume:allow exceptions.
+	Exceptions []Exception `json:"exceptions,omitempty"`
 }
 
 // manifestStep is one step in the -manifest JSON. Attempts is the total
@@ -33,7 +35,7 @@ type manifestStep struct {
 func (r *Result) Manifest() ([]byte, error) {
 	out := []manifestWorkflow{}
 	for _, w := range r.Workflows {
-		mw := manifestWorkflow{Package: w.Package, Workflow: w.Name, Version: w.Version, Steps: []manifestStep{}}
+		mw := manifestWorkflow{Package: w.Package, Workflow: w.Name, Version: w.Version, Steps: []manifestStep{}, Exceptions: w.Exceptions}
 		for _, s := range w.Steps {
 			ms := manifestStep{Name: s.Name, Callee: s.Callee, Signature: s.Signature, Policy: s.Policy, Attempts: max(s.opts.attempts, 1)}
 			if s.opts.hasBackoff {

@@ -21,6 +21,9 @@ type Workflow struct {
 	Version string
 	// Steps are the workflow's step call sites in source order.
 	Steps []*Step
+	// Exceptions are the reviewed exceptions (//resume:allow) in the
+	// workflow's body, in source order.
+	Exceptions []Exception
 
 	pkg    *packages.Package
 	file   *ast.File
@@ -30,6 +33,8 @@ type Workflow struct {
 	// siteDirectives maps the Lparen of a call carrying a trailing
 	// //resume:step to its parsed directive.
 	siteDirectives map[token.Pos]directive
+	// allows maps a line of the body to its //resume:allow.
+	allows map[int]*allowance
 }
 
 // Step is one step call site of a workflow.
@@ -113,6 +118,7 @@ func buildModel(pkg *packages.Package, ds *diagnostics) *packageModel {
 	}
 	for _, w := range m.workflows {
 		m.findSteps(w, ds)
+		m.unusedAllows(w, ds)
 	}
 	return m
 }
@@ -130,6 +136,8 @@ func (m *packageModel) scanDeclarations(f *ast.File, filename string, claimed ma
 			fn, _ := info.Defs[fd.Name].(*types.Func)
 			switch {
 			case fn == nil:
+			case d.verb == "allow":
+				ds.errorf(d.pos, "%s: //resume:allow goes at the end of the offending line in a workflow body, not on a declaration", d.text)
 			case d.verb == "step":
 				m.stepDecls[fn] = d.opts
 			case fd.Recv != nil:
@@ -139,6 +147,7 @@ func (m *packageModel) scanDeclarations(f *ast.File, filename string, claimed ma
 					Package: m.pkg.PkgPath, Name: fd.Name.Name,
 					pkg: m.pkg, file: f, source: filename, decl: fd,
 					sig: fn.Type().(*types.Signature), siteDirectives: map[token.Pos]directive{},
+					allows: map[int]*allowance{},
 				})
 			}
 		}
@@ -213,6 +222,10 @@ func (m *packageModel) scanCallSites(w *Workflow, claimed map[*ast.Comment]bool,
 			d, err := parseDirective(c, true)
 			if err != nil {
 				ds.errorf(c.Slash, "%v", err)
+				continue
+			}
+			if d.verb == "allow" {
+				w.allows[fset.Position(c.Slash).Line] = &allowance{d: d, reason: d.reason}
 				continue
 			}
 			if d.verb != "step" {

@@ -44,8 +44,16 @@ func (m *packageModel) findSteps(w *Workflow, ds *diagnostics) {
 					walk(n.Body, whyNot(why, reason))
 					return false
 				}
+			case *ast.AssignStmt:
+				if n.Tok != token.DEFINE {
+					for _, lhs := range n.Lhs {
+						m.checkGlobalWrite(w, lhs, ds)
+					}
+				}
+			case *ast.IncDecStmt:
+				m.checkGlobalWrite(w, n.X, ds)
 			case *ast.CallExpr:
-				m.checkDeterministic(n, ds)
+				m.checkDeterministic(w, n, ds)
 				if s := m.stepAt(w, n, ds); s != nil {
 					if why != "" {
 						ds.errorf(n.Pos(), "step %s is called %s", s.Name, why)
@@ -70,29 +78,6 @@ func whyNot(outer, inner string) string {
 		return outer
 	}
 	return inner
-}
-
-// nondeterministic lists, by package path, functions whose result differs
-// from one execution to the next; "*" is every package-level function.
-var nondeterministic = map[string]map[string]bool{
-	"time":         {"Now": true, "Since": true, "Until": true},
-	"math/rand":    {"*": true},
-	"math/rand/v2": {"*": true},
-	"crypto/rand":  {"*": true},
-}
-
-// checkDeterministic refuses a call in a workflow body, outside a step,
-// whose result differs when the run resumes.
-func (m *packageModel) checkDeterministic(call *ast.CallExpr, ds *diagnostics) {
-	fn, ok := typeutil.Callee(m.pkg.TypesInfo, call).(*types.Func)
-	if !ok || fn.Pkg() == nil || fn.Type().(*types.Signature).Recv() != nil {
-		return
-	}
-	names := nondeterministic[fn.Pkg().Path()]
-	if !names[fn.Name()] && !names["*"] {
-		return
-	}
-	ds.errorf(call.Pos(), "%s.%s in a workflow body gives another value when the run resumes: call it inside a //resume:step function so its result is journaled", fn.Pkg().Name(), fn.Name())
 }
 
 // rangeReason says why steps may not be called in the body of the range

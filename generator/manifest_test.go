@@ -1,0 +1,70 @@
+package generator
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"testing"
+)
+
+// TestManifestKeysAndExceptions checks that key= and //resume:allow reach
+// the JSON manifest, and that an exception leaves the version alone.
+func TestManifestKeysAndExceptions(t *testing.T) {
+	const src = `package mk
+
+import (
+	"context"
+	"log"
+	"time"
+)
+
+//resume:workflow
+func W(ctx context.Context, ids []string) error {
+	for _, id := range ids {
+		log.Print(time.Now()) %s
+		if err := S(ctx, id); err != nil { //resume:step key=id
+			return err
+		}
+	}
+	return nil
+}
+
+//resume:step
+func S(ctx context.Context, id string) error { return nil }
+`
+	dir := filepath.Join(testModule, "mk")
+	allow := `//resume:allow nondeterministic reason="log only"`
+	writeFiles(t, dir, map[string]string{"mk.go": fmt.Sprintf(src, allow)})
+	res := generateIn(t, dir)
+	if len(res.Diagnostics) > 0 {
+		t.Fatal(res.Diagnostics)
+	}
+	b, err := res.Manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []struct {
+		Version    string
+		Steps      []struct{ Name, Key string }
+		Exceptions []Exception
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := Exception{Check: "nondeterministic", What: "time.Now", Reason: "log only"}
+	if len(got) != 1 || len(got[0].Steps) != 1 || got[0].Steps[0].Key != "id" ||
+		len(got[0].Exceptions) != 1 || got[0].Exceptions[0] != want {
+		t.Fatalf("manifest:\n%s", b)
+	}
+
+	// Without the exception (and without the offending call) the version
+	// is the same.
+	writeFiles(t, dir, map[string]string{"mk.go": fmt.Sprintf(src, "")})
+	res2 := generateIn(t, dir)
+	if len(res2.Diagnostics) != 1 {
+		t.Fatalf("want the time.Now diagnostic, got %v", res2.Diagnostics)
+	}
+	if res2.Workflows[0].Version != got[0].Version {
+		t.Errorf("version moved with an exception: %s vs %s", res2.Workflows[0].Version, got[0].Version)
+	}
+}

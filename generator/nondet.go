@@ -1,0 +1,181 @@
+package generator
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"strconv"
+	"strings"
+
+	"golang.org/x/tools/go/types/typeutil"
+)
+
+// nondetKind says why a call gives another outcome when a run resumes;
+// it picks the message.
+type nondetKind int
+
+const (
+	nondetNone  nondetKind = iota // deterministic after all (seeded constructors)
+	nondetValue                   // a value that differs on every call
+	nondetWait                    // waits in real time
+	nondetEnv                     // reads the process's environment
+	nondetFile                    // reads the file system
+)
+
+// nondeterministic lists, by package path, the package-level functions
+// whose outcome differs from one execution of a workflow body to the next;
+// "*" is every package-level function of the package.
+var nondeterministic = map[string]map[string]nondetKind{
+	"time": {
+		"Now": nondetValue, "Since": nondetValue, "Until": nondetValue,
+		"Sleep": nondetWait, "After": nondetWait, "Tick": nondetWait,
+		"NewTimer": nondetWait, "NewTicker": nondetWait, "AfterFunc": nondetWait,
+	},
+	// Constructors of generators are deterministic: the seed is the
+	// user's, and the generator's methods are not flagged.
+	"math/rand":    {"*": nondetValue, "New": nondetNone, "NewSource": nondetNone, "NewZipf": nondetNone},
+	"math/rand/v2": {"*": nondetValue, "New": nondetNone, "NewPCG": nondetNone, "NewChaCha8": nondetNone, "NewZipf": nondetNone},
+	"crypto/rand":  {"*": nondetValue},
+	"os": {
+		"Getenv": nondetEnv, "LookupEnv": nondetEnv, "Environ": nondetEnv,
+		"Hostname": nondetEnv, "Getpid": nondetEnv,
+		"ReadFile": nondetFile, "Open": nondetFile, "OpenFile": nondetFile, "ReadDir": nondetFile,
+	},
+	"io/ioutil": {"ReadFile": nondetFile, "ReadDir": nondetFile, "ReadAll": nondetFile},
+}
+
+// nondetMessages are the explanations, by kind; each ends with the way
+// out.
+var nondetMessages = map[nondetKind]string{
+	nondetValue: "gives another value when the run resumes",
+	nondetWait:  "waits in real time again each time the run resumes",
+	nondetEnv:   "reads the process's environment, which may differ when the run resumes on another host or after a deploy",
+	nondetFile:  "reads files, which may differ when the run resumes on another host or after a deploy",
+}
+
+// checkDeterministic refuses a call in a workflow body, outside a step,
+// whose outcome differs when the run resumes.
+func (m *packageModel) checkDeterministic(w *Workflow, call *ast.CallExpr, ds *diagnostics) {
+	fn, ok := typeutil.Callee(m.pkg.TypesInfo, call).(*types.Func)
+	if !ok || fn.Pkg() == nil || fn.Type().(*types.Signature).Recv() != nil {
+		return
+	}
+	names := nondeterministic[fn.Pkg().Path()]
+	kind, ok := names[fn.Name()]
+	if !ok {
+		kind = names["*"]
+	}
+	if kind == nondetNone {
+		return
+	}
+	what := fn.Pkg().Name() + "." + fn.Name()
+	out := "so its result is journaled"
+	if kind == nondetWait {
+		out = "so a resumed run does not wait again once the step is journaled"
+	}
+	m.nondet(w, call.Pos(), what, fmt.Sprintf("%s in a workflow body %s: move it into a //resume:step function %s", what, nondetMessages[kind], out), ds)
+}
+
+// checkGlobalWrite refuses an assignment (=, op=, ++, --) in a workflow
+// body to a package-level variable, or to a field or element of one.
+func (m *packageModel) checkGlobalWrite(w *Workflow, lhs ast.Expr, ds *diagnostics) {
+	v := rootVar(m.pkg.TypesInfo, lhs)
+	if v == nil || v.Pkg() == nil || v.Parent() != v.Pkg().Scope() {
+		return
+	}
+	name := v.Name()
+	if v.Pkg() != m.pkg.Types {
+		name = v.Pkg().Name() + "." + name
+	}
+	what := "write to package-level variable " + name
+	m.nondet(w, lhs.Pos(), what, fmt.Sprintf("%s in a workflow body: the body runs again from the start when the run resumes, so the write happens again while the steps before it do not; keep the state in a local variable, or move the write into a //resume:step function", what), ds)
+}
+
+// rootVar is the variable an assignment's left-hand side writes into:
+// x for x, x.f, x[i], *x and (x); pkg.V for a qualified identifier.
+func rootVar(info *types.Info, e ast.Expr) *types.Var {
+	for {
+		switch x := e.(type) {
+		case *ast.Ident:
+			v, _ := info.Uses[x].(*types.Var)
+			return v
+		case *ast.SelectorExpr:
+			if sel := info.Selections[x]; sel == nil {
+				v, _ := info.Uses[x.Sel].(*types.Var) // pkg.V
+				return v
+			} else if sel.Indirect() {
+				return nil // through a pointer: not the variable itself
+			}
+			e = x.X
+		case *ast.IndexExpr:
+			if _, ok := info.TypeOf(x.X).Underlying().(*types.Array); !ok {
+				return nil // a slice or map shares its storage; not tracked
+			}
+			e = x.X
+		case *ast.ParenExpr:
+			e = x.X
+		default:
+			return nil
+		}
+	}
+}
+
+// allowance is a //resume:allow nondeterministic reason="..." directive at
+// the end of a line of a workflow body.
+type allowance struct {
+	d      directive
+	reason string
+	used   bool
+}
+
+// Exception is a reviewed exception to the non-determinism checks, written
+// as //resume:allow at the end of the offending line.
+type Exception struct {
+	// Check is the check it silences: "nondeterministic".
+	Check string `json:"check"`
+	// What names the call or write, without its position: "time.Now",
+	// "write to package-level variable hits".
+	What string `json:"what"`
+	// Reason is the reviewer's reason, as written.
+	Reason string `json:"reason"`
+}
+
+// nondet reports a non-deterministic operation at pos, unless a
+// //resume:allow on its line records it as a reviewed exception.
+func (m *packageModel) nondet(w *Workflow, pos token.Pos, what, msg string, ds *diagnostics) {
+	line := m.pkg.Fset.Position(pos).Line
+	if a := w.allows[line]; a != nil {
+		a.used = true
+		w.Exceptions = append(w.Exceptions, Exception{Check: "nondeterministic", What: what, Reason: a.reason})
+		return
+	}
+	ds.errorf(pos, "%s", msg)
+}
+
+// unusedAllows reports //resume:allow directives that silenced nothing.
+func (m *packageModel) unusedAllows(w *Workflow, ds *diagnostics) {
+	for _, a := range w.allows {
+		if !a.used {
+			ds.errorf(a.d.pos, "%s: nothing on this line needs it: remove the directive", a.d.text)
+		}
+	}
+}
+
+// parseAllow parses the rest of //resume:allow: the check's name and a
+// mandatory quoted reason.
+func parseAllow(rest string) (string, error) {
+	check, rest, _ := strings.Cut(strings.TrimSpace(rest), " ")
+	if check != "nondeterministic" {
+		return "", fmt.Errorf("want //resume:allow nondeterministic reason=\"...\" (the only check that can be allowed is nondeterministic)")
+	}
+	val, ok := strings.CutPrefix(strings.TrimSpace(rest), "reason=")
+	if !ok {
+		return "", fmt.Errorf("missing reason=\"...\": a reviewed exception says why it is safe")
+	}
+	reason, err := strconv.Unquote(val)
+	if err != nil || strings.TrimSpace(reason) == "" {
+		return "", fmt.Errorf("bad reason=%s: want a non-empty Go string literal, e.g. reason=\"only logged\"", val)
+	}
+	return reason, nil
+}
