@@ -9,12 +9,14 @@
 //
 // Usage:
 //
-//	onboard [-db PATH|DSN] [-run ID] [-world DIR] [-outbox DIR] [-crash STEP:POINT] [-resolve STEP:done|redo] [-report]
+//	onboard [-db PATH|DSN] [-run ID] [-world DIR] [-outbox DIR] [-crash STEP:POINT] [-fail STEP] [-resolve STEP:done|redo] [-report]
 //	onboard -db DSN -run PREFIX -enqueue N
 //	onboard -db DSN -worker [-concurrency N]
 //
 // -db is a SQLite file or a postgres:// DSN; both hold the same tables.
 // -crash makes the process die at POINT (before, effect or after) of STEP.
+// -fail makes STEP return a permanent error in this process, so the run
+// fails there (resumectl runs retry makes it pending again).
 // Run it again with the same -db, -run and -world to resume. -resolve
 // settles a step that waits for a person before resuming. -report prints,
 // as JSON, what every step did and exits. -enqueue creates runs for
@@ -46,10 +48,10 @@ func main() {
 
 // config is one invocation's flags.
 type config struct {
-	db, runID, outbox, world, crash, resolve string
-	report, worker                           bool
-	enqueue, concurrency                     int
-	delay, lease                             time.Duration
+	db, runID, outbox, world, crash, resolve, fail string
+	report, worker                                 bool
+	enqueue, concurrency                           int
+	delay, lease                                   time.Duration
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -68,6 +70,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.world, "world", "", "`folder` of the outside world's files: scoring ledger, effects log (default: beside a SQLite -db, else ./onboard-world)")
 	fs.StringVar(&c.outbox, "outbox", "", "`folder` of sent emails (default: outbox in -world)")
 	fs.StringVar(&c.crash, "crash", "", "die with SIGKILL at `STEP:POINT`, POINT one of before, effect, after")
+	fs.StringVar(&c.fail, "fail", "", "make `STEP` fail with a permanent error in this process")
 	fs.StringVar(&c.resolve, "resolve", "", "settle a step waiting for a person, `STEP:done` or STEP:redo, then resume")
 	fs.BoolVar(&c.report, "report", false, "print what every step did, as JSON, and exit")
 	fs.IntVar(&c.enqueue, "enqueue", 0, "enqueue `N` runs named RUN-1 ... RUN-N for workers, and exit")
@@ -114,6 +117,7 @@ func runOnce(ctx context.Context, c config, stdout io.Writer) (int, error) {
 	if err != nil {
 		return 1, err
 	}
+	w.fail = c.fail
 	if c.report {
 		r, err := makeReport(ctx, j, w, c.runID)
 		if err != nil {

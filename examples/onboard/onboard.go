@@ -74,6 +74,9 @@ func Onboard(ctx context.Context, in Input) (Summary, error) {
 func FetchRecords(ctx context.Context, in Input) ([]Record, error) {
 	w := worldFrom(ctx)
 	defer w.track(ctx, "FetchRecords")()
+	if err := w.injectedFailure("FetchRecords"); err != nil {
+		return nil, err
+	}
 	return []Record{
 		{ID: in.CustomerID + "-r1", Owner: "alice@example.com", Value: 3},
 		{ID: in.CustomerID + "-r2", Owner: "bob@example.com", Value: 5},
@@ -90,6 +93,9 @@ func FetchRecords(ctx context.Context, in Input) ([]Record, error) {
 func ScoreAll(ctx context.Context, recs []Record) ([]Score, error) {
 	w := worldFrom(ctx)
 	defer w.track(ctx, "ScoreAll")()
+	if err := w.injectedFailure("ScoreAll"); err != nil {
+		return nil, err
+	}
 	return w.scoring.Score(ctx, resume.IdempotencyKey(ctx), recs)
 }
 
@@ -100,6 +106,9 @@ func ScoreAll(ctx context.Context, recs []Record) ([]Score, error) {
 func WriteScores(ctx context.Context, scores []Score) error {
 	w := worldFrom(ctx)
 	defer w.track(ctx, "WriteScores")()
+	if err := w.injectedFailure("WriteScores"); err != nil {
+		return err
+	}
 	return w.scores.Insert(ctx, scores)
 }
 
@@ -110,6 +119,9 @@ func WriteScores(ctx context.Context, scores []Score) error {
 func NotifyOwner(ctx context.Context, o Owner) error {
 	w := worldFrom(ctx)
 	defer w.track(ctx, "NotifyOwner")()
+	if err := w.injectedFailure("NotifyOwner"); err != nil {
+		return err
+	}
 	info, _ := resume.StepFromContext(ctx)
 	return w.outbox.Send(o.Email, info.RunID+" "+info.StepKey,
 		fmt.Sprintf("Hello %s, %d of your records were scored.", o.Email, o.Records))
@@ -121,6 +133,9 @@ func NotifyOwner(ctx context.Context, o Owner) error {
 func MarkComplete(ctx context.Context, customerID string) error {
 	w := worldFrom(ctx)
 	defer w.track(ctx, "MarkComplete")()
+	if err := w.injectedFailure("MarkComplete"); err != nil {
+		return err
+	}
 	return nil
 }
 

@@ -27,6 +27,8 @@ type world struct {
 	// delay slows every step down (half before its effect, half after), so
 	// that a kill can land inside it.
 	delay time.Duration
+	// fail names a step that fails, permanently, in this process (-fail).
+	fail string
 }
 
 // openWorld returns the world whose files live in dir.
@@ -71,6 +73,15 @@ func (w *world) track(ctx context.Context, step string) (end func()) {
 		time.Sleep(w.delay / 2)
 		w.effects.append(fmt.Sprintf("%s end=%d", line, time.Now().UnixNano()))
 	}
+}
+
+// injectedFailure returns a permanent error when -fail names step, so a
+// run can be made to fail there and retried (resumectl runs retry).
+func (w *world) injectedFailure(step string) error {
+	if w.fail != step {
+		return nil
+	}
+	return resume.Permanent(fmt.Errorf("%s: failure injected with -fail", step))
 }
 
 // appendLog is a file of lines, appended with O_APPEND so lines of several

@@ -1,0 +1,94 @@
+// Command resumectl is the operator's tool for resumegen's journal: it
+// lists runs, shows one run's journal as a timeline, resolves a step that
+// waits for a person, retries a failed run, cancels a run, accepts a new
+// workflow version for a run stopped on a version change, and, before a
+// deploy, checks whether the code would stop any unfinished run.
+//
+// Usage:
+//
+//	resumectl runs list [-status S[,S]] [-workflow W] [-version V] [-since DURATION]
+//	resumectl runs show ID
+//	resumectl runs resolve ID STEP -done [-result JSON]
+//	resumectl runs resolve ID STEP -redo
+//	resumectl runs retry ID
+//	resumectl runs cancel ID
+//	resumectl runs accept-version ID [-version V]
+//	resumectl check-deploy [packages]
+//
+// Every command takes -db, a SQLite file or a postgres:// (postgresql://)
+// DSN, defaulting to the RESUME_DB environment variable, and -json, which
+// prints the command's result as JSON instead of aligned tables. Flags may
+// come before or after the arguments. Colour is used only when standard
+// output is a terminal and NO_COLOR is not set. resumectl never creates a
+// SQLite file: a path that does not exist is an error.
+//
+// # Runs
+//
+// runs list shows, oldest first, each run's id, workflow (short name:
+// package, dot, function), version, status, current step (the step waiting
+// for a person, or the last journaled step), attempts (entries of a
+// process into the run) and age. -status takes pending, running,
+// succeeded, failed, needs_attention or cancelled, comma-separated;
+// -workflow matches the qualified name, the short name or the function
+// name; -since keeps runs created within that duration.
+//
+// runs show prints the run and its journal as a timeline: step key,
+// status, attempt, start, duration and a preview of the result or error.
+// For a run stopped on a version change it prints the step-by-step diff
+// between the run's version and the newest version of its workflow stored
+// in the journal (each version's manifest is stored the first time a
+// program running it meets the journal).
+//
+// runs resolve settles a once step whose outcome is unknown (the run is in
+// needs_attention, the step in_flight): -done says it happened (the
+// workflow continues with -result, JSON, as the step's result; null by
+// default), -redo says it did not (it executes again, once). It is refused
+// for a step that is not in_flight and for a run that is not waiting for a
+// person (for instance one a worker holds).
+//
+// runs retry makes a failed run pending again with a fresh retry budget
+// for its failed step; runs cancel marks an unfinished run cancelled; runs
+// accept-version moves a run stopped on a version change to the newest
+// stored version of its workflow (or -version V), pending. resumectl has
+// none of the application's code, so it never executes a workflow: after
+// resolve, retry or accept-version, a worker (Engine.Work) or the
+// application (Engine.Resume, Engine.ResumeAll) resumes the run, replaying
+// every journaled step whose key the code still has.
+//
+// # Deploys
+//
+// check-deploy loads the workflows of the packages (default ".") with the
+// generator, writing nothing, and compares the version of each unfinished
+// run (pending, running, needs_attention, failed) with the code's version
+// of its workflow. It exits 1, listing the runs and the step diff between
+// the run's stored manifest and the code's steps, when any run would stop
+// on a version change after the deploy, and 0 when none would:
+//
+//	resumectl check-deploy -db "$RESUME_DB" ./...
+//
+// # Exit status
+//
+// 0: done. 1: refused, failed, not found, or the database cannot be
+// reached, with one line on standard error naming what and why; a refused
+// command changes nothing. check-deploy also exits 1 when a run would stop.
+// 2: usage error.
+//
+// # Why a second binary
+//
+// resumegen runs on every go generate and stays free of database drivers
+// (building the pure-Go SQLite driver takes a minute); resumectl links both
+// journals and the generator library.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

@@ -1,0 +1,498 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/resumegen/resumegen/runtime/resume"
+)
+
+// runJSON is a run as the -json output of list and show carries it.
+type runJSON struct {
+	RunID         string    `json:"run_id"`
+	Workflow      string    `json:"workflow"`
+	Version       string    `json:"version"`
+	Status        string    `json:"status"`
+	AttentionKind string    `json:"attention_kind"`
+	AttentionStep string    `json:"attention_step"`
+	CurrentStep   string    `json:"current_step"`
+	Attempts      int       `json:"attempts"`
+	CreatedAt     time.Time `json:"created_at"`
+	UpdatedAt     time.Time `json:"updated_at"`
+	AgeSeconds    int64     `json:"age_seconds"`
+}
+
+func (c *cli) runJSON(r resume.RunRecord, steps []resume.StepRecord) runJSON {
+	return runJSON{
+		RunID: r.RunID, Workflow: r.Workflow, Version: r.Version, Status: string(r.Status),
+		AttentionKind: r.AttentionKind, AttentionStep: r.AttentionStep, CurrentStep: currentStep(r, steps),
+		Attempts: r.Attempts, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		AgeSeconds: int64(c.now().Sub(r.CreatedAt) / time.Second),
+	}
+}
+
+// currentStep is the step a person must look at, or else the last
+// journaled one.
+func currentStep(r resume.RunRecord, steps []resume.StepRecord) string {
+	if r.AttentionStep != "" {
+		return r.AttentionStep
+	}
+	var last resume.StepRecord
+	for _, s := range steps {
+		if s.Seq >= last.Seq {
+			last = s
+		}
+	}
+	return last.StepKey
+}
+
+// statusText is the status as people read it: a run waiting for a person
+// says why.
+func statusText(r resume.RunRecord) string {
+	if r.Status == resume.StatusNeedsAttention && r.AttentionKind != "" {
+		return string(r.Status) + " (" + r.AttentionKind + ")"
+	}
+	return string(r.Status)
+}
+
+var statuses = []resume.Status{
+	resume.StatusPending, resume.StatusRunning, resume.StatusSucceeded,
+	resume.StatusFailed, resume.StatusNeedsAttention, resume.StatusCancelled,
+}
+
+// listFlags registers runs list's filters, read back in runsList.
+func listFlags(fs *flag.FlagSet) {
+	fs.String("status", "", "only runs in these statuses, comma-separated: pending, running, succeeded, failed, needs_attention, cancelled")
+	fs.String("workflow", "", "only runs of this workflow: qualified name, package.Function or Function")
+	fs.String("version", "", "only runs of this workflow version")
+	fs.Duration("since", 0, "only runs created within this `duration` (e.g. 24h)")
+}
+
+// flagValue reads back a flag registered by a command's flags function.
+func flagValue(fs *flag.FlagSet, name string) string {
+	if f := fs.Lookup(name); f != nil {
+		return f.Value.String()
+	}
+	return ""
+}
+
+func runsList(c *cli, o *options, args []string) error {
+	if err := wantArgs(args); err != nil {
+		return err
+	}
+	fs := o.fs
+	f := resume.RunFilter{Version: flagValue(fs, "version")}
+	if s := flagValue(fs, "status"); s != "" {
+		for _, one := range strings.Split(s, ",") {
+			st := resume.Status(strings.TrimSpace(one))
+			if !validStatus(st) {
+				return usagef("-status %q: want one of %v", one, statuses)
+			}
+			f.Statuses = append(f.Statuses, st)
+		}
+	}
+	since, _ := time.ParseDuration(flagValue(fs, "since"))
+	workflow := flagValue(fs, "workflow")
+	j, err := c.open(o)
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	runs, err := j.ListRuns(c.ctx, f)
+	if err != nil {
+		return fmt.Errorf("list runs: %w", err)
+	}
+	out := []runJSON{}
+	var shown []resume.RunRecord
+	for _, r := range runs {
+		if workflow != "" && !workflowMatches(r.Workflow, workflow) {
+			continue
+		}
+		if since > 0 && r.CreatedAt.Before(c.now().Add(-since)) {
+			continue
+		}
+		var steps []resume.StepRecord
+		if r.AttentionStep == "" {
+			if _, steps, err = j.LoadRun(c.ctx, r.RunID); err != nil {
+				return fmt.Errorf("run %s: read journal: %w", r.RunID, err)
+			}
+		}
+		out = append(out, c.runJSON(r, steps))
+		shown = append(shown, r)
+	}
+	if o.json {
+		return c.writeJSON(out)
+	}
+	if len(out) == 0 {
+		fmt.Fprintln(c.stdout, "no runs")
+		return nil
+	}
+	t := c.table("RUN", "WORKFLOW", "VERSION", "STATUS", "STEP", "ATTEMPTS", "AGE")
+	for i, r := range out {
+		st := statusText(shown[i])
+		t.row(r.RunID, shortName(r.Workflow), r.Version, c.paint(statusColor(st), st), orDash(r.CurrentStep),
+			strconv.Itoa(r.Attempts), age(c.now(), r.CreatedAt))
+	}
+	return t.flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func validStatus(s resume.Status) bool {
+	for _, v := range statuses {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func workflowMatches(qualified, w string) bool {
+	return qualified == w || shortName(qualified) == w || qualified[strings.LastIndex(qualified, ".")+1:] == w
+}
+
+// stepJSON is one journal row in show's -json output.
+type stepJSON struct {
+	Seq        int64           `json:"seq"`
+	StepKey    string          `json:"step_key"`
+	Name       string          `json:"name"`
+	Status     string          `json:"status"`
+	Attempt    int             `json:"attempt"`
+	StartedAt  time.Time       `json:"started_at"`
+	FinishedAt *time.Time      `json:"finished_at"`
+	DurationMS *float64        `json:"duration_ms"`
+	Result     json.RawMessage `json:"result,omitempty"`
+	Error      string          `json:"error,omitempty"`
+}
+
+// versionChange is the step diff of a run stopped on a version change.
+type versionChange struct {
+	Workflow string     `json:"workflow"`
+	From     string     `json:"from"`
+	To       string     `json:"to"`
+	Note     string     `json:"note,omitempty"`
+	Diff     []diffLine `json:"diff"`
+}
+
+type showJSON struct {
+	Run           runJSON         `json:"run"`
+	Input         json.RawMessage `json:"input"`
+	Output        json.RawMessage `json:"output"`
+	Error         string          `json:"error"`
+	LeaseOwner    string          `json:"lease_owner"`
+	LeaseUntil    *time.Time      `json:"lease_until"`
+	Steps         []stepJSON      `json:"steps"`
+	VersionChange *versionChange  `json:"version_change,omitempty"`
+}
+
+func runsShow(c *cli, o *options, args []string) error {
+	if err := wantArgs(args, "ID"); err != nil {
+		return err
+	}
+	j, err := c.open(o)
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	r, steps, err := j.LoadRun(c.ctx, args[0])
+	if err != nil {
+		return err
+	}
+	out := showJSON{Run: c.runJSON(r, steps), Input: r.Input, Output: r.Output, Error: r.Error, LeaseOwner: r.LeaseOwner, Steps: []stepJSON{}}
+	if !r.LeaseUntil.IsZero() && r.LeaseOwner != "" {
+		out.LeaseUntil = &r.LeaseUntil
+	}
+	for _, s := range steps {
+		sj := stepJSON{Seq: s.Seq, StepKey: s.StepKey, Name: s.Name, Status: string(s.Status), Attempt: s.Attempt,
+			StartedAt: s.StartedAt, Result: s.Result, Error: s.Error}
+		if !s.FinishedAt.IsZero() {
+			fin := s.FinishedAt
+			ms := float64(s.FinishedAt.Sub(s.StartedAt)) / float64(time.Millisecond)
+			sj.FinishedAt, sj.DurationMS = &fin, &ms
+		}
+		out.Steps = append(out.Steps, sj)
+	}
+	if r.Status == resume.StatusNeedsAttention && r.AttentionKind == resume.AttentionKindVersion {
+		vc, err := storedVersionChange(c, j, r)
+		if err != nil {
+			return err
+		}
+		out.VersionChange = vc
+	}
+	if o.json {
+		return c.writeJSON(out)
+	}
+	c.printRun(r, out)
+	return nil
+}
+
+// storedVersionChange diffs the run's version's manifest against the newest
+// manifest of its workflow in the journal.
+func storedVersionChange(c *cli, j resume.Journal, r resume.RunRecord) (*versionChange, error) {
+	ms, err := j.ListManifests(c.ctx, r.Workflow)
+	if err != nil {
+		return nil, err
+	}
+	vc := &versionChange{Workflow: r.Workflow, From: r.Version, Diff: []diffLine{}}
+	var old, newest string
+	for _, m := range ms {
+		if m.Version == r.Version {
+			old = m.Manifest
+		}
+	}
+	if len(ms) > 0 {
+		vc.To, newest = ms[0].Version, ms[0].Manifest
+	}
+	switch {
+	case vc.To == "" || vc.To == r.Version:
+		vc.Note = "no newer version of this workflow is stored in the journal"
+	case old == "":
+		vc.Note = "the manifest of the run's version is not in the journal: every step of the new version is shown as added"
+	}
+	if vc.To != "" && vc.To != r.Version {
+		vc.Diff = diffManifests(old, newest)
+	}
+	return vc, nil
+}
+
+// printRun prints show's human form.
+func (c *cli) printRun(r resume.RunRecord, out showJSON) {
+	now := c.now()
+	st := statusText(r)
+	t := c.table()
+	t.row("run", r.RunID)
+	t.row("workflow", shortName(r.Workflow)+"  ("+r.Workflow+")")
+	t.row("version", r.Version)
+	t.row("status", c.paint(statusColor(st), st))
+	if r.AttentionStep != "" {
+		t.row("waiting on", r.AttentionStep)
+	}
+	t.row("attempts", strconv.Itoa(r.Attempts))
+	t.row("created", stamp(r.CreatedAt)+" UTC ("+age(now, r.CreatedAt)+" ago)")
+	t.row("updated", stamp(r.UpdatedAt)+" UTC ("+age(now, r.UpdatedAt)+" ago)")
+	if r.LeaseOwner != "" {
+		t.row("lease", r.LeaseOwner+" until "+stamp(r.LeaseUntil)+" UTC")
+	}
+	t.row("input", preview(string(r.Input), 100))
+	if len(r.Output) > 0 {
+		t.row("output", preview(string(r.Output), 100))
+	}
+	if r.Error != "" {
+		msg, _, _ := strings.Cut(r.Error, "\n")
+		t.row("error", preview(msg, 160))
+	}
+	t.flush()
+
+	fmt.Fprintln(c.stdout)
+	if len(out.Steps) == 0 {
+		fmt.Fprintln(c.stdout, "no journaled steps")
+	} else {
+		t = c.table("SEQ", "STEP", "STATUS", "ATTEMPT", "STARTED (UTC)", "DURATION", "RESULT / ERROR")
+		for _, s := range out.Steps {
+			var fin time.Time
+			if s.FinishedAt != nil {
+				fin = *s.FinishedAt
+			}
+			var what string
+			switch resume.StepStatus(s.Status) {
+			case resume.StepSucceeded:
+				what = string(s.Result)
+			case resume.StepFailed:
+				what = "error: " + s.Error
+			case resume.StepInFlight:
+				what = "outcome unknown"
+			}
+			t.row(strconv.FormatInt(s.Seq, 10), s.StepKey, c.paint(statusColor(s.Status), s.Status), strconv.Itoa(s.Attempt),
+				stamp(s.StartedAt), duration(s.StartedAt, fin), preview(what, 60))
+		}
+		t.flush()
+	}
+
+	switch {
+	case out.VersionChange != nil:
+		vc := out.VersionChange
+		fmt.Fprintln(c.stdout)
+		if vc.To == "" || vc.To == r.Version {
+			fmt.Fprintf(c.stdout, "Version change: this run started under %s; %s.\n", r.Version, vc.Note)
+			return
+		}
+		fmt.Fprintf(c.stdout, "Version change: this run started under %s; the newest version of %s is %s. Steps:\n", vc.From, shortName(vc.Workflow), vc.To)
+		if vc.Note != "" {
+			fmt.Fprintf(c.stdout, "(%s)\n", vc.Note)
+		}
+		c.printDiff(vc.Diff)
+		fmt.Fprintf(c.stdout, "\nAfter checking the steps above: resumectl runs accept-version %s   (or: resumectl runs cancel %s)\n", r.RunID, r.RunID)
+	case r.Status == resume.StatusNeedsAttention && r.AttentionStep != "":
+		fmt.Fprintf(c.stdout, "\nStep %s may or may not have happened. If it did: resumectl runs resolve %s %s -done [-result JSON]; if not: resumectl runs resolve %s %s -redo\n",
+			r.AttentionStep, r.RunID, r.AttentionStep, r.RunID, r.AttentionStep)
+	case r.Status == resume.StatusFailed:
+		fmt.Fprintf(c.stdout, "\nTo execute its failed step again: resumectl runs retry %s\n", r.RunID)
+	}
+}
+
+func resolveFlags(fs *flag.FlagSet) {
+	fs.Bool("done", false, "the step happened: the run continues past it")
+	fs.Bool("redo", false, "the step did not happen: it executes again, once")
+	fs.String("result", "", "with -done: the step's result as `JSON` (default null)")
+}
+
+// actionJSON is what the commands that change a run print with -json.
+type actionJSON struct {
+	RunID      string   `json:"run_id"`
+	Action     string   `json:"action"`
+	Status     string   `json:"status"`
+	Step       string   `json:"step,omitempty"`
+	Version    string   `json:"version,omitempty"`
+	OldVersion string   `json:"old_version,omitempty"`
+	Steps      []string `json:"steps,omitempty"`
+	Message    string   `json:"message"`
+}
+
+const resumedElsewhere = "resumectl does not execute workflows: a worker (Engine.Work) or the application (Engine.Resume, ResumeAll) resumes it"
+
+func (c *cli) report(o *options, a actionJSON) error {
+	if o.json {
+		return c.writeJSON(a)
+	}
+	fmt.Fprintln(c.stdout, a.Message)
+	return nil
+}
+
+func runsResolve(c *cli, o *options, args []string) error {
+	if err := wantArgs(args, "ID", "STEP"); err != nil {
+		return err
+	}
+	done, redo := flagValue(o.fs, "done") == "true", flagValue(o.fs, "redo") == "true"
+	result := flagValue(o.fs, "result")
+	switch {
+	case done == redo:
+		return usagef("say what happened: exactly one of -done and -redo")
+	case redo && result != "":
+		return usagef("-result goes with -done only")
+	case result != "" && !json.Valid([]byte(result)):
+		return usagef("-result %q is not valid JSON", result)
+	}
+	j, err := c.open(o)
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	runID, step := args[0], args[1]
+	res := resume.Resolution{Done: done}
+	if result != "" {
+		res.Result = json.RawMessage(result)
+	}
+	if err := resume.NewEngine(j).Resolve(c.ctx, runID, step, res); err != nil {
+		return err
+	}
+	how := map[bool]string{true: "done", false: "redo"}[done]
+	return c.report(o, actionJSON{RunID: runID, Action: "resolve", Status: string(resume.StatusPending), Step: step,
+		Message: fmt.Sprintf("run %s: step %s resolved %s; the run is pending. %s.", runID, step, how, resumedElsewhere)})
+}
+
+func runsRetry(c *cli, o *options, args []string) error {
+	if err := wantArgs(args, "ID"); err != nil {
+		return err
+	}
+	j, err := c.open(o)
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	runID := args[0]
+	if err := j.Retry(c.ctx, runID); err != nil {
+		return fmt.Errorf("retry: %w", err)
+	}
+	var failed []string
+	if _, steps, err := j.LoadRun(c.ctx, runID); err == nil {
+		for _, s := range steps {
+			if s.Status == resume.StepFailed {
+				failed = append(failed, s.StepKey)
+			}
+		}
+	}
+	what := "its failed step gets a fresh retry budget"
+	if len(failed) > 0 {
+		what = "a fresh retry budget for " + strings.Join(failed, ", ")
+	}
+	return c.report(o, actionJSON{RunID: runID, Action: "retry", Status: string(resume.StatusPending), Steps: failed,
+		Message: fmt.Sprintf("run %s is pending again, with %s; steps that succeeded will not run again. %s.", runID, what, resumedElsewhere)})
+}
+
+func runsCancel(c *cli, o *options, args []string) error {
+	if err := wantArgs(args, "ID"); err != nil {
+		return err
+	}
+	j, err := c.open(o)
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	runID := args[0]
+	if err := j.Cancel(c.ctx, runID); err != nil {
+		return fmt.Errorf("cancel: %w", err)
+	}
+	return c.report(o, actionJSON{RunID: runID, Action: "cancel", Status: string(resume.StatusCancelled),
+		Message: fmt.Sprintf("run %s cancelled: it will not execute again", runID)})
+}
+
+func acceptFlags(fs *flag.FlagSet) {
+	fs.String("version", "", "the `version` to move the run to (default: the newest stored version of its workflow)")
+}
+
+func runsAcceptVersion(c *cli, o *options, args []string) error {
+	if err := wantArgs(args, "ID"); err != nil {
+		return err
+	}
+	j, err := c.open(o)
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	runID := args[0]
+	r, _, err := j.LoadRun(c.ctx, runID)
+	if err != nil {
+		return err
+	}
+	if r.Status != resume.StatusNeedsAttention || r.AttentionKind != resume.AttentionKindVersion {
+		return fmt.Errorf("run %s is %s: %w", runID, statusText(r), resume.ErrNotVersionStop)
+	}
+	ms, err := j.ListManifests(c.ctx, r.Workflow)
+	if err != nil {
+		return err
+	}
+	want := flagValue(o.fs, "version")
+	var to *resume.ManifestRecord
+	for i := range ms {
+		if (want == "" && i == 0) || ms[i].Version == want {
+			to = &ms[i]
+			break
+		}
+	}
+	switch {
+	case to == nil && want != "":
+		known := make([]string, len(ms))
+		for i, m := range ms {
+			known[i] = m.Version
+		}
+		return fmt.Errorf("run %s: version %s of %s is not in the journal (stored: %s)", runID, want, r.Workflow, strings.Join(known, ", "))
+	case to == nil || to.Version == r.Version:
+		return fmt.Errorf("run %s: no version of %s newer than the run's own %s is stored: start the new code first, or name one with -version", runID, r.Workflow, r.Version)
+	}
+	if err := resume.NewEngine(j).AcceptVersion(c.ctx, runID, to.Version); err != nil {
+		return err
+	}
+	return c.report(o, actionJSON{RunID: runID, Action: "accept-version", Status: string(resume.StatusPending),
+		Version: to.Version, OldVersion: r.Version,
+		Message: fmt.Sprintf("run %s: accepted version %s of %s (was %s); the run is pending, and its journaled steps whose keys the new version still has will not run again. %s.",
+			runID, to.Version, shortName(r.Workflow), r.Version, resumedElsewhere)})
+}
