@@ -16,6 +16,8 @@ type Diagnostic struct {
 	Pos token.Position
 	// Message says what is wrong and, where it can, how to fix it.
 	Message string
+
+	pos token.Pos // the unresolved position, for [Check]
 }
 
 // String renders the diagnostic as file:line:col: message.
@@ -36,6 +38,7 @@ type diagnostics struct {
 // errorf records a diagnostic at pos.
 func (ds *diagnostics) errorf(pos token.Pos, format string, args ...any) {
 	ds.add(ds.fset.Position(pos), fmt.Sprintf(format, args...))
+	ds.list[len(ds.list)-1].pos = pos
 }
 
 // add records a diagnostic at an already resolved position.

@@ -29,6 +29,20 @@
 //     io/ioutil, and writes with =, op=, ++ or -- to package-level
 //     variables), duplicate step names and generated identifiers that
 //     collide with the package's.
+//   - emit (emit.go, rewrite.go, imports.go): one x_resume.go per source
+//     file x.go holding workflows, built with jennifer and formatted.
+//
+// The model and check stages are also exported, without go/packages, as
+// [Check] (analyze.go): package resumecheck wraps it in a go/analysis
+// Analyzer and cmd/resumevet runs that under go vet -vettool, so vet and
+// resumegen report the same problems at the same positions. Generate runs
+// the same code in-process on the packages it loaded.
+//
+// Generate returns the files' contents and the diagnostics; it writes
+// nothing. [Result.Write] writes changed files atomically and deletes stale
+// generated files, [Result.Check] diffs instead of writing, and
+// [Result.Manifest] renders the workflows as JSON. Nothing is written when
+// any package has a diagnostic.
 //
 // # Reviewed exceptions
 //
@@ -43,14 +57,6 @@
 // silenced diagnostic is listed, without its position, in the manifest
 // comment and in the JSON manifest ("exceptions": check, what, reason).
 // Exceptions do not enter the version: they change no step.
-//   - emit (emit.go, rewrite.go, imports.go): one x_resume.go per source
-//     file x.go holding workflows, built with jennifer and formatted.
-//
-// Generate returns the files' contents and the diagnostics; it writes
-// nothing. [Result.Write] writes changed files atomically and deletes stale
-// generated files, [Result.Check] diffs instead of writing, and
-// [Result.Manifest] renders the workflows as JSON. Nothing is written when
-// any package has a diagnostic.
 //
 // # Generated shape
 //

@@ -82,11 +82,11 @@ func Generate(cfg Config) (*Result, error) {
 		if !reportPackageErrors(pkg, ds) {
 			continue
 		}
-		m := buildModel(pkg, ds)
-		for _, w := range m.workflows {
-			m.checkWorkflow(w, ds)
-			w.Version = versionOf(w.Steps)
-		}
+		m := analyze(&typedPackage{
+			PkgPath: pkg.PkgPath, Name: pkg.Name, Fset: pkg.Fset, Syntax: pkg.Syntax,
+			Types: pkg.Types, TypesInfo: pkg.TypesInfo,
+		}, ds)
+		m.loaded = pkg
 		m.generatedNames(ds)
 		models = append(models, m)
 		res.Workflows = append(res.Workflows, m.workflows...)
@@ -160,7 +160,7 @@ func (m *packageModel) render() ([]File, []string, error) {
 		want[path] = true
 		files = append(files, File{Path: path, Content: content})
 	}
-	stale, err := staleFiles(m.pkg, want)
+	stale, err := staleFiles(m.loaded, want)
 	if err != nil {
 		return nil, nil, err
 	}

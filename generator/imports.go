@@ -5,8 +5,6 @@ import (
 	"go/types"
 	"sort"
 	"strconv"
-
-	"golang.org/x/tools/go/packages"
 )
 
 // importSet names the packages the generated file refers to. Packages the
@@ -21,7 +19,7 @@ type importSet struct {
 }
 
 // newImportSet seeds the names from the source file's imports.
-func newImportSet(pkg *packages.Package, file *ast.File) *importSet {
+func newImportSet(pkg *typedPackage, file *ast.File) *importSet {
 	s := &importSet{
 		self:   pkg.Types,
 		byPath: map[string]string{},

@@ -10,6 +10,18 @@ import (
 	"golang.org/x/tools/go/packages"
 )
 
+// typedPackage is what the checks and the emitter need of a package: its
+// parsed files and types. The generator fills it from go/packages, the
+// analyzer (see [Check]) from an analysis pass.
+type typedPackage struct {
+	PkgPath   string
+	Name      string
+	Fset      *token.FileSet
+	Syntax    []*ast.File
+	Types     *types.Package
+	TypesInfo *types.Info
+}
+
 // Workflow is one //resume:workflow function as the generator understood
 // it: its steps in source order and its version.
 type Workflow struct {
@@ -25,7 +37,7 @@ type Workflow struct {
 	// workflow's body, in source order.
 	Exceptions []Exception
 
-	pkg    *packages.Package
+	pkg    *typedPackage
 	file   *ast.File
 	source string // absolute path of the file declaring the workflow
 	decl   *ast.FuncDecl
@@ -85,7 +97,8 @@ const (
 
 // packageModel is what the generator found in one package.
 type packageModel struct {
-	pkg       *packages.Package
+	pkg       *typedPackage
+	loaded    *packages.Package // for the generator: where stale files live
 	workflows []*Workflow
 	stepDecls map[*types.Func]stepOptions // //resume:step on declarations
 }
@@ -93,7 +106,7 @@ type packageModel struct {
 // buildModel finds the directives of a package, its workflows and their
 // step call sites. Problems are recorded in ds; the returned model holds
 // every workflow that was recognized, valid or not.
-func buildModel(pkg *packages.Package, ds *diagnostics) *packageModel {
+func buildModel(pkg *typedPackage, ds *diagnostics) *packageModel {
 	m := &packageModel{pkg: pkg, stepDecls: map[*types.Func]stepOptions{}}
 	claimed := map[*ast.Comment]bool{}
 	for _, f := range pkg.Syntax {

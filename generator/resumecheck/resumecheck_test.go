@@ -1,0 +1,15 @@
+package resumecheck_test
+
+import (
+	"testing"
+
+	"github.com/resumegen/resumegen/generator/resumecheck"
+	"golang.org/x/tools/go/analysis/analysistest"
+)
+
+// TestAnalyzer checks the diagnostics against the // want comments of
+// testdata/src/a, including a reviewed exception and a generated file
+// that must be skipped.
+func TestAnalyzer(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), resumecheck.Analyzer, "a")
+}

@@ -1,0 +1,40 @@
+package a
+
+import (
+	"context"
+	"math/rand"
+	"os"
+	"time"
+)
+
+var hits int
+
+//resume:workflow
+func W(ctx context.Context, m map[string]int) error {
+	go Step(ctx, 1)         // want `step Step is called in a go statement`
+	defer Step(ctx, 2)      // want `step Step is called in a defer statement`
+	_ = time.Now()          // want `time\.Now in a workflow body gives another value`
+	_ = rand.Intn(2)        // want `rand\.Intn in a workflow body`
+	_ = os.Getenv("HOME")   // want `os\.Getenv in a workflow body reads the process's environment`
+	hits++                  // want `write to package-level variable hits`
+	time.Sleep(time.Second) //resume:allow nondeterministic reason="a reviewed pause"
+	for k := range m {
+		_ = Step(ctx, len(k)) // want `in a range over a map`
+	}
+	if _, err := Leak(ctx); err != nil { // want `result type chan int cannot be journaled as JSON`
+		return err
+	}
+	return Step(ctx, 3)
+}
+
+//resume:step
+func Step(ctx context.Context, n int) error { return nil }
+
+//resume:step
+func Leak(ctx context.Context) (chan int, error) { return nil, nil }
+
+/* want `unknown option "retries=3"` */ //resume:step retries=3
+func Bad(ctx context.Context) error     { return nil }
+
+// Plain functions may do anything.
+func Plain() int { hits++; return rand.Intn(3) }
