@@ -16,7 +16,15 @@
 //     function; //resume:step [options] marks a function, method or
 //     interface method declaration, or, as a trailing comment, the call
 //     ending last on its line inside a workflow body. Step calls are
-//     resolved through types.Info, never by name.
+//     resolved through types.Info, never by name. A callee declared in
+//     another package of the module (loaded from export data, without
+//     syntax) has its directive read by parsing just its declaring file,
+//     found through the object's position (foreign.go). Methods promoted
+//     through embedding and interface methods are steps like any method;
+//     a call of a generic function or of a method of a generic type is a
+//     step of its instantiation: the instantiated types enter the
+//     signature and the version, and the wrapper, not generic, calls
+//     F[T1, T2] explicitly. Workflows that are methods are refused.
 //   - check (check.go, jsoncheck.go, steps.go): every problem is collected
 //     with its position in one pass: malformed directives, directives on
 //     nothing, bad workflow signatures, steps not returning error or

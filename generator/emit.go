@@ -241,13 +241,18 @@ func (e *workflowEmitter) calleeExpr(s *Step) string {
 	}
 	recv := s.sig.Recv()
 	if recv == nil {
+		if s.typeArgs != nil {
+			return q + fn.Name() + typeArgsString(s.typeArgs, e.imports.qualifier)
+		}
 		return q + fn.Name()
 	}
+	// The receiver's type names its package and, for a method of a
+	// generic type, its type arguments: (*pkg.Cache[int]).Get.
 	t := recv.Type()
 	if p, ok := t.(*types.Pointer); ok {
-		return "(*" + q + p.Elem().(*types.Named).Obj().Name() + ")." + fn.Name()
+		return "(*" + e.typ(p.Elem()) + ")." + fn.Name()
 	}
-	return q + t.(*types.Named).Obj().Name() + "." + fn.Name()
+	return e.typ(t) + "." + fn.Name()
 }
 
 // def emits the workflow's definition:

@@ -82,10 +82,14 @@ func Generate(cfg Config) (*Result, error) {
 		if !reportPackageErrors(pkg, ds) {
 			continue
 		}
-		m := analyze(&typedPackage{
+		tp := &typedPackage{
 			PkgPath: pkg.PkgPath, Name: pkg.Name, Fset: pkg.Fset, Syntax: pkg.Syntax,
 			Types: pkg.Types, TypesInfo: pkg.TypesInfo,
-		}, ds)
+		}
+		if pkg.Module != nil {
+			tp.ModuleDir = pkg.Module.Dir
+		}
+		m := analyze(tp, ds)
 		m.loaded = pkg
 		m.generatedNames(ds)
 		models = append(models, m)

@@ -20,6 +20,9 @@ type typedPackage struct {
 	Syntax    []*ast.File
 	Types     *types.Package
 	TypesInfo *types.Info
+	// ModuleDir is the root of the package's module, or "" when unknown:
+	// only steps declared below it are read from source.
+	ModuleDir string
 }
 
 // Workflow is one //resume:workflow function as the generator understood
@@ -75,6 +78,7 @@ type Step struct {
 	index    int              // position in Steps
 	wrapper  string           // name of the generated wrapper
 	key      *stepKey         // key=EXPR at the call site, or nil
+	typeArgs *types.TypeList  // type arguments of a generic function, or nil
 }
 
 // stepKey is a call site's key=EXPR, type-checked in the call's scope.
@@ -101,13 +105,19 @@ type packageModel struct {
 	loaded    *packages.Package // for the generator: where stale files live
 	workflows []*Workflow
 	stepDecls map[*types.Func]stepOptions // //resume:step on declarations
+	// foreign caches the directives of callees declared in other packages
+	// of the module, read from their source files.
+	foreign     map[*types.Func]*stepOptions
+	parsed      map[string]*ast.File
+	foreignFset *token.FileSet
 }
 
 // buildModel finds the directives of a package, its workflows and their
 // step call sites. Problems are recorded in ds; the returned model holds
 // every workflow that was recognized, valid or not.
 func buildModel(pkg *typedPackage, ds *diagnostics) *packageModel {
-	m := &packageModel{pkg: pkg, stepDecls: map[*types.Func]stepOptions{}}
+	m := &packageModel{pkg: pkg, stepDecls: map[*types.Func]stepOptions{},
+		foreign: map[*types.Func]*stepOptions{}, parsed: map[string]*ast.File{}}
 	claimed := map[*ast.Comment]bool{}
 	for _, f := range pkg.Syntax {
 		m.scanDeclarations(f, pkg.Fset.File(f.Pos()).Name(), claimed, ds)
@@ -154,7 +164,7 @@ func (m *packageModel) scanDeclarations(f *ast.File, filename string, claimed ma
 			case d.verb == "step":
 				m.stepDecls[fn] = d.opts
 			case fd.Recv != nil:
-				ds.errorf(d.pos, "%s: a workflow must be a plain function, not a method", d.text)
+				ds.errorf(d.pos, "%s: a workflow must be a plain function, not a method: a resumed run has no receiver to restore; make it a function that reaches its clients through package-level variables set at startup (or takes what it needs as input), and mark the clients' methods //resume:step", d.text)
 			default:
 				m.workflows = append(m.workflows, &Workflow{
 					Package: m.pkg.PkgPath, Name: fd.Name.Name,

@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"strings"
 
 	"golang.org/x/tools/go/types/typeutil"
 )
@@ -112,6 +113,8 @@ func (m *packageModel) stepAt(w *Workflow, call *ast.CallExpr, ds *diagnostics) 
 	if fn != nil {
 		if o, ok := m.stepDecls[fn.Origin()]; ok {
 			declOpts, isStep = o, true
+		} else if o := m.foreignStep(fn.Origin()); o != nil {
+			declOpts, isStep = *o, true
 		}
 	}
 	if !isStep {
@@ -130,9 +133,16 @@ func (m *packageModel) stepAt(w *Workflow, call *ast.CallExpr, ds *diagnostics) 
 	if opts.hasPolicy {
 		s.Policy = string(opts.policy)
 	}
-	if sig.TypeParams().Len() > 0 || sig.RecvTypeParams().Len() > 0 {
-		ds.errorf(call.Pos(), "step %s: generic functions and methods of generic types cannot be steps yet", fn.Name())
-		return nil
+	if sig.TypeParams().Len() > 0 {
+		// A generic function: the step is its instantiation at this call,
+		// whose types enter the signature and the version.
+		inst, ok := info.Instances[calleeIdent(call.Fun)]
+		if !ok {
+			ds.errorf(call.Pos(), "step %s: cannot tell the type arguments of this generic call", fn.Name())
+			return nil
+		}
+		sig = inst.Type.(*types.Signature)
+		s.sig, s.typeArgs = sig, inst.TypeArgs
 	}
 	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok {
 		if selection := info.Selections[sel]; selection != nil {
@@ -153,6 +163,10 @@ func (m *packageModel) stepAt(w *Workflow, call *ast.CallExpr, ds *diagnostics) 
 		}
 	}
 	s.Callee, s.display = calleeNames(fn, w.pkg.Types)
+	if s.typeArgs != nil {
+		s.Callee += typeArgsString(s.typeArgs, nil)
+		s.display += typeArgsString(s.typeArgs, nameQualifier(w.pkg.Types))
+	}
 	s.Name = defaultStepName(fn)
 	if opts.name != "" {
 		s.Name = opts.name
@@ -258,6 +272,36 @@ func (m *packageModel) checkStepTypes(s *Step, pos token.Pos, ds *diagnostics) b
 		}
 	}
 	return ok
+}
+
+// calleeIdent is the identifier naming the function in a call's Fun: F,
+// pkg.F, F[T] or pkg.F[T1, T2].
+func calleeIdent(fun ast.Expr) *ast.Ident {
+	switch f := ast.Unparen(fun).(type) {
+	case *ast.Ident:
+		return f
+	case *ast.SelectorExpr:
+		return f.Sel
+	case *ast.IndexExpr:
+		return calleeIdent(f.X)
+	case *ast.IndexListExpr:
+		return calleeIdent(f.X)
+	}
+	return nil
+}
+
+// typeArgsString renders type arguments as [T1, T2].
+func typeArgsString(l *types.TypeList, q types.Qualifier) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i := 0; i < l.Len(); i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(types.TypeString(l.At(i), q))
+	}
+	b.WriteByte(']')
+	return b.String()
 }
 
 // resultsOK reports whether results are error or (T, error).
