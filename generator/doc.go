@@ -30,7 +30,8 @@
 //     nothing, bad workflow signatures, steps not returning error or
 //     (T, error), parameter and result types JSON cannot round-trip, step
 //     calls whose order the journal cannot reproduce (go, defer, select,
-//     function literals, range over a map or channel), operations outside
+//     function literals, range over a map or a channel, even one the body
+//     makes, since senders' interleaving is not journaled), operations outside
 //     steps whose outcome differs on resume (nondet.go: clocks and timers
 //     of package time, math/rand and math/rand/v2 except seeded
 //     constructors, crypto/rand, the environment and file reads of os and

@@ -92,6 +92,8 @@ func (m *packageModel) rangeReason(r *ast.RangeStmt) string {
 	case *types.Map:
 		return "in a range over a map: map order is random, so a resume would replay its occurrences against other keys; range over sorted keys instead (slices.Sorted(maps.Keys(m)))"
 	case *types.Chan:
+		// Refused even for a channel the body makes: its values come from
+		// senders whose interleaving the journal does not record.
 		return "in a range over a channel: received values are not journaled, so a resume would see other values; receive them in a step that returns a slice and range over that"
 	}
 	return ""
