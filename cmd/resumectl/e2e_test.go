@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/resumegen/resumegen/internal/pgtest"
 )
 
 // The tests run the real resumectl binary against journals written by the
@@ -62,7 +64,7 @@ func backends(t *testing.T, f func(t *testing.T, e env)) {
 			dir := t.TempDir()
 			e := env{t: t, dir: dir, db: filepath.Join(dir, "journal.db")}
 			if b == "postgres" {
-				e.db = freshDatabase(t)
+				e.db = pgtest.FreshDatabase(t)
 			}
 			f(t, e)
 		})
