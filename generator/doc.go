@@ -6,11 +6,16 @@
 //
 // [Generate] is a library call in four stages, one file each:
 //
-//   - load (load.go): one packages.Load for all patterns, with syntax and
-//     types of the named packages and export data for their imports. A
-//     ParseFile hook parses our own generated files (name ending _resume.go,
-//     first line the generated header) as empty files of their package, so
-//     a stale or broken generated file never blocks regeneration.
+//   - load (load.go): one go list for all patterns (files, imports, no
+//     types), one more loading their imports from export data (no
+//     dependency syntax, no NeedDeps), then the named packages are parsed
+//     and type-checked here, in dependency order. Asking go/packages for
+//     their types directly would run go list -export, which compiles the
+//     named packages just edited (seconds for a large one) to throw the
+//     result away. Our own generated files (name ending _resume.go, first
+//     line the generated header) are parsed as empty files of their
+//     package, so a stale or broken generated file never blocks
+//     regeneration.
 //   - model (model.go, steps.go, directive.go): directives are read from
 //     FuncDecl.Doc.List (Doc.Text drops them). //resume:workflow marks a
 //     function; //resume:step [options] marks a function, method or

@@ -29,6 +29,7 @@ func emitFile(ws []*Workflow) ([]byte, error) {
 	imports := newImportSet(first.pkg, first.file)
 	f := jen.NewFilePathName(first.pkg.PkgPath, first.pkg.Name)
 	f.HeaderComment(generatedHeader)
+	f.NoFormat = true // addImports formats the whole file once
 	f.ImportName(resumePath, "resume")
 
 	f.Comment(fmt.Sprintf("// This file is the durable form of the workflows in %s: each step\n"+
