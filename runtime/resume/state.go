@@ -21,9 +21,9 @@ type runState struct {
 	journal map[string]StepRecord // by step key, as read at entry
 
 	mu    sync.Mutex
-	occur map[string]int // executions per step name so far
+	occur map[string]int  // executions per step name so far
 	keyed map[string]bool // Name[key] step keys executed so far
-	seq   int64          // highest Seq in the journal
+	seq   int64           // highest Seq in the journal
 	// stop, once set, makes every later step return it without executing:
 	// the run parked, lost its lease or could not write its journal.
 	stop error
