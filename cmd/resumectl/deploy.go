@@ -23,12 +23,12 @@ type stoppingRun struct {
 // deployDiff is the step diff of one workflow version the code moves away
 // from.
 type deployDiff struct {
-	Workflow   string     `json:"workflow"`
-	From       string     `json:"from"`
-	To         string     `json:"to"`
-	Runs       []string   `json:"runs"`
-	OldMissing bool       `json:"old_manifest_missing,omitempty"`
-	Diff       []diffLine `json:"diff"`
+	Workflow   string                  `json:"workflow"`
+	From       string                  `json:"from"`
+	To         string                  `json:"to"`
+	Runs       []string                `json:"runs"`
+	OldMissing bool                    `json:"old_manifest_missing,omitempty"`
+	Diff       []resume.ManifestChange `json:"diff"`
 }
 
 type deployJSON struct {
@@ -103,7 +103,7 @@ func checkDeploy(c *cli, o *options, args []string) error {
 		}
 		diffs[key] = len(out.Diffs)
 		out.Diffs = append(out.Diffs, deployDiff{Workflow: r.Workflow, From: r.Version, To: w.Version, Runs: []string{r.RunID},
-			OldMissing: old == "", Diff: diffManifests(old, codeManifest(w))})
+			OldMissing: old == "", Diff: resume.DiffManifests(old, codeManifest(w))})
 	}
 	out.OK = len(out.Stopping) == 0
 	if o.json {

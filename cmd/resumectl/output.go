@@ -141,61 +141,8 @@ func preview(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// diffLine is one line of a step diff: op is " " (both versions), "-"
-// (only the old one) or "+" (only the new one).
-type diffLine struct {
-	Op   string `json:"op"`
-	Step string `json:"step"`
-}
-
-// diffManifests diffs two manifests (one step a line) line by line, in
-// order, with a longest common subsequence.
-func diffManifests(old, new string) []diffLine {
-	a, b := manifestLines(old), manifestLines(new)
-	// lcs[i][j] is the LCS length of a[i:] and b[j:].
-	lcs := make([][]int, len(a)+1)
-	for i := range lcs {
-		lcs[i] = make([]int, len(b)+1)
-	}
-	for i := len(a) - 1; i >= 0; i-- {
-		for j := len(b) - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	var out []diffLine
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		switch {
-		case i < len(a) && j < len(b) && a[i] == b[j]:
-			out = append(out, diffLine{" ", a[i]})
-			i, j = i+1, j+1
-		case i < len(a) && (j == len(b) || lcs[i+1][j] >= lcs[i][j+1]):
-			out = append(out, diffLine{"-", a[i]})
-			i++
-		default:
-			out = append(out, diffLine{"+", b[j]})
-			j++
-		}
-	}
-	return out
-}
-
-func manifestLines(m string) []string {
-	var out []string
-	for _, l := range strings.Split(m, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
 // printDiff prints a step diff, indented, coloured on a terminal.
-func (c *cli) printDiff(lines []diffLine) {
+func (c *cli) printDiff(lines []resume.ManifestChange) {
 	for _, l := range lines {
 		switch l.Op {
 		case "+":

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/resumegen/resumegen/runtime/resume"
 )
 
 func TestDiffManifests(t *testing.T) {
@@ -22,7 +24,7 @@ func TestDiffManifests(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			for _, l := range diffManifests(tc.old, tc.new) {
+			for _, l := range resume.DiffManifests(tc.old, tc.new) {
 				got = append(got, l.Op+" "+l.Step)
 			}
 			if !reflect.DeepEqual(got, tc.want) {

@@ -176,11 +176,11 @@ type stepJSON struct {
 
 // versionChange is the step diff of a run stopped on a version change.
 type versionChange struct {
-	Workflow string     `json:"workflow"`
-	From     string     `json:"from"`
-	To       string     `json:"to"`
-	Note     string     `json:"note,omitempty"`
-	Diff     []diffLine `json:"diff"`
+	Workflow string                  `json:"workflow"`
+	From     string                  `json:"from"`
+	To       string                  `json:"to"`
+	Note     string                  `json:"note,omitempty"`
+	Diff     []resume.ManifestChange `json:"diff"`
 }
 
 type showJSON struct {
@@ -242,7 +242,7 @@ func storedVersionChange(c *cli, j resume.Journal, r resume.RunRecord) (*version
 	if err != nil {
 		return nil, err
 	}
-	vc := &versionChange{Workflow: r.Workflow, From: r.Version, Diff: []diffLine{}}
+	vc := &versionChange{Workflow: r.Workflow, From: r.Version, Diff: []resume.ManifestChange{}}
 	var old, newest string
 	for _, m := range ms {
 		if m.Version == r.Version {
@@ -259,7 +259,7 @@ func storedVersionChange(c *cli, j resume.Journal, r resume.RunRecord) (*version
 		vc.Note = "the manifest of the run's version is not in the journal: every step of the new version is shown as added"
 	}
 	if vc.To != "" && vc.To != r.Version {
-		vc.Diff = diffManifests(old, newest)
+		vc.Diff = resume.DiffManifests(old, newest)
 	}
 	return vc, nil
 }

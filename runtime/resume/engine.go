@@ -522,39 +522,13 @@ func (e *Engine) versionMismatch(ctx context.Context, run RunRecord, def *Workfl
 		b.WriteString("; the old version's manifest is not in the journal")
 	default:
 		b.WriteString("; steps differ:")
-		for _, line := range diffLines(old, def.Manifest()) {
-			b.WriteString("\n  " + line)
+		for _, c := range DiffManifests(old, def.Manifest()) {
+			if c.Op != " " {
+				b.WriteString("\n  " + c.Op + " " + c.Step)
+			}
 		}
 	}
 	return b.String()
-}
-
-// diffLines lists the lines only in old ("- ") and only in new ("+ "),
-// in order.
-func diffLines(old, new string) []string {
-	oldSet, newSet := map[string]bool{}, map[string]bool{}
-	ol, nl := strings.Split(strings.TrimSpace(old), "\n"), strings.Split(strings.TrimSpace(new), "\n")
-	for _, l := range ol {
-		oldSet[l] = true
-	}
-	for _, l := range nl {
-		newSet[l] = true
-	}
-	var out []string
-	for _, l := range ol {
-		if !newSet[l] {
-			out = append(out, "- "+l)
-		}
-	}
-	for _, l := range nl {
-		if !oldSet[l] {
-			out = append(out, "+ "+l)
-		}
-	}
-	if len(out) == 0 {
-		out = append(out, "(same steps in a different order)")
-	}
-	return out
 }
 
 // fault runs the fault action if a configured fault matches this point of

@@ -158,15 +158,22 @@ func TestArgs(t *testing.T) {
 	}
 }
 
-func TestDiffLines(t *testing.T) {
+func TestDiffManifests(t *testing.T) {
 	old := "A a func() default\nB b func() default\n"
 	new := "A a func() default\nC c func() once\nB b func() default\n"
-	got := strings.Join(diffLines(old, new), "|")
-	if got != "+ C c func() once" {
-		t.Errorf("diff = %q", got)
+	var got []string
+	for _, c := range DiffManifests(old, new) {
+		got = append(got, c.Op+c.Step)
 	}
-	if got := diffLines("A\nB\n", "B\nA\n"); len(got) != 1 || !strings.Contains(got[0], "different order") {
-		t.Errorf("reordered diff = %q", got)
+	if want := " A a func() default|+C c func() once| B b func() default"; strings.Join(got, "|") != want {
+		t.Errorf("diff = %q, want %q", strings.Join(got, "|"), want)
+	}
+	got = nil
+	for _, c := range DiffManifests("A\nB\n", "B\nA\n") {
+		got = append(got, c.Op+c.Step)
+	}
+	if want := "-A| B|+A"; strings.Join(got, "|") != want {
+		t.Errorf("moved step diff = %q, want %q", strings.Join(got, "|"), want)
 	}
 }
 
