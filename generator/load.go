@@ -2,6 +2,7 @@ package generator
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -60,6 +61,7 @@ func load(cfg Config) ([]*packages.Package, *token.FileSet, error) {
 		}
 	}
 	imported := map[string]*types.Package{"unsafe": types.Unsafe}
+	broken := map[string]string{} // import → its first error, said at the import
 	if len(deps) > 0 {
 		pcfg.Mode = depsMode
 		loaded, err := packages.Load(pcfg, deps...)
@@ -67,7 +69,9 @@ func load(cfg Config) ([]*packages.Package, *token.FileSet, error) {
 			return nil, nil, fmt.Errorf("load imports of %s: %w", strings.Join(cfg.Patterns, " "), err)
 		}
 		for _, p := range loaded {
-			if p.Types != nil {
+			if len(p.Errors) > 0 {
+				broken[p.ID] = p.Errors[0].Msg
+			} else if p.Types != nil {
 				imported[p.ID] = p.Types
 			}
 		}
@@ -87,7 +91,7 @@ func load(cfg Config) ([]*packages.Package, *token.FileSet, error) {
 				}
 			}
 		}
-		typeCheck(p, fset, imported)
+		typeCheck(p, fset, imported, broken)
 	}
 	for _, p := range roots {
 		check(p)
@@ -96,8 +100,9 @@ func load(cfg Config) ([]*packages.Package, *token.FileSet, error) {
 }
 
 // typeCheck parses and type-checks one named package, resolving its
-// imports (by the import path as written, through p.Imports) in imported.
-func typeCheck(p *packages.Package, fset *token.FileSet, imported map[string]*types.Package) {
+// imports (by the import path as written, through p.Imports) in imported;
+// an import that failed to load is an error at the import naming why.
+func typeCheck(p *packages.Package, fset *token.FileSet, imported map[string]*types.Package, broken map[string]string) {
 	p.Fset = fset
 	if len(p.Errors) > 0 && len(p.GoFiles) == 0 {
 		return // go list could not make sense of it
@@ -133,6 +138,9 @@ func typeCheck(p *packages.Package, fset *token.FileSet, imported map[string]*ty
 			}
 			if t := imported[path]; t != nil {
 				return t, nil
+			}
+			if msg, ok := broken[path]; ok {
+				return nil, errors.New(msg)
 			}
 			return nil, fmt.Errorf("no export data for %s", path)
 		}),
