@@ -2,6 +2,7 @@ package a
 
 import (
 	"context"
+	"mail"
 	"math/rand"
 	"os"
 	"time"
@@ -24,7 +25,20 @@ func W(ctx context.Context, m map[string]int) error {
 	if _, err := Leak(ctx); err != nil { // want `result type chan int cannot be journaled as JSON`
 		return err
 	}
+	_ = mail.Send(ctx, "a")
+	_ = mail.Send(ctx, "b") // want `step name Send is already used by the call at`
+	_ = mail.Plain(ctx)
+	if err := Step(ctx, 4); err != nil { /* want `key=m has type map\[string\]int: a key must be a string, an integer or a fmt.Stringer` */ //resume:step name=Step4 key=m
+		return err
+	}
+	x := 1 /* want `nothing on this line needs it` */ //resume:allow nondeterministic reason="no"
+	_ = x
 	return Step(ctx, 3)
+}
+
+//resume:workflow
+func Sends(ctx context.Context) error {
+	return mail.Send(ctx, "b")
 }
 
 //resume:step
