@@ -145,6 +145,9 @@ func typeCheck(p *packages.Package, fset *token.FileSet, imported map[string]*ty
 			return nil, fmt.Errorf("no export data for %s", path)
 		}),
 		Error: func(err error) { addErrors(p, err, packages.TypeError) },
+		// Without running cgo, references to package C are not checked,
+		// as gopls does: the generator only needs the workflows' types.
+		FakeImportC: true,
 	}
 	if p.Module != nil && p.Module.GoVersion != "" {
 		tc.GoVersion = "go" + p.Module.GoVersion
