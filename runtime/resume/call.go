@@ -11,7 +11,7 @@ import (
 // otherwise executes fn under the step's policy and journals the outcome.
 // Outside a run it calls fn. For generated code only.
 func Call[T any](ctx context.Context, def *StepDef, fn func(context.Context) (T, error)) (T, error) {
-	return CallKey(ctx, def, "", fn)
+	return call(ctx, def, stepKey{}, fn)
 }
 
 // CallKey is [Call] for a call site with key=EXPR: the execution's journal
@@ -20,6 +20,10 @@ func Call[T any](ctx context.Context, def *StepDef, fn func(context.Context) (T,
 // error: the second execution would otherwise replay the first's result.
 // For generated code only.
 func CallKey[T any](ctx context.Context, def *StepDef, key string, fn func(context.Context) (T, error)) (T, error) {
+	return call(ctx, def, stepKey{value: key, set: true}, fn)
+}
+
+func call[T any](ctx context.Context, def *StepDef, key stepKey, fn func(context.Context) (T, error)) (T, error) {
 	st := stateFrom(ctx)
 	if st == nil {
 		return fn(ctx)
@@ -53,12 +57,16 @@ func CallKey[T any](ctx context.Context, def *StepDef, key string, fn func(conte
 // Call0 runs one step that returns only an error; see [Call]. For generated
 // code only.
 func Call0(ctx context.Context, def *StepDef, fn func(context.Context) error) error {
-	return Call0Key(ctx, def, "", fn)
+	return call0(ctx, def, stepKey{}, fn)
 }
 
 // Call0Key is [Call0] for a call site with key=EXPR; see [CallKey]. For
 // generated code only.
 func Call0Key(ctx context.Context, def *StepDef, key string, fn func(context.Context) error) error {
+	return call0(ctx, def, stepKey{value: key, set: true}, fn)
+}
+
+func call0(ctx context.Context, def *StepDef, key stepKey, fn func(context.Context) error) error {
 	st := stateFrom(ctx)
 	if st == nil {
 		return fn(ctx)
@@ -73,3 +81,9 @@ func Call0Key(ctx context.Context, def *StepDef, key string, fn func(context.Con
 }
 
 var nullResult = json.RawMessage("null")
+
+// stepKey is a call site's key= value, if it has key=.
+type stepKey struct {
+	value string
+	set   bool
+}

@@ -218,7 +218,7 @@ func TestOwnerDead(t *testing.T) {
 func TestStepKeys(t *testing.T) {
 	st := newRunState(nil, &WorkflowDef{}, RunRecord{RunID: "r"}, nil)
 	var got []string
-	for _, k := range []string{"", "", "alice@example.com", "bob@example.com", ""} {
+	for _, k := range []stepKey{{}, {}, {"alice@example.com", true}, {"bob@example.com", true}, {}} {
 		key, err := st.nextKey("Notify", k)
 		if err != nil {
 			t.Fatal(err)
@@ -228,7 +228,10 @@ func TestStepKeys(t *testing.T) {
 	if want := "Notify,Notify#2,Notify[alice@example.com],Notify[bob@example.com],Notify#3"; strings.Join(got, ",") != want {
 		t.Errorf("keys = %s, want %s", strings.Join(got, ","), want)
 	}
-	if _, err := st.nextKey("Notify", "alice@example.com"); err == nil || !strings.Contains(err.Error(), "Notify[alice@example.com] executed twice") {
+	if _, err := st.nextKey("Notify", stepKey{"", true}); err == nil || !strings.Contains(err.Error(), "key= value is empty") {
+		t.Errorf("an empty key: %v", err)
+	}
+	if _, err := st.nextKey("Notify", stepKey{"alice@example.com", true}); err == nil || !strings.Contains(err.Error(), "Notify[alice@example.com] executed twice") {
 		t.Errorf("a repeated key: %v", err)
 	}
 }

@@ -78,13 +78,16 @@ func (st *runState) stopped() error {
 }
 
 // nextKey names this execution of the step named name: name[key] for a
-// keyed call site, else by occurrence: name, name#2, ... A key seen before
-// in this run is an error.
-func (st *runState) nextKey(name, key string) (string, error) {
+// keyed call site, else by occurrence: name, name#2, ... An empty key, or a
+// key seen before in this run, is an error.
+func (st *runState) nextKey(name string, key stepKey) (string, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if key != "" {
-		k := name + "[" + key + "]"
+	if key.set {
+		if key.value == "" {
+			return "", fmt.Errorf("run %s: step %s: its key= value is empty", st.run.RunID, name)
+		}
+		k := name + "[" + key.value + "]"
 		if st.keyed[k] {
 			return "", fmt.Errorf("run %s: step %s executed twice: its key= values must differ within a run", st.run.RunID, k)
 		}
@@ -108,7 +111,7 @@ func (st *runState) nextSeq() int64 {
 // step runs one step execution: it replays a succeeded row, or executes body
 // under the step's policy and retry budget. replayed reports that raw came
 // from the journal.
-func (st *runState) step(ctx context.Context, def *StepDef, callKey string, body func(context.Context) (json.RawMessage, error)) (raw json.RawMessage, replayed bool, err error) {
+func (st *runState) step(ctx context.Context, def *StepDef, callKey stepKey, body func(context.Context) (json.RawMessage, error)) (raw json.RawMessage, replayed bool, err error) {
 	if err := st.stopped(); err != nil {
 		return nil, false, err
 	}
