@@ -220,6 +220,19 @@ func (c *cli) open(o *options) (resume.Journal, error) {
 }
 
 // args checks the number of positional arguments.
+// openRun takes the one argument of a command about a run, its id, and
+// opens the journal; the caller closes it.
+func (c *cli) openRun(o *options, args []string) (resume.Journal, string, error) {
+	if err := wantArgs(args, "ID"); err != nil {
+		return nil, "", err
+	}
+	j, err := c.open(o)
+	if err != nil {
+		return nil, "", err
+	}
+	return j, args[0], nil
+}
+
 func wantArgs(args []string, names ...string) error {
 	if len(args) != len(names) {
 		return usagef("want %d argument(s), %s; got %d", len(names), strings.Join(names, " "), len(args))

@@ -195,15 +195,12 @@ type showJSON struct {
 }
 
 func runsShow(c *cli, o *options, args []string) error {
-	if err := wantArgs(args, "ID"); err != nil {
-		return err
-	}
-	j, err := c.open(o)
+	j, runID, err := c.openRun(o, args)
 	if err != nil {
 		return err
 	}
 	defer j.Close()
-	r, steps, err := j.LoadRun(c.ctx, args[0])
+	r, steps, err := j.LoadRun(c.ctx, runID)
 	if err != nil {
 		return err
 	}
@@ -400,15 +397,11 @@ func runsResolve(c *cli, o *options, args []string) error {
 }
 
 func runsRetry(c *cli, o *options, args []string) error {
-	if err := wantArgs(args, "ID"); err != nil {
-		return err
-	}
-	j, err := c.open(o)
+	j, runID, err := c.openRun(o, args)
 	if err != nil {
 		return err
 	}
 	defer j.Close()
-	runID := args[0]
 	if err := j.Retry(c.ctx, runID); err != nil {
 		return fmt.Errorf("retry: %w", err)
 	}
@@ -429,15 +422,11 @@ func runsRetry(c *cli, o *options, args []string) error {
 }
 
 func runsCancel(c *cli, o *options, args []string) error {
-	if err := wantArgs(args, "ID"); err != nil {
-		return err
-	}
-	j, err := c.open(o)
+	j, runID, err := c.openRun(o, args)
 	if err != nil {
 		return err
 	}
 	defer j.Close()
-	runID := args[0]
 	if err := j.Cancel(c.ctx, runID); err != nil {
 		return fmt.Errorf("cancel: %w", err)
 	}
@@ -450,15 +439,11 @@ func acceptFlags(fs *flag.FlagSet) {
 }
 
 func runsAcceptVersion(c *cli, o *options, args []string) error {
-	if err := wantArgs(args, "ID"); err != nil {
-		return err
-	}
-	j, err := c.open(o)
+	j, runID, err := c.openRun(o, args)
 	if err != nil {
 		return err
 	}
 	defer j.Close()
-	runID := args[0]
 	r, _, err := j.LoadRun(c.ctx, runID)
 	if err != nil {
 		return err
