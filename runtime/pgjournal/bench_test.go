@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/resumegen/resumegen/runtime/journaltest"
 	"github.com/resumegen/resumegen/runtime/pgjournal"
 	"github.com/resumegen/resumegen/runtime/resume"
 )
@@ -20,95 +20,8 @@ import (
 // disk with fsync on (scripts/with-postgres.sh does): the commit is the
 // cost being compared.
 
-// bench is the state the benchmark workflow reads: the workflow body is
-// package code, like a user's. The timing fields are used only by the
-// sequential benchmarks (baseline set), never by concurrent runs.
-var bench struct {
-	pool     *pgxpool.Pool
-	rows     string // the quoted bench_rows table
-	policy   resume.Policy
-	raw      time.Duration // time spent in the baseline
-	step     time.Duration // time spent in the journaled step
-	baseline func(context.Context) error
-}
-
-// benchFlow runs n steps of bench.policy, each after its baseline if any.
-func benchFlow(ctx context.Context, n int) error { return nil }
-
-var benchSteps = []resume.StepDef{
-	{Name: "Default", Callee: "bench.Empty", Signature: "func(context.Context) error", Policy: resume.PolicyDefault},
-	{Name: "Once", Callee: "bench.Empty", Signature: "func(context.Context) error", Policy: resume.PolicyOnce},
-	{Name: "Tx", Callee: "bench.Insert", Signature: "func(context.Context) error", Policy: resume.PolicyTx},
-}
-
-var benchDef = &resume.WorkflowDef{
-	Package: "github.com/resumegen/resumegen/runtime/pgjournal_test",
-	Name:    "benchFlow",
-	Version: "bench-v1",
-	Steps:   benchSteps,
-	Run: func(ctx context.Context, args resume.Args) (any, error) {
-		var n int
-		if err := args.Decode(&n); err != nil {
-			return nil, err
-		}
-		return nil, benchBody(ctx, n)
-	},
-}
-
-func init() { resume.Register(benchFlow, benchDef) }
-
-func benchBody(ctx context.Context, n int) error {
-	def := &benchSteps[bench.policy]
-	timed := bench.baseline != nil
-	for i := 0; i < n; i++ {
-		if timed {
-			t0 := time.Now()
-			if err := bench.baseline(ctx); err != nil {
-				return err
-			}
-			bench.raw += time.Since(t0)
-		}
-		t0 := time.Now()
-		err := resume.Call0(ctx, def, func(ctx context.Context) error {
-			if def.Policy == resume.PolicyTx {
-				return insert(ctx, resume.Tx[execer](ctx, bench.pool))
-			}
-			return nil
-		})
-		if timed {
-			bench.step += time.Since(t0)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func insert(ctx context.Context, q execer) error {
-	_, err := q.Exec(ctx, `INSERT INTO `+bench.rows+` (v) VALUES ($1)`, 42)
-	return err
-}
-
-// rawInsert is the default and once baseline: one single-row INSERT in
-// autocommit.
-func rawInsert(ctx context.Context) error { return insert(ctx, bench.pool) }
-
-// rawTx is the tx baseline: the same INSERT in a plain transaction.
-func rawTx(ctx context.Context) error {
-	tx, err := bench.pool.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback(ctx)
-	if err := insert(ctx, tx); err != nil {
-		return err
-	}
-	return tx.Commit(ctx)
-}
-
 // openBench opens a journal in a fresh schema with its bench_rows table.
-func openBench(b *testing.B) *pgjournal.Journal {
+func openBench(b *testing.B) journaltest.BenchHarness {
 	b.Helper()
 	ctx := context.Background()
 	pool := testPool(b)
@@ -117,54 +30,54 @@ func openBench(b *testing.B) *pgjournal.Journal {
 	if err != nil {
 		b.Fatal(err)
 	}
-	bench.pool, bench.rows = pool, pgx.Identifier{schema, "bench_rows"}.Sanitize()
-	if _, err := pool.Exec(ctx, `CREATE TABLE `+bench.rows+` (id bigserial PRIMARY KEY, v bigint NOT NULL)`); err != nil {
+	rows := pgx.Identifier{schema, "bench_rows"}.Sanitize()
+	if _, err := pool.Exec(ctx, `CREATE TABLE `+rows+` (id bigserial PRIMARY KEY, v bigint NOT NULL)`); err != nil {
 		b.Fatal(err)
 	}
-	return j
-}
-
-var benchRun int
-
-// runSteps runs b.N steps of policy p in one run, each beside baseline, and
-// reports the per-step times and their ratio.
-func runSteps(b *testing.B, j *pgjournal.Journal, p resume.Policy, baseline func(context.Context) error) {
-	b.Helper()
-	e := resume.NewEngine(j)
-	bench.policy, bench.baseline, bench.raw, bench.step = p, baseline, 0, 0
-	defer func() { bench.baseline = nil }()
-	before := j.Counters()
-	b.ResetTimer()
-	benchRun++
-	if _, err := e.Start(context.Background(), fmt.Sprintf("bench-%d", benchRun), benchFlow, b.N); err != nil {
-		b.Fatal(err)
+	insert := func(ctx context.Context, q execer) error {
+		_, err := q.Exec(ctx, `INSERT INTO `+rows+` (v) VALUES ($1)`, 42)
+		return err
 	}
-	b.StopTimer()
-	commits := j.Counters().Commits - before.Commits - 4 // manifest, create, claim, finish
-	// The baseline's commits go around the journal's counters.
-	b.ReportMetric(float64(bench.step.Nanoseconds())/float64(b.N), "step-ns/op")
-	b.ReportMetric(float64(bench.raw.Nanoseconds())/float64(b.N), "raw-ns/op")
-	b.ReportMetric(float64(bench.step)/float64(bench.raw), "step/raw")
-	b.ReportMetric(float64(commits)/float64(b.N), "step-commits/op")
+	runs := pgx.Identifier{schema, "resume_runs"}.Sanitize()
+	return journaltest.BenchHarness{
+		Journal:   j,
+		RawInsert: func(ctx context.Context) error { return insert(ctx, pool) },
+		RawTx: func(ctx context.Context) error {
+			tx, err := pool.Begin(ctx)
+			if err != nil {
+				return err
+			}
+			defer tx.Rollback(ctx)
+			if err := insert(ctx, tx); err != nil {
+				return err
+			}
+			return tx.Commit(ctx)
+		},
+		TxInsert: func(ctx context.Context) error { return insert(ctx, resume.Tx[execer](ctx, pool)) },
+		Reopen: func(ctx context.Context, runID string) error {
+			_, err := pool.Exec(ctx, `UPDATE `+runs+` SET status = 'pending' WHERE run_id = $1`, runID)
+			return err
+		},
+	}
 }
 
 // BenchmarkDefaultStep: an empty default-policy step against a raw
 // single-row INSERT in autocommit on the same pool. Target: step/raw <= 1.15.
 func BenchmarkDefaultStep(b *testing.B) {
-	runSteps(b, openBench(b), resume.PolicyDefault, rawInsert)
+	journaltest.BenchStep(b, openBench(b), resume.PolicyDefault)
 }
 
 // BenchmarkTxStep: a one-row user INSERT in a tx step against the same
 // INSERT in a plain transaction. Target (SQLite's): step/raw <= 1.1.
 func BenchmarkTxStep(b *testing.B) {
-	runSteps(b, openBench(b), resume.PolicyTx, rawTx)
+	journaltest.BenchStep(b, openBench(b), resume.PolicyTx)
 }
 
 // BenchmarkOnceStep: an empty once step (in_flight, then succeeded) against
 // one raw autocommit INSERT. Targets (SQLite's): 2 step-commits/op, step/raw
 // <= 2.2.
 func BenchmarkOnceStep(b *testing.B) {
-	runSteps(b, openBench(b), resume.PolicyOnce, rawInsert)
+	journaltest.BenchStep(b, openBench(b), resume.PolicyOnce)
 }
 
 // concurrency is the number of runs, and of raw inserters, at once.
@@ -178,14 +91,14 @@ const concurrency = 16
 // throughput / raw throughput >= 0.9.
 func BenchmarkConcurrentRuns16(b *testing.B) {
 	const round = 100
-	j := openBench(b)
+	h := openBench(b)
 	ctx := context.Background()
-	e := resume.NewEngine(j)
-	bench.policy, bench.baseline = resume.PolicyDefault, nil
-	// Warm up: the manifest, and a connection for every goroutine.
-	if _, err := e.Start(ctx, fmt.Sprintf("bench-warm-%d", benchRun), benchFlow, 1); err != nil {
+	e := resume.NewEngine(h.Journal)
+	// Warm up: the manifest, and default steps from now on.
+	if err := journaltest.StartBenchRun(ctx, e, resume.PolicyDefault, 1); err != nil {
 		b.Fatal(err)
 	}
+	var runs int
 	all := func(fn func(g int) error) time.Duration {
 		t0 := time.Now()
 		var wg sync.WaitGroup
@@ -212,15 +125,15 @@ func BenchmarkConcurrentRuns16(b *testing.B) {
 		n := min(round, b.N-done)
 		raw += all(func(int) error {
 			for range n {
-				if err := rawInsert(ctx); err != nil {
+				if err := h.RawInsert(ctx); err != nil {
 					return err
 				}
 			}
 			return nil
 		})
-		benchRun++
+		runs++
 		step += all(func(g int) error {
-			_, err := e.Start(ctx, fmt.Sprintf("bench-%d-%d", benchRun, g), benchFlow, n)
+			_, err := e.Start(ctx, fmt.Sprintf("concurrent-%d-%d", runs, g), journaltest.BenchFlow, n)
 			return err
 		})
 		steps += n * concurrency
@@ -235,29 +148,5 @@ func BenchmarkConcurrentRuns16(b *testing.B) {
 // and one read of the journal in one round trip, 1000 replays, finish.
 // Target: <= 5 ms.
 func BenchmarkResume1000(b *testing.B) {
-	j := openBench(b)
-	ctx := context.Background()
-	e := resume.NewEngine(j)
-	bench.policy, bench.baseline = resume.PolicyDefault, nil
-	if _, err := e.Start(ctx, "resume-1000", benchFlow, 1000); err != nil {
-		b.Fatal(err)
-	}
-	runs := pgx.Identifier{j.Schema(), "resume_runs"}.Sanitize()
-	reopen := func() {
-		if _, err := j.Pool().Exec(ctx, `UPDATE `+runs+` SET status = 'pending' WHERE run_id = 'resume-1000'`); err != nil {
-			b.Fatal(err)
-		}
-	}
-	before := j.Counters()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		b.StopTimer()
-		reopen()
-		b.StartTimer()
-		if _, err := e.Resume(ctx, "resume-1000"); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.StopTimer()
-	b.ReportMetric(float64(j.Counters().Reads-before.Reads)/float64(b.N), "reads/op")
+	journaltest.BenchResume(b, openBench(b), 1000)
 }
