@@ -35,8 +35,10 @@
 //     nothing, bad workflow signatures, steps not returning error or
 //     (T, error), parameter and result types JSON cannot round-trip, step
 //     calls whose order the journal cannot reproduce (go, defer, select,
-//     function literals, range over a map or a channel, even one the body
-//     makes, since senders' interleaving is not journaled), operations outside
+//     function literals, range over a map, or over a channel the body does
+//     not own: one it does own (makes with :=, sends to, closes, measures
+//     and ranges over, and hands to nothing else) yields the body's own
+//     values in the body's order), operations outside
 //     steps whose outcome differs on resume (nondet.go: clocks and timers
 //     of package time, math/rand and math/rand/v2 except seeded
 //     constructors, crypto/rand, the environment and file reads of os and

@@ -34,7 +34,7 @@ func (m *packageModel) findSteps(w *Workflow, ds *diagnostics) {
 				walk(n.Body, whyNot(why, "inside select: which case runs is not deterministic, so a resume could take another branch; choose the branch first (for example in a step) and call the step after the select"))
 				return false
 			case *ast.RangeStmt:
-				if reason := m.rangeReason(n); reason != "" {
+				if reason := m.rangeReason(w.decl.Body, n); reason != "" {
 					if n.Key != nil {
 						walk(n.Key, why)
 					}
@@ -82,8 +82,8 @@ func whyNot(outer, inner string) string {
 }
 
 // rangeReason says why steps may not be called in the body of the range
-// statement, or "" when they may.
-func (m *packageModel) rangeReason(r *ast.RangeStmt) string {
+// statement of the workflow body, or "" when they may.
+func (m *packageModel) rangeReason(body *ast.BlockStmt, r *ast.RangeStmt) string {
 	t := m.pkg.TypesInfo.TypeOf(r.X)
 	if t == nil {
 		return ""
@@ -92,11 +92,94 @@ func (m *packageModel) rangeReason(r *ast.RangeStmt) string {
 	case *types.Map:
 		return "in a range over a map: map order is random, so a resume would replay its occurrences against other keys; range over sorted keys instead (slices.Sorted(maps.Keys(m)))"
 	case *types.Chan:
-		// Refused even for a channel the body makes: its values come from
-		// senders whose interleaving the journal does not record.
-		return "in a range over a channel: received values are not journaled, so a resume would see other values; receive them in a step that returns a slice and range over that"
+		if m.ownedChannel(body, r.X) {
+			return ""
+		}
+		return "in a range over a channel the workflow body does not own: received values are not journaled, so a resume would see other values; " +
+			"receive them in a step that returns a slice and range over that, or make, fill and close the channel in the body itself"
 	}
 	return ""
+}
+
+// ownedChannel reports whether x is a channel the workflow body owns: a
+// local variable of the body that the body itself only makes, sends to,
+// closes, measures and ranges over. Its values then come from the body's
+// own deterministic code, in the body's order, and a resume sees the same
+// ones. Any other use (passed to a call, captured by a closure or a go
+// statement, assigned elsewhere) may hand it to another sender.
+func (m *packageModel) ownedChannel(body *ast.BlockStmt, x ast.Expr) bool {
+	id, ok := ast.Unparen(x).(*ast.Ident)
+	if !ok {
+		return false
+	}
+	info := m.pkg.TypesInfo
+	v, ok := info.Uses[id].(*types.Var)
+	if !ok || v.Pos() < body.Pos() || v.Pos() >= body.End() {
+		return false
+	}
+	owned := true
+	var stack []ast.Node
+	ast.Inspect(body, func(n ast.Node) bool {
+		if n == nil {
+			stack = stack[:len(stack)-1]
+			return true
+		}
+		defer func() { stack = append(stack, n) }()
+		use, ok := n.(*ast.Ident)
+		if !ok || (info.Uses[use] != v && info.Defs[use] != v) {
+			return true
+		}
+		if !m.ownedUse(stack, use) {
+			owned = false
+		}
+		return true
+	})
+	return owned
+}
+
+// ownedUse reports whether the use of a channel variable, under the nodes of
+// stack (outermost first), is one an owning body makes: its definition by
+// make, a send, close, len, cap, or the range over it.
+func (m *packageModel) ownedUse(stack []ast.Node, use *ast.Ident) bool {
+	for _, n := range stack {
+		switch n.(type) {
+		case *ast.FuncLit, *ast.GoStmt, *ast.DeferStmt:
+			return false
+		}
+	}
+	if len(stack) == 0 {
+		return false
+	}
+	switch p := stack[len(stack)-1].(type) {
+	case *ast.SendStmt:
+		return p.Chan == use
+	case *ast.RangeStmt:
+		return p.X == use
+	case *ast.CallExpr:
+		if b, ok := typeutil.Callee(m.pkg.TypesInfo, p).(*types.Builtin); ok {
+			switch b.Name() {
+			case "close", "len", "cap":
+				return true
+			}
+		}
+		return false
+	case *ast.AssignStmt:
+		// ch := make(chan T, n) or var-less ch = make(...): the definition.
+		if p.Tok != token.DEFINE || len(p.Lhs) != len(p.Rhs) {
+			return false
+		}
+		for i, lhs := range p.Lhs {
+			if lhs == use {
+				call, ok := ast.Unparen(p.Rhs[i]).(*ast.CallExpr)
+				if !ok {
+					return false
+				}
+				b, ok := typeutil.Callee(m.pkg.TypesInfo, call).(*types.Builtin)
+				return ok && b.Name() == "make"
+			}
+		}
+	}
+	return false
 }
 
 func (m *packageModel) posString(p token.Pos, ds *diagnostics) string {
