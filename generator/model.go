@@ -163,6 +163,8 @@ func (m *packageModel) scanDeclarations(f *ast.File, filename string, claimed ma
 				ds.errorf(d.pos, "%s: //resume:allow goes at the end of the offending line in a workflow body, not on a declaration", d.text)
 			case d.verb == "step":
 				m.stepDecls[fn] = d.opts
+			case fd.Body == nil:
+				ds.errorf(d.pos, "%s: %s has no body (it is implemented outside Go): a workflow's body is the sequence of steps to journal", d.text, fd.Name.Name)
 			case fd.Recv != nil:
 				ds.errorf(d.pos, "%s: a workflow must be a plain function, not a method: a resumed run has no receiver to restore; make it a function that reaches its clients through package-level variables set at startup (or takes what it needs as input), and mark the clients' methods //resume:step", d.text)
 			default:
