@@ -36,10 +36,13 @@ func (c *cli) runJSON(r resume.RunRecord, steps []resume.StepRecord) runJSON {
 }
 
 // currentStep is the step a person must look at, or else the last
-// journaled one.
+// journaled one: r.LastStep for a listed run, else found in steps.
 func currentStep(r resume.RunRecord, steps []resume.StepRecord) string {
 	if r.AttentionStep != "" {
 		return r.AttentionStep
+	}
+	if r.LastStep != "" {
+		return r.LastStep
 	}
 	var last resume.StepRecord
 	for _, s := range steps {
@@ -115,13 +118,7 @@ func runsList(c *cli, o *options, args []string) error {
 		if since > 0 && r.CreatedAt.Before(c.now().Add(-since)) {
 			continue
 		}
-		var steps []resume.StepRecord
-		if r.AttentionStep == "" {
-			if _, steps, err = j.LoadRun(c.ctx, r.RunID); err != nil {
-				return fmt.Errorf("run %s: read journal: %w", r.RunID, err)
-			}
-		}
-		out = append(out, c.runJSON(r, steps))
+		out = append(out, c.runJSON(r, nil))
 		shown = append(shown, r)
 	}
 	if o.json {

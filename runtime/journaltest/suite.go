@@ -171,6 +171,10 @@ func Run(t *testing.T, h Harness) {
 		if got, want := strings.Join(keys, ","), "Fetch,Notify,Write,Loop,Loop#2,Loop#3"; got != want {
 			t.Errorf("step keys = %s, want %s", got, want)
 		}
+		listed, err := j.ListRuns(ctx, resume.RunFilter{})
+		if err != nil || len(listed) != 1 || listed[0].LastStep != "Loop#3" {
+			t.Errorf("ListRuns = %+v, %v; want the run with LastStep Loop#3", listed, err)
+		}
 		if string(steps[0].Result) != `"data"` || string(steps[4].Result) != `1` {
 			t.Errorf("results = %s, %s", steps[0].Result, steps[4].Result)
 		}

@@ -210,7 +210,9 @@ func newQueries(schema string) queries {
 		saveManifest: `INSERT INTO {schema}.resume_manifests (workflow, version, manifest, created_at)
 			VALUES ($1, $2, $3, $4) ON CONFLICT (workflow, version) DO NOTHING`,
 		manifest: `SELECT manifest FROM {schema}.resume_manifests WHERE workflow = $1 AND version = $2`,
-		listRuns: `SELECT ` + runColumns + ` FROM {schema}.resume_runs`,
+		// Each run with the key of its last journaled step, in one query.
+		listRuns: `SELECT ` + runColumns + `, COALESCE((SELECT s.step_key FROM {schema}.resume_steps s
+			WHERE s.run_id = resume_runs.run_id ORDER BY s.seq DESC LIMIT 1), '') FROM {schema}.resume_runs`,
 	}
 	for _, s := range []*string{
 		&q.createRun, &q.selectRun, &q.selectRunForUpdate, &q.selectSteps, &q.entrySteps,
@@ -254,13 +256,14 @@ func jsonArg(b json.RawMessage) any {
 	return string(b)
 }
 
-func scanRun(row pgx.Row) (resume.RunRecord, error) {
+// scanRun scans runColumns, then extra destinations.
+func scanRun(row pgx.Row, extra ...any) (resume.RunRecord, error) {
 	var r resume.RunRecord
 	var input, output []byte
 	var leaseUntil *time.Time
 	var created, updated time.Time
-	err := row.Scan(&r.RunID, &r.Workflow, &r.Version, &r.Status, &input, &output, &r.Error,
-		&r.AttentionStep, &r.AttentionKind, &r.Attempts, &r.LeaseOwner, &leaseUntil, &r.Epoch, &created, &updated)
+	err := row.Scan(append([]any{&r.RunID, &r.Workflow, &r.Version, &r.Status, &input, &output, &r.Error,
+		&r.AttentionStep, &r.AttentionKind, &r.Attempts, &r.LeaseOwner, &leaseUntil, &r.Epoch, &created, &updated}, extra...)...)
 	if err != nil {
 		return r, err
 	}
@@ -587,10 +590,12 @@ func (j *Journal) ListRuns(ctx context.Context, f resume.RunFilter) ([]resume.Ru
 	defer rows.Close()
 	var out []resume.RunRecord
 	for rows.Next() {
-		r, err := scanRun(rows)
+		var last string
+		r, err := scanRun(rows, &last)
 		if err != nil {
 			return nil, fmt.Errorf("list runs: %w", err)
 		}
+		r.LastStep = last
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {

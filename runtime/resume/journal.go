@@ -53,6 +53,9 @@ type RunRecord struct {
 	// [AttentionKindVersion] (the run's version is not the program's). It is ""
 	// for a run in any other status.
 	AttentionKind string
+	// LastStep is the key of the run's most recently journaled step; only
+	// ListRuns fills it, so that listing runs needs no query per run.
+	LastStep string
 	// Attempts counts the times a process entered the run.
 	Attempts  int
 	CreatedAt time.Time
@@ -208,7 +211,8 @@ type Journal interface {
 	FinishRun(ctx context.Context, l Lease, r RunRecord) error
 	// LoadRun reads a run and its journal.
 	LoadRun(ctx context.Context, runID string) (RunRecord, []StepRecord, error)
-	// ListRuns lists runs matching f, oldest first.
+	// ListRuns lists runs matching f, oldest first, each with its LastStep,
+	// in one query.
 	ListRuns(ctx context.Context, f RunFilter) ([]RunRecord, error)
 	// Resolve applies a person's resolution to an in_flight step of a run in
 	// needs_attention, and makes the run pending again.

@@ -141,13 +141,14 @@ const runColumns = `run_id, workflow, version, status, input, output, error, att
 
 type scanner interface{ Scan(dest ...any) error }
 
-func scanRun(s scanner) (resume.RunRecord, error) {
+// scanRun scans runColumns, then extra destinations.
+func scanRun(s scanner, extra ...any) (resume.RunRecord, error) {
 	var r resume.RunRecord
 	var input string
 	var output sql.NullString
 	var leaseUntil, created, updated string
-	err := s.Scan(&r.RunID, &r.Workflow, &r.Version, &r.Status, &input, &output, &r.Error,
-		&r.AttentionStep, &r.AttentionKind, &r.Attempts, &r.LeaseOwner, &leaseUntil, &r.Epoch, &created, &updated)
+	err := s.Scan(append([]any{&r.RunID, &r.Workflow, &r.Version, &r.Status, &input, &output, &r.Error,
+		&r.AttentionStep, &r.AttentionKind, &r.Attempts, &r.LeaseOwner, &leaseUntil, &r.Epoch, &created, &updated}, extra...)...)
 	if err != nil {
 		return r, err
 	}
@@ -494,7 +495,7 @@ func (j *Journal) ListRuns(ctx context.Context, f resume.RunFilter) ([]resume.Ru
 		where = append(where, "version = ?")
 		args = append(args, f.Version)
 	}
-	q := `SELECT ` + runColumns + ` FROM resume_runs`
+	q := `SELECT ` + runColumns + `, ` + lastStepColumn + ` FROM resume_runs`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -510,14 +511,20 @@ func (j *Journal) ListRuns(ctx context.Context, f resume.RunFilter) ([]resume.Ru
 	defer rows.Close()
 	var out []resume.RunRecord
 	for rows.Next() {
-		r, err := scanRun(rows)
+		var last string
+		r, err := scanRun(rows, &last)
 		if err != nil {
 			return nil, err
 		}
+		r.LastStep = last
 		out = append(out, r)
 	}
 	return out, rows.Err()
 }
+
+// lastStepColumn selects, per listed run, the key of its last journaled step.
+const lastStepColumn = `COALESCE((SELECT s.step_key FROM resume_steps s
+	WHERE s.run_id = resume_runs.run_id ORDER BY s.seq DESC LIMIT 1), '')`
 
 // Resolve applies a person's resolution to an in_flight step of a run in
 // needs_attention, atomically.
