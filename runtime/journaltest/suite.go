@@ -749,6 +749,29 @@ func Run(t *testing.T, h Harness) {
 		}
 	})
 
+	t.Run("a worker stopped while it starts drains cleanly and claims nothing", func(t *testing.T) {
+		// A SIGTERM can land before the worker has stored its manifests:
+		// that is a clean stop, not a failure.
+		j := open(t)
+		e := resume.NewEngine(j)
+		id := newRunID(t)
+		if _, err := e.Enqueue(ctx, id, Chain, Plan{Loop: 1}); err != nil {
+			t.Fatal(err)
+		}
+		stopped, stop := context.WithCancel(ctx)
+		stop()
+		if err := resume.NewEngine(j).Work(stopped, resume.WorkerOptions{PollInterval: 5 * time.Millisecond}); err != nil {
+			t.Fatalf("work stopped before it started: %v, want nil", err)
+		}
+		r, _, err := j.LoadRun(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != resume.StatusPending || r.LeaseOwner != "" || seen.count(id, "Fetch") != 0 {
+			t.Errorf("run %s: %s, lease %q, Fetch %d; want pending, unleased, never executed", id, r.Status, r.LeaseOwner, seen.count(id, "Fetch"))
+		}
+	})
+
 	t.Run("a draining worker releases its runs between steps", func(t *testing.T) {
 		j := open(t)
 		e := resume.NewEngine(j)

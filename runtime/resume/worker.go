@@ -33,7 +33,8 @@ type WorkerOptions struct {
 // worker stops claiming; runs stop before their next step; steps already
 // executing may finish for up to opts.ShutdownGrace, after which their
 // context is cancelled. Every run still held is then released, pending, for
-// another worker to resume. Work returns nil after a clean drain.
+// another worker to resume. Work returns nil after a clean drain,
+// including when ctx is done before it has claimed anything.
 func (e *Engine) Work(ctx context.Context, opts WorkerOptions) error {
 	if opts.Concurrency < 1 {
 		opts.Concurrency = 1
@@ -49,6 +50,11 @@ func (e *Engine) Work(ctx context.Context, opts WorkerOptions) error {
 		return errors.New("resume: no workflow is registered in this program: nothing to work on")
 	}
 	if err := e.SaveManifests(ctx); err != nil {
+		if ctx.Err() != nil {
+			// Stopped while starting (a SIGTERM right after launch): nothing
+			// was claimed, so this is a clean drain, not a failure.
+			return nil
+		}
 		return fmt.Errorf("resume: worker: %w", err)
 	}
 
