@@ -125,7 +125,7 @@ func TestChaos(t *testing.T) {
 		select {
 		case err := <-w.done:
 			if err != nil {
-				t.Errorf("worker %d after SIGTERM: %v", i, err)
+				t.Errorf("worker %d after SIGTERM: %v; its log ends:\n%s", i, err, tail(readLines(t, w.path), 10))
 			}
 		case <-time.After(30 * time.Second):
 			t.Errorf("worker %d did not stop within 30s of SIGTERM", i)
@@ -328,4 +328,12 @@ func readLines(t *testing.T, path string) []string {
 		t.Fatal(err)
 	}
 	return lines
+}
+
+// tail returns the last n lines, joined, for a failure message.
+func tail(lines []string, n int) string {
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }

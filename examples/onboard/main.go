@@ -110,6 +110,10 @@ func runOnce(ctx context.Context, c config, stdout io.Writer) (int, error) {
 	}
 	j, scores, err := openJournal(ctx, c.db)
 	if err != nil {
+		if c.worker && ctx.Err() != nil {
+			fmt.Fprintln(stdout, "worker stopped while starting; it held no runs")
+			return 0, nil
+		}
 		return 1, err
 	}
 	defer j.Close()
