@@ -792,8 +792,11 @@ func Run(t *testing.T, h Harness) {
 		if err := <-done; err != nil {
 			t.Fatalf("work: %v", err)
 		}
-		if d := time.Since(t0); d > time.Second {
-			t.Errorf("draining took %v: runs should stop at their next step", d)
+		// Not a speed target: a drain that waited out the 5s grace instead
+		// of stopping at the next step is what this catches, with room for
+		// a loaded machine.
+		if d := time.Since(t0); d > 3*time.Second {
+			t.Errorf("draining took %v: runs should stop at their next step, not wait out the grace", d)
 		}
 		for _, id := range ids {
 			r, _, err := j.LoadRun(ctx, id)
