@@ -119,7 +119,7 @@ func (j *Journal) Counters() resume.Counters {
 // queries are the journal's statements, qualified with its schema once.
 type queries struct {
 	createRun, selectRun, selectRunForUpdate, selectSteps, entrySteps string
-	claim, claimNext, renew, writeStep, finish                        string
+	claim, claimNext, renew, writeStep, writeStepTx, finish           string
 	selectStepStatus, resolveDone, resolveRedo, makePending           string
 	retrySteps, retryRun, cancel, saveManifest, manifest, listRuns    string
 	acceptVersion, listManifests                                      string
@@ -214,9 +214,16 @@ func newQueries(schema string) queries {
 		listRuns: `SELECT ` + runColumns + `, COALESCE((SELECT s.step_key FROM {schema}.resume_steps s
 			WHERE s.run_id = resume_runs.run_id ORDER BY s.seq DESC LIMIT 1), '') FROM {schema}.resume_runs`,
 	}
+	// writeStepTx is writeStep for a tx step's pipelined commit: the same
+	// fenced upsert, failing (resume_lease_lost) where writeStep would
+	// write nothing, so the COMMIT queued behind it cannot commit the
+	// step's writes without its row.
+	q.writeStepTx = `WITH w AS (` + q.writeStep + `
+			RETURNING 1)
+		SELECT CASE WHEN EXISTS (SELECT 1 FROM w) THEN 1 ELSE {schema}.resume_lease_lost($12, $14) END`
 	for _, s := range []*string{
 		&q.createRun, &q.selectRun, &q.selectRunForUpdate, &q.selectSteps, &q.entrySteps,
-		&q.claim, &q.claimNext, &q.renew, &q.writeStep, &q.finish,
+		&q.claim, &q.claimNext, &q.renew, &q.writeStep, &q.writeStepTx, &q.finish,
 		&q.selectStepStatus, &q.resolveDone, &q.resolveRedo, &q.makePending,
 		&q.retrySteps, &q.retryRun, &q.cancel, &q.saveManifest, &q.manifest, &q.listRuns,
 		&q.acceptVersion, &q.listManifests,
@@ -491,34 +498,75 @@ func (j *Journal) WriteStep(ctx context.Context, l resume.Lease, s resume.StepRe
 }
 
 // BeginStep opens a transaction for a tx step: the step's writes and its
-// journal row commit together. Its Handle is the pgx.Tx.
+// journal row commit together. Its Handle is a pgx.Tx (see [stepHandle]).
+//
+// The transaction costs the round trips of a plain one: BEGIN, the step's
+// own statements, and one more in which the fenced journal row and the
+// COMMIT travel together, pipelined.
 func (j *Journal) BeginStep(ctx context.Context, l resume.Lease) (resume.StepTx, error) {
-	tx, err := j.pool.Begin(ctx)
+	conn, err := j.pool.Acquire(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: begin step: %w", l.RunID, err)
 	}
-	return &stepTx{j: j, tx: tx, lease: l}, nil
-}
-
-type stepTx struct {
-	j     *Journal
-	tx    pgx.Tx
-	lease resume.Lease
-	done  bool
-}
-
-// Handle returns the pgx.Tx.
-func (t *stepTx) Handle() any { return t.tx }
-
-// Commit writes s, fenced, in the transaction and commits it.
-func (t *stepTx) Commit(ctx context.Context, s resume.StepRecord) error {
-	if err := t.j.writeStep(ctx, t.tx, t.lease, s); err != nil {
-		return err
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		conn.Release()
+		return nil, fmt.Errorf("run %s: begin step: %w", l.RunID, err)
 	}
+	return &stepTx{j: j, conn: conn, tx: tx, handle: &stepHandle{tx: tx}, lease: l}, nil
+}
+
+// stepTx is a tx step's transaction on a connection it holds until Commit
+// or Rollback.
+type stepTx struct {
+	j      *Journal
+	conn   *pgxpool.Conn
+	tx     pgx.Tx
+	handle *stepHandle
+	lease  resume.Lease
+	done   bool
+}
+
+// Handle returns the pgx.Tx the step's code writes through.
+func (t *stepTx) Handle() any { return t.handle }
+
+// Commit sends the step's row, fenced, and COMMIT in one round trip. If the
+// fence refuses the row, the transaction aborts and COMMIT does not run:
+// the step's writes are rolled back with it.
+func (t *stepTx) Commit(ctx context.Context, s resume.StepRecord) error {
+	t.handle.close()
 	t.done = true
-	if err := t.tx.Commit(ctx); err != nil {
+	b := &pgx.Batch{}
+	b.Queue(t.j.sql.writeStepTx,
+		s.RunID, s.StepKey, s.Name, string(s.Status), jsonArg(s.Result), s.Error,
+		s.Attempt, s.AttemptBase, s.Seq, s.StartedAt, nullTime(s.FinishedAt),
+		t.lease.RunID, t.lease.Owner, t.lease.Epoch)
+	b.Queue("COMMIT")
+	br := t.tx.SendBatch(ctx, b)
+	_, err := br.Exec()
+	if err == nil {
+		var tag pgconn.CommandTag
+		if tag, err = br.Exec(); err == nil && tag.String() != "COMMIT" {
+			err = fmt.Errorf("the server answered %q: the transaction was rolled back", tag)
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		// Aborted or broken: a rollback leaves the connection idle, or
+		// closes it, before it goes back to the pool.
+		t.tx.Rollback(context.WithoutCancel(ctx))
+		t.conn.Release()
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == leaseLostCode {
+			return fmt.Errorf("step %s: run %s, epoch %d: %w", s.StepKey, t.lease.RunID, t.lease.Epoch, resume.ErrLeaseLost)
+		}
 		return fmt.Errorf("run %s, step %s: commit: %w", s.RunID, s.StepKey, err)
 	}
+	// COMMIT went through the batch, not t.tx, so pgx still counts t.tx as
+	// open: nothing uses it again, and the connection is idle.
+	t.conn.Release()
 	t.j.commits.Add(1)
 	return nil
 }
@@ -529,6 +577,8 @@ func (t *stepTx) Rollback() error {
 		return nil
 	}
 	t.done = true
+	t.handle.close()
+	defer t.conn.Release()
 	return t.tx.Rollback(context.Background())
 }
 

@@ -72,7 +72,24 @@ ALTER TABLE {schema}.resume_runs ADD COLUMN attention_kind text NOT NULL DEFAULT
 UPDATE {schema}.resume_runs SET attention_kind = CASE WHEN attention_step <> '' THEN 'step' ELSE 'version' END
 WHERE status = 'needs_attention';
 `,
+	// 3: resume_lease_lost fails the statement that calls it. A tx step's
+	// journal row and its COMMIT go to the server in one round trip, so a
+	// row the lease fence refuses must abort the transaction (and with it
+	// the step's own writes), not just write nothing. VOLATILE (plpgsql's
+	// default): the planner never evaluates it ahead of time.
+	`
+CREATE FUNCTION {schema}.resume_lease_lost(run_id text, epoch bigint) RETURNS integer
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+	RAISE EXCEPTION 'resume: run %, epoch %: the lease moved on to another owner', run_id, epoch
+		USING ERRCODE = 'RSM01';
+END
+$$;
+`,
 }
+
+// leaseLostCode is the SQLSTATE resume_lease_lost raises.
+const leaseLostCode = "RSM01"
 
 // SchemaVersion returns the schema version this package creates and reads.
 func SchemaVersion() int { return len(migrations) }
