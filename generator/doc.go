@@ -47,6 +47,15 @@
 //     collide with the package's.
 //   - emit (emit.go, rewrite.go, imports.go): one x_resume.go per source
 //     file x.go holding workflows, built with jennifer and formatted.
+//     The generated file imports each package under the name the source
+//     file gives it, so the copied bodies compile unchanged. A package the
+//     source file does not import (the runtime, and context, time and
+//     strconv, which the generated code names on its own) gets its own
+//     name, or that name with 2, 3, ... appended when the source file
+//     imports another package under it or the package declares it:
+//     resume2.Call next to the user's own package resume. The generated
+//     functions' parameters and variables (ctx, args, err, ...) likewise
+//     shadow no package name of the file.
 //
 // The model and check stages are also exported, without go/packages, as
 // [Check] (analyze.go): package resumecheck wraps it in a go/analysis

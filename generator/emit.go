@@ -3,13 +3,11 @@ package generator
 import (
 	"bytes"
 	"fmt"
-	"go/ast"
 	"go/format"
 	"go/parser"
 	"go/token"
 	"go/types"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -30,13 +28,16 @@ func emitFile(ws []*Workflow) ([]byte, error) {
 	f := jen.NewFilePathName(first.pkg.PkgPath, first.pkg.Name)
 	f.HeaderComment(generatedHeader)
 	f.NoFormat = true // addImports formats the whole file once
-	f.ImportName(resumePath, "resume")
+	// Every package the generated code names goes through imports, never
+	// through jen.Qual: jennifer would pick names blind to the source
+	// file's imports and the package's own declarations.
+	rt := imports.named(resumePath, "resume")
 
 	f.Comment(fmt.Sprintf("// This file is the durable form of the workflows in %s: each step\n"+
 		"// call goes through the resume journal. Regenerate with go generate.", filepath.Base(first.source)))
 	f.Line()
 	f.Comment("A build error here means the runtime is older than this generated code.")
-	f.Const().Id("_").Op("=").Qual(resumePath, "SupportPackageIsVersion1")
+	f.Const().Id("_").Op("=").Id(rt).Dot("SupportPackageIsVersion1")
 
 	for _, w := range ws {
 		e := &workflowEmitter{w: w, imports: imports}
@@ -51,45 +52,24 @@ func emitFile(ws []*Workflow) ([]byte, error) {
 	return addImports(buf.Bytes(), imports.needed())
 }
 
-// addImports rebuilds jennifer's import block with the imports the copied
-// bodies and the user's types need, standard library first, and formats
-// the result.
+// addImports writes the import block of the generated file, with the
+// imports the generated code, the copied bodies and the user's types need,
+// standard library first, and formats the result. Jennifer renders no
+// import block of its own: the generated code names every package through
+// an importSet.
 func addImports(src []byte, needed [][2]string) ([]byte, error) {
 	fset := token.NewFileSet()
 	file, err := parser.ParseFile(fset, "", src, parser.ImportsOnly)
 	if err != nil {
 		return nil, fmt.Errorf("parse generated code: %w", err)
 	}
-	all := map[[2]string]bool{}
-	for _, imp := range needed {
-		all[imp] = true
+	if len(file.Imports) > 0 {
+		return nil, fmt.Errorf("generated code imports %s on its own: name packages through the importSet", file.Imports[0].Path.Value)
 	}
-	start, end := -1, -1
-	for _, decl := range file.Decls {
-		gd, ok := decl.(*ast.GenDecl)
-		if !ok || gd.Tok != token.IMPORT {
-			continue
-		}
-		if start < 0 {
-			start = fset.Position(gd.Pos()).Offset
-		}
-		end = fset.Position(gd.End()).Offset
-		for _, spec := range gd.Specs {
-			is := spec.(*ast.ImportSpec)
-			path, _ := strconv.Unquote(is.Path.Value)
-			name := ""
-			if is.Name != nil {
-				name = is.Name.Name
-			}
-			all[[2]string{name, path}] = true
-		}
-	}
-	if start < 0 {
-		start = fset.Position(file.Name.End()).Offset
-		end = start
-	}
+	start := fset.Position(file.Name.End()).Offset
+	end := start
 	var std, other []string
-	for imp := range all {
+	for _, imp := range needed {
 		line := strconv.Quote(imp[1])
 		if imp[0] != "" {
 			line = imp[0] + " " + line
@@ -100,11 +80,9 @@ func addImports(src []byte, needed [][2]string) ([]byte, error) {
 			std = append(std, line)
 		}
 	}
-	sort.Slice(std, func(i, j int) bool { return importPath(std[i]) < importPath(std[j]) })
-	sort.Slice(other, func(i, j int) bool { return importPath(other[i]) < importPath(other[j]) })
 	var b bytes.Buffer
 	b.Write(src[:start])
-	b.WriteString("import (\n")
+	b.WriteString("\n\nimport (\n")
 	for _, l := range std {
 		b.WriteString("\t" + l + "\n")
 	}
@@ -123,9 +101,6 @@ func addImports(src []byte, needed [][2]string) ([]byte, error) {
 	return out, nil
 }
 
-// importPath is the quoted path of an import line, for sorting.
-func importPath(line string) string { return line[strings.Index(line, `"`):] }
-
 // workflowEmitter emits the declarations of one workflow.
 type workflowEmitter struct {
 	w       *Workflow
@@ -133,6 +108,18 @@ type workflowEmitter struct {
 }
 
 func (e *workflowEmitter) typ(t types.Type) string { return types.TypeString(t, e.imports.qualifier) }
+
+// rt names an identifier of the runtime package: resume.Call, or
+// resume2.Call when the source file or the package has a resume of its own.
+func (e *workflowEmitter) rt(name string) *jen.Statement {
+	return jen.Id(e.imports.named(resumePath, "resume")).Dot(name)
+}
+
+// std names an identifier of a standard library package whose name is the
+// last element of its path: context.Context, time.Second, ...
+func (e *workflowEmitter) std(path, name string) *jen.Statement {
+	return jen.Id(e.imports.named(path, path[strings.LastIndex(path, "/")+1:])).Dot(name)
+}
 
 func (e *workflowEmitter) emit(f *jen.File) error {
 	e.manifest(f)
@@ -270,16 +257,16 @@ func (e *workflowEmitter) def(f *jen.File) {
 	w := e.w
 	var steps []jen.Code
 	for _, s := range w.Steps {
-		steps = append(steps, jen.Line().Values(stepFields(s)...))
+		steps = append(steps, jen.Line().Values(e.stepFields(s)...))
 	}
 	if len(steps) > 0 {
 		steps = append(steps, jen.Line())
 	}
-	f.Var().Id(defName(w)).Op("=").Op("&").Qual(resumePath, "WorkflowDef").Values(
+	f.Var().Id(defName(w)).Op("=").Op("&").Add(e.rt("WorkflowDef")).Values(
 		jen.Line().Id("Package").Op(":").Lit(w.Package),
 		jen.Line().Id("Name").Op(":").Lit(w.Name),
 		jen.Line().Id("Version").Op(":").Id(versionName(w)),
-		jen.Line().Id("Steps").Op(":").Index().Qual(resumePath, "StepDef").Values(steps...),
+		jen.Line().Id("Steps").Op(":").Index().Add(e.rt("StepDef")).Values(steps...),
 		jen.Line(),
 	)
 	f.Line()
@@ -287,13 +274,13 @@ func (e *workflowEmitter) def(f *jen.File) {
 
 // stepFields are the fields of one resume.StepDef literal; zero tuning
 // fields are left out.
-func stepFields(s *Step) []jen.Code {
+func (e *workflowEmitter) stepFields(s *Step) []jen.Code {
 	policies := map[string]string{"default": "PolicyDefault", "once": "PolicyOnce", "tx": "PolicyTx"}
 	fields := []jen.Code{
 		jen.Id("Name").Op(":").Lit(s.Name),
 		jen.Id("Callee").Op(":").Lit(s.Callee),
 		jen.Id("Signature").Op(":").Lit(s.Signature),
-		jen.Id("Policy").Op(":").Qual(resumePath, policies[s.Policy]),
+		jen.Id("Policy").Op(":").Add(e.rt(policies[s.Policy])),
 	}
 	o := s.opts
 	if o.attempts != 0 {
@@ -301,17 +288,17 @@ func stepFields(s *Step) []jen.Code {
 	}
 	if o.hasBackoff {
 		fields = append(fields,
-			jen.Id("BackoffMin").Op(":").Add(durationCode(o.backoffMin)),
-			jen.Id("BackoffMax").Op(":").Add(durationCode(o.backoffMax)))
+			jen.Id("BackoffMin").Op(":").Add(e.duration(o.backoffMin)),
+			jen.Id("BackoffMax").Op(":").Add(e.duration(o.backoffMax)))
 	}
 	if o.timeout != 0 {
-		fields = append(fields, jen.Id("Timeout").Op(":").Add(durationCode(o.timeout)))
+		fields = append(fields, jen.Id("Timeout").Op(":").Add(e.duration(o.timeout)))
 	}
 	return fields
 }
 
-// durationCode renders d as N * time.Unit with the largest exact unit.
-func durationCode(d time.Duration) jen.Code {
+// duration renders d as N * time.Unit with the largest exact unit.
+func (e *workflowEmitter) duration(d time.Duration) jen.Code {
 	units := []struct {
 		d    time.Duration
 		name string
@@ -319,10 +306,10 @@ func durationCode(d time.Duration) jen.Code {
 		{time.Millisecond, "Millisecond"}, {time.Microsecond, "Microsecond"}}
 	for _, u := range units {
 		if d%u.d == 0 {
-			return jen.Lit(int(d/u.d)).Op("*").Qual("time", u.name)
+			return jen.Lit(int(d / u.d)).Op("*").Add(e.std("time", u.name))
 		}
 	}
-	return jen.Qual("time", "Duration").Call(jen.Lit(int64(d)))
+	return e.std("time", "Duration").Call(jen.Lit(int64(d)))
 }
 
 // init emits the registration. Run is set here rather than in the
@@ -342,28 +329,30 @@ func durationCode(d time.Duration) jen.Code {
 func (e *workflowEmitter) init(f *jen.File) {
 	w := e.w
 	params := w.sig.Params()
-	reserved := map[string]bool{"ctx": true, "args": true, "err": true, "resume": true, "context": true, bodyName(w): true}
-	var decls, ptrs, callArgs []jen.Code
-	callArgs = append(callArgs, jen.Id("ctx"))
+	// Type strings first: they decide the package names the locals must
+	// not shadow.
+	ctxType, argsType := e.std("context", "Context"), e.rt("Args")
+	paramTypes := make([]string, params.Len())
 	for i := 1; i < params.Len(); i++ {
-		p := params.At(i)
-		name := p.Name()
-		if name == "" || name == "_" || reserved[name] || e.imports.byName[name] != "" {
-			name = fmt.Sprintf("arg%d", i)
-		}
-		reserved[name] = true
-		t := p.Type()
+		paramTypes[i] = e.typ(params.At(i).Type())
+	}
+	names := e.locals(bodyName(w))
+	ctx, args, errName := names.pick("ctx", "ctx"), names.pick("args", "args"), names.pick("err", "err")
+	var decls, ptrs, callArgs []jen.Code
+	callArgs = append(callArgs, jen.Id(ctx))
+	for i := 1; i < params.Len(); i++ {
+		name := names.pick(params.At(i).Name(), fmt.Sprintf("arg%d", i))
 		arg := jen.Id(name)
 		if w.sig.Variadic() && i == params.Len()-1 {
 			arg = jen.Id(name).Op("...")
 		}
-		decls = append(decls, jen.Var().Id(name).Id(e.typ(t)))
+		decls = append(decls, jen.Var().Id(name).Id(paramTypes[i]))
 		ptrs = append(ptrs, jen.Op("&").Id(name))
 		callArgs = append(callArgs, arg)
 	}
 	run := append(decls,
-		jen.If(jen.Err().Op(":=").Id("args").Dot("Decode").Call(ptrs...), jen.Err().Op("!=").Nil()).Block(
-			jen.Return(jen.Nil(), jen.Err()),
+		jen.If(jen.Id(errName).Op(":=").Id(args).Dot("Decode").Call(ptrs...), jen.Id(errName).Op("!=").Nil()).Block(
+			jen.Return(jen.Nil(), jen.Id(errName)),
 		),
 	)
 	if w.sig.Results().Len() == 1 {
@@ -374,11 +363,47 @@ func (e *workflowEmitter) init(f *jen.File) {
 	f.Comment("// Run is set in init: the durable body refers back to " + defName(w) + " through\n// its steps, which a variable initializer cannot do.")
 	f.Func().Id("init").Params().Block(
 		jen.Id(defName(w)).Dot("Run").Op("=").Func().
-			Params(jen.Id("ctx").Qual("context", "Context"), jen.Id("args").Qual(resumePath, "Args")).
+			Params(jen.Id(ctx).Add(ctxType), jen.Id(args).Add(argsType)).
 			Params(jen.Any(), jen.Error()).Block(run...),
-		jen.Qual(resumePath, "Register").Call(jen.Id(w.Name), jen.Id(defName(w))),
+		e.rt("Register").Call(jen.Id(w.Name), jen.Id(defName(w))),
 	)
 	f.Line()
+}
+
+// localNames picks the names of a generated function's parameters and
+// variables: each differs from the others, from the identifiers the
+// function refers to and from every package name of the generated file,
+// which it would shadow.
+type localNames struct {
+	taken   map[string]bool
+	imports *importSet
+}
+
+// locals starts the names of one generated function; refs are package-level
+// identifiers its body refers to.
+func (e *workflowEmitter) locals(refs ...string) *localNames {
+	l := &localNames{taken: map[string]bool{}, imports: e.imports}
+	for _, r := range refs {
+		l.taken[r] = true
+	}
+	return l
+}
+
+func (l *localNames) isTaken(name string) bool {
+	return l.taken[name] || l.imports.byName[name] != ""
+}
+
+// pick returns name if it is usable, else fallback, else fallback with 2,
+// 3, ... appended, and takes it.
+func (l *localNames) pick(name, fallback string) string {
+	if name == "" || name == "_" || l.isTaken(name) {
+		name = fallback
+	}
+	for base, i := name, 2; l.isTaken(name); i++ {
+		name = base + strconv.Itoa(i)
+	}
+	l.taken[name] = true
+	return name
 }
 
 // wrapper emits the journaling wrapper of one step call site:
@@ -392,8 +417,8 @@ func (e *workflowEmitter) init(f *jen.File) {
 func (e *workflowEmitter) wrapper(f *jen.File, s *Step) {
 	w := e.w
 	sig := s.sig
-	// Type strings first: they decide the package names the parameter
-	// names must not shadow.
+	// Type strings and package names first: they decide the names the
+	// parameters must not shadow.
 	params := sig.Params()
 	paramTypes := make([]string, params.Len())
 	for i := range paramTypes {
@@ -415,40 +440,44 @@ func (e *workflowEmitter) wrapper(f *jen.File, s *Step) {
 		recvType = e.typ(s.recvType)
 	}
 	callee := e.calleeExpr(s)
+	var keyType string
+	if s.key != nil {
+		keyType = e.typ(s.key.typ)
+	}
+	ctxType := e.std("context", "Context")
+	call := "Call"
+	if len(results) == 1 {
+		call = "Call0"
+	}
+	if s.key != nil {
+		call += "Key"
+	}
+	journal := e.rt(call)
+	keyConv := e.keyConversion(s.key)
 
-	reserved := map[string]bool{"ctx": true, "resume": true, "context": true, defName(w): true}
-	for _, t := range append(append([]string{recvType, callee}, paramTypes...), resultTypes...) {
+	names := e.locals(defName(w))
+	for _, t := range append(append([]string{recvType, callee, keyType}, paramTypes...), resultTypes...) {
 		for _, id := range identsIn(t) {
-			reserved[id] = true
+			names.taken[id] = true
 		}
 	}
-	for name := range e.imports.byName {
-		reserved[name] = true
-	}
-	pick := func(name, fallback string) string {
-		if name == "" || name == "_" || reserved[name] {
-			name = fallback
-		}
-		reserved[name] = true
-		return name
-	}
-
+	ctx := names.pick("ctx", "ctx")
 	var wparams, inner []jen.Code
 	var target *jen.Statement
 	if s.recv != nil {
-		name := pick(sig.Recv().Name(), "recv")
+		name := names.pick(sig.Recv().Name(), "recv")
 		wparams = append(wparams, jen.Id(name).Id(recvType))
 		target = jen.Id(name).Dot(s.fn.Name())
 	} else {
 		target = jen.Id(callee)
 	}
-	wparams = append(wparams, jen.Id("ctx").Qual("context", "Context"))
+	wparams = append(wparams, jen.Id(ctx).Add(ctxType))
 	for i := 0; i < params.Len(); i++ {
 		if i == 0 && s.takesCtx {
-			inner = append(inner, jen.Id("ctx"))
+			inner = append(inner, jen.Id(ctx))
 			continue
 		}
-		name := pick(params.At(i).Name(), fmt.Sprintf("arg%d", i))
+		name := names.pick(params.At(i).Name(), fmt.Sprintf("arg%d", i))
 		if sig.Variadic() && i == params.Len()-1 {
 			wparams = append(wparams, jen.Id(name).Op("...").Id(paramTypes[i]))
 			inner = append(inner, jen.Id(name).Op("..."))
@@ -459,22 +488,15 @@ func (e *workflowEmitter) wrapper(f *jen.File, s *Step) {
 	}
 	var keyArg []jen.Code
 	if s.key != nil {
-		name := pick("key", "stepKey")
-		wparams = append(wparams, jen.Id(name).Id(e.typ(s.key.typ)))
-		keyArg = append(keyArg, keyToString(s.key, name))
+		name := names.pick("key", "stepKey")
+		wparams = append(wparams, jen.Id(name).Id(keyType))
+		keyArg = append(keyArg, keyConv(name))
 	}
-	innerCtx := jen.Id("ctx").Qual("context", "Context")
+	innerCtx := jen.Id(ctx).Add(ctxType)
 	if !s.takesCtx {
-		innerCtx = jen.Qual("context", "Context")
+		innerCtx = ctxType
 	}
 	stepRef := jen.Op("&").Id(defName(w)).Dot("Steps").Index(jen.Lit(s.index))
-	call := "Call"
-	if len(results) == 1 {
-		call = "Call0"
-	}
-	if s.key != nil {
-		call += "Key"
-	}
 	desc := s.Policy
 	if t := s.opts.tuning(); t != "" {
 		desc += ", " + strings.ReplaceAll(t, " ", ", ")
@@ -484,7 +506,7 @@ func (e *workflowEmitter) wrapper(f *jen.File, s *Step) {
 	}
 	f.Comment(fmt.Sprintf("%s journals step %s of %s (%s).", s.wrapper, s.Name, w.Name, desc))
 	f.Func().Id(s.wrapper).Params(wparams...).Params(results...).Block(
-		jen.Return(jen.Qual(resumePath, call).Call(append(append([]jen.Code{jen.Id("ctx"), stepRef}, keyArg...),
+		jen.Return(journal.Call(append(append([]jen.Code{jen.Id(ctx), stepRef}, keyArg...),
 			jen.Func().Params(innerCtx).Params(results...).Block(
 				jen.Return(target.Call(inner...)),
 			),
@@ -493,34 +515,40 @@ func (e *workflowEmitter) wrapper(f *jen.File, s *Step) {
 	f.Line()
 }
 
-// keyToString converts the wrapper's key parameter to the journal key:
+// keyConversion returns how the wrapper converts its key parameter, named
+// by the argument, to the journal key; it names the packages it needs
+// before the wrapper picks its parameter names:
 //
 //	key                          // string
 //	string(key)                  // a named string type
 //	strconv.FormatInt(int64(key), 10)
 //	strconv.FormatUint(uint64(key), 10)
 //	key.String()                 // fmt.Stringer
-func keyToString(k *stepKey, name string) jen.Code {
+func (e *workflowEmitter) keyConversion(k *stepKey) func(name string) jen.Code {
+	if k == nil {
+		return nil
+	}
 	switch k.conv {
 	case keyStringer:
-		return jen.Id(name).Dot("String").Call()
-	case keySigned:
-		arg := jen.Id(name)
-		if !types.Identical(k.typ, types.Typ[types.Int64]) {
-			arg = jen.Int64().Call(arg)
+		return func(name string) jen.Code { return jen.Id(name).Dot("String").Call() }
+	case keySigned, keyUnsigned:
+		format, wide := "FormatInt", types.Typ[types.Int64]
+		if k.conv == keyUnsigned {
+			format, wide = "FormatUint", types.Typ[types.Uint64]
 		}
-		return jen.Qual("strconv", "FormatInt").Call(arg, jen.Lit(10))
-	case keyUnsigned:
-		arg := jen.Id(name)
-		if !types.Identical(k.typ, types.Typ[types.Uint64]) {
-			arg = jen.Uint64().Call(arg)
+		pkg := e.imports.named("strconv", "strconv")
+		return func(name string) jen.Code {
+			arg := jen.Id(name)
+			if !types.Identical(k.typ, wide) {
+				arg = jen.Id(wide.Name()).Call(arg)
+			}
+			return jen.Id(pkg).Dot(format).Call(arg, jen.Lit(10))
 		}
-		return jen.Qual("strconv", "FormatUint").Call(arg, jen.Lit(10))
 	}
 	if types.Identical(k.typ, types.Typ[types.String]) {
-		return jen.Id(name)
+		return func(name string) jen.Code { return jen.Id(name) }
 	}
-	return jen.String().Call(jen.Id(name))
+	return func(name string) jen.Code { return jen.String().Call(jen.Id(name)) }
 }
 
 // identsIn lists the identifiers in a type or expression string.
