@@ -88,13 +88,11 @@ func (s *importSet) qualifier(p *types.Package) string {
 
 // use records that the copied body refers to the package through the
 // identifier it has in the source file.
-func (s *importSet) use(pn *types.PkgName) {
-	if pn.Name() == "." {
-		s.dots[pn.Imported().Path()] = true
-		return
-	}
-	s.qualifier(pn.Imported())
-}
+func (s *importSet) use(pn *types.PkgName) { s.qualifier(pn.Imported()) }
+
+// dot records that the copied body refers to the package's identifiers
+// unqualified, as the source file dot-imports it.
+func (s *importSet) dot(path string) { s.dots[path] = true }
 
 // needed lists the needed imports as (name, path) pairs sorted by path;
 // name is "" when it equals the package's own name. A package the body

@@ -83,10 +83,11 @@ type Step struct {
 
 // stepKey is a call site's key=EXPR, type-checked in the call's scope.
 type stepKey struct {
-	expr ast.Expr                // parsed EXPR, without positions
-	typ  types.Type              // its type (the wrapper's key parameter)
-	conv keyConversion           // how the wrapper turns it into a string
-	pkgs map[*types.PkgName]bool // package names EXPR refers to
+	expr   ast.Expr                    // parsed EXPR, without positions
+	typ    types.Type                  // its type (the wrapper's key parameter)
+	conv   keyConversion               // how the wrapper turns it into a string
+	parsed ast.Expr                    // EXPR as type-checked
+	uses   map[*ast.Ident]types.Object // parsed's objects: the packages to import
 }
 
 // keyConversion says how a key value becomes the journal key's string.

@@ -17,23 +17,12 @@ import (
 // changes, so arguments are evaluated where and in the order the original
 // evaluates them. Comments inside the function are kept.
 func durableBody(w *Workflow, imports *importSet) (string, error) {
-	info := w.pkg.TypesInfo
 	// The body keeps the source file's package names: make sure the
 	// generated file imports each one it uses.
-	ast.Inspect(w.decl, func(n ast.Node) bool {
-		if id, ok := n.(*ast.Ident); ok {
-			if pn, ok := info.Uses[id].(*types.PkgName); ok {
-				imports.use(pn)
-			}
-		}
-		return true
-	})
-
+	useImports(w.decl, w.pkg.TypesInfo.Uses, imports)
 	for _, s := range w.Steps {
 		if s.key != nil {
-			for pn := range s.key.pkgs {
-				imports.use(pn)
-			}
+			useImports(s.key.parsed, s.key.uses, imports)
 		}
 	}
 
@@ -93,6 +82,27 @@ func durableBody(w *Workflow, imports *importSet) (string, error) {
 		return "", fmt.Errorf("print durable body of %s: %w", w.Name, err)
 	}
 	return buf.String(), nil
+}
+
+// useImports records each package that the identifiers of n refer to
+// through the source file's imports: by its name (pkg.F), or unqualified
+// through a dot import (F, after import . "pkg").
+func useImports(n ast.Node, uses map[*ast.Ident]types.Object, imports *importSet) {
+	selected := map[*ast.Ident]bool{} // the F of x.F: qualified, never dot-imported
+	ast.Inspect(n, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			selected[n.Sel] = true
+		case *ast.Ident:
+			obj := uses[n]
+			if pn, ok := obj.(*types.PkgName); ok {
+				imports.use(pn)
+			} else if obj != nil && !selected[n] && obj.Pkg() != nil && obj.Pkg() != imports.self && obj.Parent() == obj.Pkg().Scope() {
+				imports.dot(obj.Pkg().Path())
+			}
+		}
+		return true
+	})
 }
 
 // nameContextParam makes sure the first parameter (the run's context) has

@@ -296,12 +296,7 @@ func (m *packageModel) checkKey(src string, call *ast.CallExpr, sig *types.Signa
 	if err := types.CheckExpr(m.pkg.Fset, m.pkg.Types, call.Pos(), expr, info); err != nil {
 		return nil, fmt.Errorf("key=%s does not type-check at the call: %s", src, stripPosition(err))
 	}
-	k := &stepKey{expr: placeAt(expr, call.Rparen), typ: types.Default(info.Types[expr].Type), pkgs: map[*types.PkgName]bool{}}
-	for _, obj := range info.Uses {
-		if pn, ok := obj.(*types.PkgName); ok {
-			k.pkgs[pn] = true
-		}
-	}
+	k := &stepKey{expr: placeAt(expr, call.Rparen), typ: types.Default(info.Types[expr].Type), parsed: expr, uses: info.Uses}
 	basic, _ := k.typ.Underlying().(*types.Basic)
 	switch {
 	case types.Implements(k.typ, stringer):
