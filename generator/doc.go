@@ -15,7 +15,14 @@
 //     result away. Our own generated files (name ending _resume.go, first
 //     line the generated header) are parsed as empty files of their
 //     package, so a stale or broken generated file never blocks
-//     regeneration.
+//     regeneration. Tests are not loaded: generating x_resume_test.go for
+//     a workflow in x_test.go would mean go list -test and type-checking
+//     every package's tests and their imports on every run. Instead each
+//     package directory's _test.go files are read (whatever their build
+//     constraints), those holding //resume:workflow are parsed without
+//     types, and each such workflow is refused at its directive
+//     (testfiles.go): it is never silently skipped. The other directives
+//     of a test file are ignored: only test code can call what it declares.
 //   - model (model.go, steps.go, directive.go): directives are read from
 //     FuncDecl.Doc.List (Doc.Text drops them). //resume:workflow marks a
 //     function; //resume:step [options] marks a function, method or

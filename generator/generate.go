@@ -79,6 +79,11 @@ func Generate(cfg Config) (*Result, error) {
 	res := &Result{}
 	var models []*packageModel
 	for _, pkg := range pkgs {
+		if pkg.Dir != "" {
+			if err := scanTestFiles(pkg.Dir, fset, ds); err != nil {
+				return nil, err
+			}
+		}
 		if !reportPackageErrors(pkg, ds) {
 			continue
 		}

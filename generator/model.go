@@ -120,13 +120,20 @@ func buildModel(pkg *typedPackage, ds *diagnostics) *packageModel {
 	m := &packageModel{pkg: pkg, stepDecls: map[*types.Func]stepOptions{},
 		foreign: map[*types.Func]*stepOptions{}, parsed: map[string]*ast.File{}}
 	claimed := map[*ast.Comment]bool{}
+	var files []*ast.File // the non-test files: see refuseTestWorkflows
 	for _, f := range pkg.Syntax {
-		m.scanDeclarations(f, pkg.Fset.File(f.Pos()).Name(), claimed, ds)
+		name := pkg.Fset.File(f.Pos()).Name()
+		if isTestFile(name) {
+			refuseTestWorkflows(f, ds)
+			continue
+		}
+		files = append(files, f)
+		m.scanDeclarations(f, name, claimed, ds)
 	}
 	for _, w := range m.workflows {
 		m.scanCallSites(w, claimed, ds)
 	}
-	for _, f := range pkg.Syntax {
+	for _, f := range files {
 		for _, cg := range f.Comments {
 			for _, c := range cg.List {
 				if !isDirective(c.Text) || claimed[c] {

@@ -36,7 +36,8 @@ func Done(ctx context.Context, n int) error { return nil }
 
 // TestCommand builds resumegen and runs it on a fixture module the way a
 // user and CI do: generate, -check fresh and stale, -manifest, stale file
-// deletion, and an error with its position and exit status.
+// deletion, an error with its position and exit status, and a workflow in
+// a test file refused under -check too.
 func TestCommand(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -130,6 +131,24 @@ func TestCommand(t *testing.T) {
 	}
 	if now, _ := os.ReadFile(out); !bytes.Equal(now, generated) {
 		t.Error("a failed run changed the generated file")
+	}
+
+	// A workflow in a test file, which resumegen does not load: refused,
+	// under -check too, at its position.
+	write(t, src, flowSource)
+	testFile := filepath.Join(mod, "flow", "flow_test.go")
+	write(t, testFile, "package flow\n\nimport \"context\"\n\n//resume:workflow\nfunc Replay(ctx context.Context) error { return Done(ctx, 1) }\n")
+	for _, args := range [][]string{{"./..."}, {"-check", "./..."}} {
+		code, stdout, stderr := resumegen(args...)
+		if code != 1 || stdout != "" || !regexp.MustCompile(`(?m)^flow/flow_test\.go:5:1: //resume:workflow in a _test\.go file is not generated: move Replay to a non-test file`).MatchString(stderr) {
+			t.Errorf("resumegen %s with a workflow in a test file: exit %d\n%s%s", strings.Join(args, " "), code, stdout, stderr)
+		}
+	}
+	if now, _ := os.ReadFile(out); !bytes.Equal(now, generated) {
+		t.Error("a run refusing a test file's workflow changed the generated file")
+	}
+	if err := os.Remove(testFile); err != nil {
+		t.Fatal(err)
 	}
 
 	// The workflow is gone: the output is stale, -check says so, a run

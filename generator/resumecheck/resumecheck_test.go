@@ -8,8 +8,9 @@ import (
 )
 
 // TestAnalyzer checks the diagnostics against the // want comments of
-// testdata/src/a, including a reviewed exception and a generated file
-// that must be skipped.
+// testdata/src/a, including a reviewed exception, a generated file that
+// must be skipped and a workflow in a test file, refused as resumegen
+// refuses it (analysistest loads the package's tests).
 func TestAnalyzer(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), resumecheck.Analyzer, "a")
 }
