@@ -49,8 +49,10 @@
 //     steps whose outcome differs on resume (nondet.go: clocks and timers
 //     of package time, math/rand and math/rand/v2 except seeded
 //     constructors, crypto/rand, the environment and file reads of os and
-//     io/ioutil, and writes with =, op=, ++ or -- to package-level
-//     variables), duplicate step names and generated identifiers that
+//     io/ioutil, and writes to package-level variables or into what they
+//     hold, with =, op=, ++, --, a range clause's =, delete, clear or
+//     copy; a local aliasing one is not traced), duplicate step names and
+//     generated identifiers that
 //     collide with the package's.
 //   - emit (emit.go, rewrite.go, imports.go): one x_resume.go per source
 //     file x.go holding workflows, built with jennifer and formatted.

@@ -77,8 +77,10 @@ func (m *packageModel) checkDeterministic(w *Workflow, call *ast.CallExpr, ds *d
 	m.nondet(w, call.Pos(), what, fmt.Sprintf("%s in a workflow body %s: move it into a //resume:step function %s", what, nondetMessages[kind], out), ds)
 }
 
-// checkGlobalWrite refuses an assignment (=, op=, ++, --) in a workflow
-// body to a package-level variable, or to a field or element of one.
+// checkGlobalWrite refuses a write in a workflow body (=, op=, ++, --, a
+// range clause's =, or the builtins delete, clear and copy) into a
+// package-level variable or into what one holds: a field, an element, a
+// map entry, or what a package-level pointer points to.
 func (m *packageModel) checkGlobalWrite(w *Workflow, lhs ast.Expr, ds *diagnostics) {
 	v := rootVar(m.pkg.TypesInfo, lhs)
 	if v == nil || v.Pkg() == nil || v.Parent() != v.Pkg().Scope() {
@@ -92,8 +94,25 @@ func (m *packageModel) checkGlobalWrite(w *Workflow, lhs ast.Expr, ds *diagnosti
 	m.nondet(w, lhs.Pos(), what, fmt.Sprintf("%s in a workflow body: the body runs again from the start when the run resumes, so the write happens again while the steps before it do not; keep the state in a local variable, or move the write into a //resume:step function", what), ds)
 }
 
-// rootVar is the variable an assignment's left-hand side writes into:
-// x for x, x.f, x[i], *x and (x); pkg.V for a qualified identifier.
+// checkBuiltinWrite applies checkGlobalWrite to what delete, clear and copy
+// write into: their first argument.
+func (m *packageModel) checkBuiltinWrite(w *Workflow, call *ast.CallExpr, ds *diagnostics) {
+	id, ok := ast.Unparen(call.Fun).(*ast.Ident)
+	if !ok || len(call.Args) == 0 {
+		return
+	}
+	if b, ok := m.pkg.TypesInfo.Uses[id].(*types.Builtin); ok {
+		switch b.Name() {
+		case "delete", "clear", "copy":
+			m.checkGlobalWrite(w, call.Args[0], ds)
+		}
+	}
+}
+
+// rootVar is the variable whose state a write through e changes: x for x,
+// x.f, x[i], x[i:j], *x and (x), whether x is a struct, an array, a slice,
+// a map or a pointer; pkg.V for a qualified identifier. A write through a
+// local that aliases a package-level slice, map or pointer is not traced.
 func rootVar(info *types.Info, e ast.Expr) *types.Var {
 	for {
 		switch x := e.(type) {
@@ -101,17 +120,16 @@ func rootVar(info *types.Info, e ast.Expr) *types.Var {
 			v, _ := info.Uses[x].(*types.Var)
 			return v
 		case *ast.SelectorExpr:
-			if sel := info.Selections[x]; sel == nil {
+			if info.Selections[x] == nil {
 				v, _ := info.Uses[x.Sel].(*types.Var) // pkg.V
 				return v
-			} else if sel.Indirect() {
-				return nil // through a pointer: not the variable itself
 			}
 			e = x.X
 		case *ast.IndexExpr:
-			if _, ok := info.TypeOf(x.X).Underlying().(*types.Array); !ok {
-				return nil // a slice or map shares its storage; not tracked
-			}
+			e = x.X
+		case *ast.SliceExpr:
+			e = x.X
+		case *ast.StarExpr:
 			e = x.X
 		case *ast.ParenExpr:
 			e = x.X

@@ -34,6 +34,13 @@ func (m *packageModel) findSteps(w *Workflow, ds *diagnostics) {
 				walk(n.Body, whyNot(why, "inside select: which case runs is not deterministic, so a resume could take another branch; choose the branch first (for example in a step) and call the step after the select"))
 				return false
 			case *ast.RangeStmt:
+				if n.Tok == token.ASSIGN {
+					for _, lhs := range []ast.Expr{n.Key, n.Value} {
+						if lhs != nil {
+							m.checkGlobalWrite(w, lhs, ds)
+						}
+					}
+				}
 				if reason := m.rangeReason(w.decl.Body, n); reason != "" {
 					if n.Key != nil {
 						walk(n.Key, why)
@@ -55,6 +62,7 @@ func (m *packageModel) findSteps(w *Workflow, ds *diagnostics) {
 				m.checkGlobalWrite(w, n.X, ds)
 			case *ast.CallExpr:
 				m.checkDeterministic(w, n, ds)
+				m.checkBuiltinWrite(w, n, ds)
 				if s := m.stepAt(w, n, ds); s != nil {
 					if why != "" {
 						ds.errorf(n.Pos(), "step %s is called %s", s.Name, why)

@@ -10,6 +10,8 @@ import (
 
 var hits int
 
+var registry = map[string]int{}
+
 //resume:workflow
 func W(ctx context.Context, m map[string]int) error {
 	go Step(ctx, 1)         // want `step Step is called in a go statement`
@@ -18,6 +20,9 @@ func W(ctx context.Context, m map[string]int) error {
 	_ = rand.Intn(2)        // want `rand\.Intn in a workflow body`
 	_ = os.Getenv("HOME")   // want `os\.Getenv in a workflow body reads the process's environment`
 	hits++                  // want `write to package-level variable hits`
+	registry["w"] = 1       // want `write to package-level variable registry`
+	delete(registry, "w")   // want `write to package-level variable registry`
+	m["local"] = 1          // a parameter's map: the caller's business
 	time.Sleep(time.Second) //resume:allow nondeterministic reason="a reviewed pause"
 	for k := range m {
 		_ = Step(ctx, len(k)) // want `in a range over a map`
