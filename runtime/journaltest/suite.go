@@ -15,6 +15,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -749,6 +751,31 @@ func Run(t *testing.T, h Harness) {
 		}
 	})
 
+	t.Run("a worker takes over at once the runs of a dead worker of its host", func(t *testing.T) {
+		j := open(t)
+		e := resume.NewEngine(j)
+		id := newRunID(t)
+		if _, err := e.Enqueue(ctx, id, Chain, Plan{Loop: 1}); err != nil {
+			t.Fatal(err)
+		}
+		// A worker of this host claimed it for an hour, then died.
+		dead := deadLocalOwner(t)
+		if _, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: dead, Until: time.Now().Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		wctx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- e.Work(wctx, resume.WorkerOptions{PollInterval: 5 * time.Millisecond}) }()
+		waitFor(t, j, 1, resume.StatusSucceeded) // well before the hour
+		stop()
+		if err := <-done; err != nil {
+			t.Fatalf("work: %v", err)
+		}
+		if seen.count(id, "Fetch") != 1 || effectsOf(t, id) != 1 {
+			t.Errorf("run %s: Fetch %d, effects %d; want 1 and 1", id, seen.count(id, "Fetch"), effectsOf(t, id))
+		}
+	})
+
 	t.Run("a worker stopped while it starts drains cleanly and claims nothing", func(t *testing.T) {
 		// A SIGTERM can land before the worker has stored its manifests:
 		// that is a clean stop, not a failure.
@@ -821,6 +848,22 @@ func Run(t *testing.T, h Harness) {
 			}
 		}
 	})
+}
+
+// deadLocalOwner returns a lease owner naming, in the engine's form
+// (host/pid/nonce), a process of this host that has exited.
+func deadLocalOwner(t *testing.T) string {
+	t.Helper()
+	// The test binary itself, asked to run no test, exits at once.
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("start and reap a process: %v", err)
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%s/%d/deadbeef", host, cmd.Process.Pid)
 }
 
 // waitFor waits until n runs have status s, for up to 30 seconds.

@@ -21,7 +21,8 @@ type WorkerOptions struct {
 }
 
 // Work claims runs of the workflows registered in this program, pending or
-// abandoned (their lease expired), and executes up to opts.Concurrency of
+// abandoned (their lease expired, or, checked when the worker starts, their
+// owner was a process of this host that died), and executes up to opts.Concurrency of
 // them at once, until ctx is done. Any number of workers, in any number of
 // processes sharing the journal, may work at once; a run is executed by one
 // of them at a time, and every journal write is fenced by its lease. Work
@@ -58,6 +59,14 @@ func (e *Engine) Work(ctx context.Context, opts WorkerOptions) error {
 		return fmt.Errorf("resume: worker: %w", err)
 	}
 
+	// Runs held by a dead process of this host (typically this worker's
+	// previous incarnation, restarted after a crash) are taken over first:
+	// their lease need not be waited out.
+	orphans, err := e.deadLocalRuns(ctx, workflows)
+	if err != nil && ctx.Err() == nil {
+		e.logger.Warn("looking for runs of dead workers of this host failed", "err", err)
+	}
+
 	slots := make(chan struct{}, opts.Concurrency)
 	drain := make(chan struct{})
 	// Runs outlive ctx by the grace period: they get their own context.
@@ -72,9 +81,33 @@ claiming:
 		case <-ctx.Done():
 			break claiming
 		}
-		run, steps, err := e.journal.ClaimNext(ctx, ClaimNextRequest{
-			Owner: e.owner, Until: e.now().Add(e.lease), Workflows: workflows,
-		})
+		var run RunRecord
+		var steps []StepRecord
+		var err error
+		if len(orphans) > 0 {
+			o := orphans[0]
+			orphans = orphans[1:]
+			run, steps, err = e.journal.Claim(ctx, ClaimRequest{
+				RunID: o.RunID, Owner: e.owner, Until: e.now().Add(e.lease),
+				Abandoned: &Lease{RunID: o.RunID, Owner: o.LeaseOwner, Epoch: o.Epoch},
+			})
+			if err != nil {
+				// Another worker took it first (ErrRunBusy), or the journal
+				// failed: ClaimNext finds it later if it is still claimable.
+				<-slots
+				if ctx.Err() != nil {
+					break claiming
+				}
+				if !errors.Is(err, ErrRunBusy) {
+					e.logger.Warn("taking over a dead worker's run failed", "run", o.RunID, "err", err)
+				}
+				continue
+			}
+		} else {
+			run, steps, err = e.journal.ClaimNext(ctx, ClaimNextRequest{
+				Owner: e.owner, Until: e.now().Add(e.lease), Workflows: workflows,
+			})
+		}
 		if err != nil {
 			<-slots
 			if ctx.Err() != nil {
@@ -114,6 +147,26 @@ claiming:
 		<-finished
 	}
 	return nil
+}
+
+// deadLocalRuns lists the running runs of workflows whose lease owner is a
+// process of this host that no longer exists.
+func (e *Engine) deadLocalRuns(ctx context.Context, workflows []string) ([]RunRecord, error) {
+	runs, err := e.journal.ListRuns(ctx, RunFilter{Statuses: []Status{StatusRunning}})
+	if err != nil {
+		return nil, err
+	}
+	known := make(map[string]bool, len(workflows))
+	for _, w := range workflows {
+		known[w] = true
+	}
+	var dead []RunRecord
+	for _, r := range runs {
+		if known[r.Workflow] && ownerDead(r.LeaseOwner) {
+			dead = append(dead, r)
+		}
+	}
+	return dead, nil
 }
 
 // registeredNames lists the qualified names of the registered workflows.
