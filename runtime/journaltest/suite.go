@@ -751,6 +751,32 @@ func Run(t *testing.T, h Harness) {
 		}
 	})
 
+	t.Run("a run started in-process cannot be claimed by a worker before its creator", func(t *testing.T) {
+		// A worker of another process looks for work at the worst moment:
+		// right after Start created the run, before Start claims it.
+		race := &claimAfterCreate{Journal: open(t)}
+		e := resume.NewEngine(race)
+		id := newRunID(t)
+		res, err := e.Start(ctx, id, Chain, Plan{Loop: 1})
+		if err != nil || res.Status != resume.StatusSucceeded {
+			t.Fatalf("start: %v, %v; want succeeded in this process", res.Status, err)
+		}
+		if !race.tried {
+			t.Fatal("the worker never looked for work")
+		}
+		if !errors.Is(race.claimErr, resume.ErrNoRunReady) {
+			t.Errorf("a worker claimed the run between its creation and Start's claim: %v", race.claimErr)
+		}
+		// Enqueue still leaves the run to workers.
+		id = newRunID(t)
+		if _, err := e.Enqueue(ctx, id, Chain, Plan{Loop: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if race.claimErr != nil {
+			t.Errorf("a worker could not claim an enqueued run: %v", race.claimErr)
+		}
+	})
+
 	t.Run("a worker takes over at once the runs of a dead worker of its host", func(t *testing.T) {
 		j := open(t)
 		e := resume.NewEngine(j)
@@ -848,6 +874,25 @@ func Run(t *testing.T, h Harness) {
 			}
 		}
 	})
+}
+
+// claimAfterCreate is a journal on which another worker tries to claim
+// work right after each run is created.
+type claimAfterCreate struct {
+	resume.Journal
+	tried    bool
+	claimErr error
+}
+
+func (c *claimAfterCreate) CreateRun(ctx context.Context, r resume.RunRecord) (resume.RunRecord, bool, error) {
+	stored, created, err := c.Journal.CreateRun(ctx, r)
+	if err == nil && created {
+		c.tried = true
+		_, _, c.claimErr = c.Journal.ClaimNext(ctx, resume.ClaimNextRequest{
+			Owner: "another-worker", Until: time.Now().Add(time.Minute), Workflows: []string{stored.Workflow},
+		})
+	}
+	return stored, created, err
 }
 
 // deadLocalOwner returns a lease owner naming, in the engine's form

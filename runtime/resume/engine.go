@@ -190,10 +190,16 @@ func Run[In, Out any](ctx context.Context, e *Engine, runID string, wf func(cont
 // [ErrRunConflict]. A run that did not succeed returns its Result together
 // with a *[RunError].
 func (e *Engine) Start(ctx context.Context, runID string, wf any, args ...any) (Result, error) {
-	if _, err := e.create(ctx, runID, wf, args); err != nil {
+	// A new run is created already held by this process, so that a worker
+	// sharing the journal cannot claim it before Start does.
+	stored, created, err := e.create(ctx, runID, wf, args, true)
+	if err != nil {
 		return Result{}, err
 	}
-	return e.execute(ctx, runID)
+	if created {
+		return e.execute(ctx, runID, &Lease{RunID: runID, Owner: stored.LeaseOwner, Epoch: stored.Epoch})
+	}
+	return e.execute(ctx, runID, nil)
 }
 
 // Enqueue creates run runID of the registered workflow function wf with
@@ -203,39 +209,45 @@ func (e *Engine) Start(ctx context.Context, runID string, wf any, args ...any) (
 // an id reused for another workflow or input is refused with
 // [ErrRunConflict].
 func (e *Engine) Enqueue(ctx context.Context, runID string, wf any, args ...any) (Result, error) {
-	stored, err := e.create(ctx, runID, wf, args)
+	stored, _, err := e.create(ctx, runID, wf, args, false)
 	return resultOf(stored), err
 }
 
 // create stores run runID unless it exists, and checks that an existing run
-// is the same workflow with the same input.
-func (e *Engine) create(ctx context.Context, runID string, wf any, args []any) (RunRecord, error) {
+// is the same workflow with the same input. With hold, a new run is stored
+// running under a lease of this engine instead of pending. It reports
+// whether this call created the run.
+func (e *Engine) create(ctx context.Context, runID string, wf any, args []any, hold bool) (RunRecord, bool, error) {
 	def, err := lookupFunc(wf)
 	if err != nil {
-		return RunRecord{}, err
+		return RunRecord{}, false, err
 	}
 	if runID == "" {
-		return RunRecord{}, errors.New("resume: empty run id")
+		return RunRecord{}, false, errors.New("resume: empty run id")
 	}
 	input, err := encodeArgs(args)
 	if err != nil {
-		return RunRecord{}, fmt.Errorf("run %s: %w", runID, err)
+		return RunRecord{}, false, fmt.Errorf("run %s: %w", runID, err)
 	}
 	if err := e.saveManifest(ctx, def); err != nil {
-		return RunRecord{}, err
+		return RunRecord{}, false, err
 	}
 	now := e.now()
-	stored, _, err := e.journal.CreateRun(ctx, RunRecord{
+	r := RunRecord{
 		RunID: runID, Workflow: def.QualifiedName(), Version: def.Version,
 		Status: StatusPending, Input: json.RawMessage(input), CreatedAt: now, UpdatedAt: now,
-	})
+	}
+	if hold {
+		r.LeaseOwner, r.LeaseUntil = e.owner, now.Add(e.lease)
+	}
+	stored, created, err := e.journal.CreateRun(ctx, r)
 	if err != nil {
-		return RunRecord{}, fmt.Errorf("run %s: create: %w", runID, err)
+		return RunRecord{}, false, fmt.Errorf("run %s: create: %w", runID, err)
 	}
 	if stored.Workflow != def.QualifiedName() || !bytes.Equal(compactJSON(stored.Input), compactJSON(input)) {
-		return stored, fmt.Errorf("run %s: %w: it is %s with input %s", runID, ErrRunConflict, stored.Workflow, stored.Input)
+		return stored, false, fmt.Errorf("run %s: %w: it is %s with input %s", runID, ErrRunConflict, stored.Workflow, stored.Input)
 	}
-	return stored, nil
+	return stored, created, nil
 }
 
 func compactJSON(b []byte) []byte {
@@ -249,7 +261,7 @@ func compactJSON(b []byte) []byte {
 // Resume continues run runID in this process from its journal; see
 // [Engine.Start]. A finished run returns its outcome without executing.
 func (e *Engine) Resume(ctx context.Context, runID string) (Result, error) {
-	return e.execute(ctx, runID)
+	return e.execute(ctx, runID, nil)
 }
 
 // ResumeAll resumes, one after another, every run that is pending or whose
@@ -267,7 +279,7 @@ func (e *Engine) ResumeAll(ctx context.Context) ([]Result, error) {
 		if r.Status == StatusRunning && r.LeaseUntil.After(e.now()) && !ownerDead(r.LeaseOwner) {
 			continue // another live process holds it
 		}
-		res, err := e.execute(ctx, r.RunID)
+		res, err := e.execute(ctx, r.RunID, nil)
 		var runErr *RunError
 		if err != nil && !errors.As(err, &runErr) && !errors.Is(err, ErrRunBusy) {
 			return out, err
@@ -300,7 +312,7 @@ func (e *Engine) Retry(ctx context.Context, runID string) (Result, error) {
 	if err := e.journal.Retry(ctx, runID); err != nil {
 		return Result{}, fmt.Errorf("run %s: retry: %w", runID, err)
 	}
-	return e.execute(ctx, runID)
+	return e.execute(ctx, runID, nil)
 }
 
 // Cancel marks unfinished run runID cancelled: it will not execute again.
@@ -357,9 +369,10 @@ func (e *Engine) saveManifest(ctx context.Context, def *WorkflowDef) error {
 	return nil
 }
 
-// execute claims run runID and runs its body from the journal.
-func (e *Engine) execute(ctx context.Context, runID string) (Result, error) {
-	req := ClaimRequest{RunID: runID, Owner: e.owner, Until: e.now().Add(e.lease)}
+// execute claims run runID and runs its body from the journal. held is the
+// lease under which this engine created the run, if it did.
+func (e *Engine) execute(ctx context.Context, runID string, held *Lease) (Result, error) {
+	req := ClaimRequest{RunID: runID, Owner: e.owner, Until: e.now().Add(e.lease), Abandoned: held}
 	run, steps, err := e.journal.Claim(ctx, req)
 	if errors.Is(err, ErrRunBusy) && run.Status == StatusRunning && ownerDead(run.LeaseOwner) {
 		// Its process died on this host: no need to wait out the lease.

@@ -185,8 +185,11 @@ type RunFilter struct {
 // Journal stores runs and their steps durably. Every method is safe for
 // concurrent use. Implementations pass the journaltest conformance suite.
 type Journal interface {
-	// CreateRun inserts r as a pending run unless a run with r.RunID exists.
-	// It returns the stored run and whether this call created it.
+	// CreateRun inserts r unless a run with r.RunID exists. The new run is
+	// pending, or, when r.LeaseOwner is set, running under that lease
+	// (epoch 0, until r.LeaseUntil): its creator then claims it with that
+	// lease as Abandoned, and no worker can take it in between. It returns
+	// the stored run and whether this call created it.
 	CreateRun(ctx context.Context, r RunRecord) (RunRecord, bool, error)
 	// Claim takes the run for c.Owner until c.Until: a pending run, a
 	// running run whose lease expired, or one held by c.Abandoned, becomes

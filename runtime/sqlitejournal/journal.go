@@ -213,16 +213,21 @@ func (j *Journal) run(ctx context.Context, q querier, runID string) (resume.RunR
 
 // CreateRun inserts r unless its run id exists, and returns the stored run.
 func (j *Journal) CreateRun(ctx context.Context, r resume.RunRecord) (resume.RunRecord, bool, error) {
+	r.Status, r.Epoch = resume.StatusPending, 0
+	if r.LeaseOwner != "" {
+		r.Status = resume.StatusRunning
+	} else {
+		r.LeaseUntil = time.Time{}
+	}
 	res, err := j.db.ExecContext(ctx, `INSERT INTO resume_runs
-		(run_id, workflow, version, status, input, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
-		r.RunID, r.Workflow, r.Version, resume.StatusPending, string(r.Input), ts(r.CreatedAt), ts(r.UpdatedAt))
+		(run_id, workflow, version, status, input, lease_owner, lease_until, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
+		r.RunID, r.Workflow, r.Version, r.Status, string(r.Input), r.LeaseOwner, ts(r.LeaseUntil), ts(r.CreatedAt), ts(r.UpdatedAt))
 	if err != nil {
 		return r, false, err
 	}
 	j.commits.Add(1)
 	if n, _ := res.RowsAffected(); n == 1 {
-		r.Status = resume.StatusPending
 		return r, true, nil
 	}
 	stored, err := j.run(ctx, j.db, r.RunID)
