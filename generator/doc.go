@@ -54,8 +54,10 @@
 //     copy; a local aliasing one is not traced), duplicate step names and
 //     generated identifiers that
 //     collide with the package's.
-//   - emit (emit.go, rewrite.go, imports.go): one x_resume.go per source
-//     file x.go holding workflows, built with jennifer and formatted.
+//   - emit (emit.go, rewrite.go, imports.go, constraint.go): one
+//     x_resume.go per source file x.go holding workflows, built with
+//     jennifer and formatted, and built by Go exactly when x.go is (see
+//     Build constraints below).
 //     The generated file imports each package under the name the source
 //     file gives it, so the copied bodies compile unchanged. A package the
 //     source file does not import (the runtime, and context, time and
@@ -77,6 +79,16 @@
 // generated files, [Result.Check] diffs instead of writing, and
 // [Result.Manifest] renders the workflows as JSON. Nothing is written when
 // any package has a diagnostic.
+//
+// # Build constraints
+//
+// The name x_resume.go implies no GOOS or GOARCH (it ends in _resume), so
+// the generated file carries x.go's build constraint as a //go:build line
+// between the header and the package clause: x.go's own //go:build
+// expression (without one, its // +build lines, as go/build reads them)
+// and what x.go's name implies (x_linux.go: linux, x_amd64.go: amd64,
+// x_linux_amd64.go: linux && amd64), joined with &&. A source file without
+// constraints gets none.
 //
 // # Reviewed exceptions
 //

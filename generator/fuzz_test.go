@@ -91,7 +91,7 @@ func FuzzGenerate(f *testing.F) {
 			return
 		}
 		sortedWorkflows(m.workflows)
-		out, err := emitFile(m.workflows)
+		out, err := emitFile(m.workflows, nil)
 		if err != nil {
 			t.Fatalf("no diagnostics, but emitting failed: %v\n%s", err, src)
 		}

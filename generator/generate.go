@@ -161,7 +161,15 @@ func (m *packageModel) render() ([]File, []string, error) {
 	var files []File
 	want := map[string]bool{}
 	for _, src := range sources {
-		content, err := emitFile(bySource[src])
+		text, err := os.ReadFile(src)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read %s: %w", src, err)
+		}
+		build, err := buildConstraint(src, text)
+		if err != nil {
+			return nil, nil, err
+		}
+		content, err := emitFile(bySource[src], build)
 		if err != nil {
 			return nil, nil, err
 		}
