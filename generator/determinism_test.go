@@ -126,3 +126,49 @@ func TestStaleAndErrors(t *testing.T) {
 		t.Errorf("stale %s still exists: %v", out, err)
 	}
 }
+
+// TestExcludedSourceKeepsOutput generates a file under a build tag, as
+// one platform would, and regenerates without it, as another platform
+// would: the source is not loaded there, so its output is left alone; a
+// generated file that build is not excluded from, or whose source is gone,
+// is still stale.
+func TestExcludedSourceKeepsOutput(t *testing.T) {
+	dir := filepath.Join(testModule, "excluded")
+	src := strings.Replace(determinismSource, "package det", "//go:build someday\n\npackage excluded", 1)
+	writeFiles(t, dir, map[string]string{"det.go": src, "other.go": "package excluded\n"})
+	res, err := Generate(Config{Dir: dir, Env: append(testEnv, "GOFLAGS=-mod=mod -tags=someday")})
+	if err != nil || len(res.Diagnostics) > 0 || len(res.Files) != 1 {
+		t.Fatalf("generate with -tags=someday: %v, %v, %d files", err, res.Diagnostics, len(res.Files))
+	}
+	if !bytes.HasPrefix(res.Files[0].Content, []byte(generatedHeader+"\n\n//go:build someday\n\npackage excluded\n")) {
+		t.Fatalf("generated file does not start with the header and the source's constraint:\n%s", res.Files[0].Content)
+	}
+	if _, err := res.Write(); err != nil {
+		t.Fatal(err)
+	}
+	// Built everywhere, for a source built only with someday: stale.
+	unconstrained := generatedHeader + "\n\npackage excluded\n"
+	writeFiles(t, dir, map[string]string{
+		"old.go":         "//go:build someday\n\npackage excluded\n",
+		"old_resume.go":  unconstrained,
+		"gone_resume.go": strings.Replace(unconstrained, "\n\npackage", "\n\n//go:build someday\n\npackage", 1),
+	})
+
+	res = generateIn(t, dir)
+	if len(res.Diagnostics) > 0 || len(res.Files) != 0 {
+		t.Fatalf("generate without the tag: %v, %d files", res.Diagnostics, len(res.Files))
+	}
+	want := []string{filepath.Join(dir, "gone_resume.go"), filepath.Join(dir, "old_resume.go")}
+	if strings.Join(res.Stale, " ") != strings.Join(want, " ") {
+		t.Fatalf("stale = %v, want %v (det_resume.go kept)", res.Stale, want)
+	}
+	if _, err := res.Write(); err != nil {
+		t.Fatal(err)
+	}
+	if diff, err := generateIn(t, dir).Check(dir); err != nil || len(diff) != 0 {
+		t.Errorf("Check without the tag: %v\n%s", err, diff)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "det_resume.go")); err != nil {
+		t.Errorf("the output of an excluded source was deleted: %v", err)
+	}
+}

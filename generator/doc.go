@@ -90,6 +90,15 @@
 // x_linux_amd64.go: linux && amd64), joined with &&. A source file without
 // constraints gets none.
 //
+// Packages are loaded as the go command builds them, for its GOOS, GOARCH
+// and build tags (the environment, GOFLAGS=-tags=...). A source file that
+// build excludes is not loaded at all: its workflows are neither generated
+// nor checked, and nothing says so. Its generated file, which the same
+// constraint excludes, is left as it is: not rewritten, not deleted as
+// stale, not reported by -check. Generate such files by running resumegen
+// under the build that includes them (GOOS=windows with a resumegen binary
+// built for the host; go tool would build it for windows).
+//
 // # Reviewed exceptions
 //
 // A non-determinism diagnostic the user has reviewed is silenced by

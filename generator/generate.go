@@ -189,15 +189,27 @@ func outputPath(source string) string {
 	return strings.TrimSuffix(source, ".go") + generatedSuffix
 }
 
+// sourcePath is x.go for x_resume.go.
+func sourcePath(generated string) string {
+	return strings.TrimSuffix(generated, generatedSuffix) + ".go"
+}
+
 // staleFiles lists the generated files in the package's directories that
 // no source file asks for anymore.
+//
+// A generated file that build constraints exclude from this build, as
+// they exclude its source (x_windows_resume.go and x_windows.go on linux),
+// is not stale: the source was not loaded, so nothing is known about its
+// workflows. It is left as it is, for a run on a platform that builds it.
 func staleFiles(pkg *packages.Package, want map[string]bool) ([]string, error) {
 	dirs := map[string]bool{}
 	for _, f := range pkg.GoFiles {
 		dirs[filepath.Dir(f)] = true
 	}
+	excluded := map[string]bool{}
 	for _, f := range pkg.IgnoredFiles {
 		dirs[filepath.Dir(f)] = true
+		excluded[f] = true
 	}
 	var stale []string
 	for dir := range dirs {
@@ -208,6 +220,9 @@ func staleFiles(pkg *packages.Package, want map[string]bool) ([]string, error) {
 		for _, e := range entries {
 			path := filepath.Join(dir, e.Name())
 			if e.IsDir() || !strings.HasSuffix(e.Name(), generatedSuffix) || want[path] {
+				continue
+			}
+			if excluded[path] && excluded[sourcePath(path)] {
 				continue
 			}
 			src, err := os.ReadFile(path)
