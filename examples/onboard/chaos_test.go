@@ -100,11 +100,14 @@ func TestChaos(t *testing.T) {
 		}
 		i := rng.IntN(workers)
 		w := procs[i]
-		kills = append(kills, kill{pid: w.cmd.Process.Pid, at: time.Now().UnixNano()})
 		if err := w.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatalf("kill worker %d: %v", i, err)
 		}
 		<-w.done
+		// Taken once the process is reaped, not before the signal: it may
+		// still start a step while the signal is on its way, and nothing
+		// of it runs after this.
+		kills = append(kills, kill{pid: w.cmd.Process.Pid, at: time.Now().UnixNano()})
 		w.log.Close()
 		start(i)
 	}
@@ -222,7 +225,7 @@ func TestChaos(t *testing.T) {
 
 type kill struct {
 	pid int
-	at  int64 // unix nanoseconds
+	at  int64 // unix nanoseconds, once the killed process was reaped
 }
 
 // execution is one step execution from the effects log.
@@ -275,7 +278,13 @@ func parseEffects(t *testing.T, lines []string, kills []kill) []execution {
 				}
 			}
 			if x.end < 0 {
-				t.Errorf("%s of run %s in pid %d never ended and its process was not killed", x.key, x.run, x.pid)
+				killedAt := "never killed"
+				for _, k := range kills {
+					if k.pid == x.pid {
+						killedAt = fmt.Sprintf("killed %v before the start", time.Duration(x.start-k.at))
+					}
+				}
+				t.Errorf("%s of run %s in pid %d never ended and its process was not killed after it started (%s)", x.key, x.run, x.pid, killedAt)
 				x.end = x.start
 			}
 		}
