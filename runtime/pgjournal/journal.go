@@ -16,6 +16,10 @@
 // transaction under an advisory lock, so several processes may start at
 // once; a schema written by a newer version of this package is refused.
 //
+// Idle workers need not poll for new runs: a trigger notifies a channel of
+// the schema whenever a run becomes pending, and [Journal.NotifyWork]
+// listens on it (resume.WorkNotifier).
+//
 // On the hot path a default-policy step is one fenced statement in
 // autocommit (one round trip, one commit), and entering a run is one round
 // trip: the claim and the read of the journal go as one batch.
@@ -45,9 +49,13 @@ type Journal struct {
 	reads   atomic.Int64
 	commits atomic.Int64
 	sql     queries
+	listen  listener // for NotifyWork
 }
 
-var _ resume.Journal = (*Journal)(nil)
+var (
+	_ resume.Journal      = (*Journal)(nil)
+	_ resume.WorkNotifier = (*Journal)(nil)
+)
 
 // Option configures a Journal.
 type Option func(*config)
@@ -103,8 +111,10 @@ func (j *Journal) Pool() *pgxpool.Pool { return j.pool }
 // Schema returns the name of the schema holding the journal's tables.
 func (j *Journal) Schema() string { return j.schema }
 
-// Close closes the pool if Connect opened it.
+// Close stops listening for work (see [Journal.NotifyWork]) and closes the
+// pool if Connect opened it.
 func (j *Journal) Close() error {
+	j.stopListening()
 	if j.owned {
 		j.pool.Close()
 	}

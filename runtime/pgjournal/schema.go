@@ -86,6 +86,21 @@ BEGIN
 END
 $$;
 `,
+	// 4: a run becoming pending (created, released, retried, resolved,
+	// accepted, or set so by hand) notifies the schema's work channel,
+	// which idle workers LISTEN on (see workChannel). Only runs' status
+	// changes fire it, never a step's write.
+	`
+CREATE FUNCTION {schema}.resume_notify_work() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM pg_notify('resume_work_' || left(md5(TG_TABLE_SCHEMA), 16), NEW.workflow);
+	RETURN NULL;
+END
+$$;
+CREATE TRIGGER resume_runs_notify_work AFTER INSERT OR UPDATE OF status ON {schema}.resume_runs
+	FOR EACH ROW WHEN (NEW.status = 'pending') EXECUTE FUNCTION {schema}.resume_notify_work();
+`,
 }
 
 // leaseLostCode is the SQLSTATE resume_lease_lost raises.

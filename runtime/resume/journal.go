@@ -174,6 +174,18 @@ type Counters struct {
 	Commits int64 // committed write transactions (each an fsync)
 }
 
+// WorkNotifier is an optional interface of a [Journal] that can tell idle
+// workers when a run may have become claimable (created pending, released
+// by a draining worker, retried, resolved, accepted), so that
+// [Engine.Work] starts it at once instead of at its next poll. Polling
+// stays the bound either way: runs whose lease expired raise no signal.
+type WorkNotifier interface {
+	// NotifyWork returns a channel closed when a run may have become
+	// claimable after the call. An error means no signal can be had for
+	// now: the worker polls, and asks again later.
+	NotifyWork(ctx context.Context) (<-chan struct{}, error)
+}
+
 // RunFilter selects runs to list. Zero fields match everything.
 type RunFilter struct {
 	Statuses []Status

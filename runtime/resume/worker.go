@@ -13,7 +13,10 @@ type WorkerOptions struct {
 	// Concurrency is how many runs the worker executes at once (default 1).
 	Concurrency int
 	// PollInterval is how long an idle worker waits before looking for runs
-	// again (default 1s).
+	// again (default 1s). With a journal that signals new work
+	// ([WorkNotifier]: the PostgreSQL journal does) a worker wakes as soon
+	// as a run becomes claimable, and the interval only bounds how late it
+	// notices runs whose lease expired.
 	PollInterval time.Duration
 	// ShutdownGrace is how long, once ctx is done, steps that are executing
 	// may take to finish before their context is cancelled (default 30s).
@@ -67,6 +70,9 @@ func (e *Engine) Work(ctx context.Context, opts WorkerOptions) error {
 		e.logger.Warn("looking for runs of dead workers of this host failed", "err", err)
 	}
 
+	notifier, _ := e.journal.(WorkNotifier)
+	var notifyFailed bool // logged once, not at every poll
+
 	slots := make(chan struct{}, opts.Concurrency)
 	drain := make(chan struct{})
 	// Runs outlive ctx by the grace period: they get their own context.
@@ -84,6 +90,7 @@ claiming:
 		var run RunRecord
 		var steps []StepRecord
 		var err error
+		var wake <-chan struct{} // nil: poll only
 		if len(orphans) > 0 {
 			o := orphans[0]
 			orphans = orphans[1:]
@@ -104,6 +111,15 @@ claiming:
 				continue
 			}
 		} else {
+			// Subscribe before looking, so that a run made claimable
+			// after the look still wakes the worker.
+			if notifier != nil {
+				var nerr error
+				if wake, nerr = notifier.NotifyWork(ctx); nerr != nil && !notifyFailed && ctx.Err() == nil {
+					e.logger.Warn("work notifications unavailable; polling", "every", opts.PollInterval, "err", nerr)
+				}
+				notifyFailed = nerr != nil
+			}
 			run, steps, err = e.journal.ClaimNext(ctx, ClaimNextRequest{
 				Owner: e.owner, Until: e.now().Add(e.lease), Workflows: workflows,
 			})
@@ -116,7 +132,7 @@ claiming:
 			if !errors.Is(err, ErrNoRunReady) {
 				e.logger.Warn("claim next run failed", "err", err)
 			}
-			if sleep(ctx, opts.PollInterval) != nil {
+			if waitForWork(ctx, wake, opts.PollInterval) != nil {
 				break claiming
 			}
 			continue
@@ -147,6 +163,20 @@ claiming:
 		<-finished
 	}
 	return nil
+}
+
+// waitForWork waits for wake to close, or for d, or for ctx to be done.
+func waitForWork(ctx context.Context, wake <-chan struct{}, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-wake:
+		return nil
+	case <-t.C:
+		return nil
+	}
 }
 
 // deadLocalRuns lists the running runs of workflows whose lease owner is a
