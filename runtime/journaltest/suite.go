@@ -792,11 +792,13 @@ func Run(t *testing.T, h Harness) {
 		wctx, stop := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() { done <- e.Work(wctx, resume.WorkerOptions{PollInterval: 5 * time.Millisecond}) }()
+		defer func() { // also when waitFor fails: no worker outlives the test
+			stop()
+			if err := <-done; err != nil {
+				t.Errorf("work: %v", err)
+			}
+		}()
 		waitFor(t, j, 1, resume.StatusSucceeded) // well before the hour
-		stop()
-		if err := <-done; err != nil {
-			t.Fatalf("work: %v", err)
-		}
 		if seen.count(id, "Fetch") != 1 || effectsOf(t, id) != 1 {
 			t.Errorf("run %s: Fetch %d, effects %d; want 1 and 1", id, seen.count(id, "Fetch"), effectsOf(t, id))
 		}
