@@ -66,7 +66,9 @@
 //     imports another package under it or the package declares it:
 //     resume2.Call next to the user's own package resume. The generated
 //     functions' parameters and variables (ctx, args, err, ...) likewise
-//     shadow no package name of the file.
+//     shadow no package name of the file, nor a predeclared identifier
+//     their bodies use (nil; string in string(key)) when a parameter of
+//     the workflow or step is named so.
 //
 // The model and check stages are also exported, without go/packages, as
 // [Check] (analyze.go): package resumecheck wraps it in a go/analysis

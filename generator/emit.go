@@ -349,7 +349,7 @@ func (e *workflowEmitter) init(f *jen.File) {
 	for i := 1; i < params.Len(); i++ {
 		paramTypes[i] = e.typ(params.At(i).Type())
 	}
-	names := e.locals(bodyName(w))
+	names := e.locals(bodyName(w), "nil")
 	ctx, args, errName := names.pick("ctx", "ctx"), names.pick("args", "args"), names.pick("err", "err")
 	var decls, ptrs, callArgs []jen.Code
 	callArgs = append(callArgs, jen.Id(ctx))
@@ -392,8 +392,8 @@ type localNames struct {
 	imports *importSet
 }
 
-// locals starts the names of one generated function; refs are package-level
-// identifiers its body refers to.
+// locals starts the names of one generated function; refs are the
+// package-level and predeclared identifiers its body refers to.
 func (e *workflowEmitter) locals(refs ...string) *localNames {
 	l := &localNames{taken: map[string]bool{}, imports: e.imports}
 	for _, r := range refs {
@@ -469,6 +469,9 @@ func (e *workflowEmitter) wrapper(f *jen.File, s *Step) {
 	keyConv := e.keyConversion(s.key)
 
 	names := e.locals(defName(w))
+	if s.key != nil && s.key.conversion() != "" {
+		names.taken[s.key.conversion()] = true // string(key), int64(key), ...
+	}
 	for _, t := range append(append([]string{recvType, callee, keyType}, paramTypes...), resultTypes...) {
 		for _, id := range identsIn(t) {
 			names.taken[id] = true
@@ -541,27 +544,48 @@ func (e *workflowEmitter) keyConversion(k *stepKey) func(name string) jen.Code {
 	if k == nil {
 		return nil
 	}
+	conv := k.conversion()
 	switch k.conv {
 	case keyStringer:
 		return func(name string) jen.Code { return jen.Id(name).Dot("String").Call() }
 	case keySigned, keyUnsigned:
-		format, wide := "FormatInt", types.Typ[types.Int64]
+		format := "FormatInt"
 		if k.conv == keyUnsigned {
-			format, wide = "FormatUint", types.Typ[types.Uint64]
+			format = "FormatUint"
 		}
 		pkg := e.imports.named("strconv", "strconv")
 		return func(name string) jen.Code {
 			arg := jen.Id(name)
-			if !types.Identical(k.typ, wide) {
-				arg = jen.Id(wide.Name()).Call(arg)
+			if conv != "" {
+				arg = jen.Id(conv).Call(arg)
 			}
 			return jen.Id(pkg).Dot(format).Call(arg, jen.Lit(10))
 		}
 	}
-	if types.Identical(k.typ, types.Typ[types.String]) {
+	if conv == "" {
 		return func(name string) jen.Code { return jen.Id(name) }
 	}
-	return func(name string) jen.Code { return jen.String().Call(jen.Id(name)) }
+	return func(name string) jen.Code { return jen.Id(conv).Call(jen.Id(name)) }
+}
+
+// conversion is the predeclared type the wrapper converts the key to
+// before formatting it (string, int64 or uint64), "" when it needs none.
+func (k *stepKey) conversion() string {
+	var wide *types.Basic
+	switch k.conv {
+	case keyStringer:
+		return ""
+	case keySigned:
+		wide = types.Typ[types.Int64]
+	case keyUnsigned:
+		wide = types.Typ[types.Uint64]
+	default:
+		wide = types.Typ[types.String]
+	}
+	if types.Identical(k.typ, wide) {
+		return ""
+	}
+	return wide.Name()
 }
 
 // identsIn lists the identifiers in a type or expression string.
