@@ -14,6 +14,7 @@ func analyze(pkg *typedPackage, ds *diagnostics) *packageModel {
 	m := buildModel(pkg, ds)
 	for _, w := range m.workflows {
 		m.checkWorkflow(w, ds)
+		m.checkPredeclared(w, ds)
 		w.Version = versionOf(w.Steps)
 	}
 	return m

@@ -51,9 +51,12 @@
 //     constructors, crypto/rand, the environment and file reads of os and
 //     io/ioutil, and writes to package-level variables or into what they
 //     hold, with =, op=, ++, --, a range clause's =, delete, clear or
-//     copy; a local aliasing one is not traced), duplicate step names and
-//     generated identifiers that
-//     collide with the package's.
+//     copy; a local aliasing one is not traced), duplicate step names,
+//     generated identifiers that collide with the package's, and
+//     package-level declarations shadowing a predeclared identifier the
+//     generated code names (any, error and nil always; a key's string,
+//     int64 or uint64 conversion; the predeclared types it prints), which
+//     Go offers no other way to name.
 //   - emit (emit.go, rewrite.go, imports.go, constraint.go): one
 //     x_resume.go per source file x.go holding workflows, built with
 //     jennifer and formatted, and built by Go exactly when x.go is (see
