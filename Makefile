@@ -12,12 +12,14 @@ WITH_POSTGRES ?= scripts/with-postgres.sh
 demo:
 	$(GO) run ./examples/onboard
 
-# test vets the code, proves every generated file is fresh, and runs all
+# test vets the code (the runtime also for Windows, where it must build
+# without Unix signals), proves every generated file is fresh, and runs all
 # tests (golden files that compile, the journal conformance suite, the
 # crash matrix with real processes). The tests run beside a throwaway
 # PostgreSQL server, for the PostgreSQL journal.
 test:
 	$(GO) vet ./...
+	GOOS=windows GOARCH=amd64 $(GO) vet ./runtime/resume
 	$(GO) tool resumegen -check ./...
 	$(WITH_POSTGRES) $(GO) test -count=1 ./...
 

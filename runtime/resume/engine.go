@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -113,7 +112,7 @@ func ownerDead(owner string) bool {
 	if parts[0] != host || err != nil || pid <= 0 || pid == os.Getpid() {
 		return false
 	}
-	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+	return processGone(pid)
 }
 
 // Journal returns the engine's journal.

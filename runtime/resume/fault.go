@@ -2,9 +2,7 @@ package resume
 
 import (
 	"fmt"
-	"os"
 	"strings"
-	"syscall"
 )
 
 // FaultPoint is where in a step an injected fault strikes.
@@ -48,10 +46,10 @@ func ParseFault(s string) (Fault, error) {
 	return Fault{}, fmt.Errorf("fault %q: unknown point %q, want before, effect or after", s, f.Point)
 }
 
-// KillProcess is the default fault action: the process sends itself SIGKILL,
-// so no deferred function, finalizer or buffered write runs, as in an OOM
-// kill.
+// KillProcess is the default fault action: the process sends itself SIGKILL
+// (on Windows, terminates itself), so no deferred function, finalizer or
+// buffered write runs, as in an OOM kill.
 func KillProcess() {
-	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
-	select {} // SIGKILL is not deliverable late; never return into the step.
+	killSelf()
+	select {} // the kill may land a moment later; never return into the step.
 }
