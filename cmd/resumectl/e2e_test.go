@@ -488,3 +488,54 @@ func regexpLine(text, pattern string) bool {
 	}
 	return false
 }
+
+// A run a live process is executing is cancelled only with -running; the
+// process then stops at its next step instead of finishing the run.
+func TestCancelRunning(t *testing.T) {
+	backends(t, func(t *testing.T, e env) {
+		// Every step takes 400ms: the run lasts seconds.
+		cmd := exec.Command(onboardBin, "-db", e.db, "-run", "slow", "-world", filepath.Join(e.dir, "world-slow"), "-step-delay", "400ms")
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		defer cmd.Process.Kill()
+		// Until the example has created its database, resumectl refuses.
+		journaled := func() bool {
+			code, stdout, _ := e.ctl("runs", "list", "-json")
+			return code == 0 && strings.Contains(stdout, `"current_step": "`) && !strings.Contains(stdout, `"current_step": ""`)
+		}
+		for deadline := time.Now().Add(30 * time.Second); !journaled(); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the run journaled no step in 30s\n%s", out.String())
+			}
+		}
+
+		_, before := e.show("slow")
+		e.refused("add -running", "runs", "cancel", "slow")
+		if st := e.list()["slow"].Status; st != "running" {
+			t.Fatalf("after a refused cancel: %s, want running", st)
+		}
+		msg := e.mustCtl("runs", "cancel", "slow", "-running")
+		if !strings.Contains(msg, "stops at its next step") {
+			t.Errorf("cancel -running said %q", msg)
+		}
+		select {
+		case err := <-exited:
+			if code := exitCode(t, err); code != 1 || !strings.Contains(out.String(), "cancelled") {
+				t.Errorf("the cancelled run's process exited %d, want 1 saying it was cancelled\n%s", code, out.String())
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("the process running the cancelled run did not stop within 30s\n%s", out.String())
+		}
+		if st := e.list()["slow"].Status; st != "cancelled" {
+			t.Errorf("after cancel -running: %s, want cancelled", st)
+		}
+		if r := e.report("slow"); r.Executions["MarkComplete"] != 0 {
+			t.Errorf("the cancelled run went on to its last step: %v (journal before cancel:\n%s)", r.Executions, before)
+		}
+	})
+}

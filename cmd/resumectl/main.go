@@ -11,7 +11,7 @@
 //	resumectl runs resolve ID STEP -done [-result JSON]
 //	resumectl runs resolve ID STEP -redo
 //	resumectl runs retry ID
-//	resumectl runs cancel ID
+//	resumectl runs cancel ID [-running]
 //	resumectl runs accept-version ID [-version V]
 //	resumectl check-deploy [packages]
 //
@@ -47,7 +47,9 @@
 // person (for instance one a worker holds).
 //
 // runs retry makes a failed run pending again with a fresh retry budget
-// for its failed step; runs cancel marks an unfinished run cancelled; runs
+// for its failed step; runs cancel marks an unfinished run cancelled (one a
+// live worker is executing only with -running: the worker stops at its
+// next step, and a step executing at that moment may still complete); runs
 // accept-version moves a run stopped on a version change to the newest
 // stored version of its workflow (or -version V), pending. resumectl has
 // none of the application's code, so it never executes a workflow: after

@@ -26,7 +26,7 @@ const usage = `usage:
   resumectl runs show ID
   resumectl runs resolve ID STEP -done [-result JSON] | -redo
   resumectl runs retry ID
-  resumectl runs cancel ID
+  resumectl runs cancel ID [-running]
   resumectl runs accept-version ID [-version V]
   resumectl check-deploy [packages]
 every command takes -db (a SQLite file or a postgres:// DSN; default $RESUME_DB) and -json
@@ -109,7 +109,7 @@ func commands() []command {
 		{name: "runs show", use: "ID", run: runsShow},
 		{name: "runs resolve", use: "ID STEP -done [-result JSON] | -redo", run: runsResolve, flags: resolveFlags},
 		{name: "runs retry", use: "ID", run: runsRetry},
-		{name: "runs cancel", use: "ID", run: runsCancel},
+		{name: "runs cancel", use: "ID [-running]", run: runsCancel, flags: cancelFlags},
 		{name: "runs accept-version", use: "ID [-version V]", run: runsAcceptVersion, flags: acceptFlags},
 		{name: "check-deploy", use: "[packages]", run: checkDeploy},
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"strconv"
@@ -424,11 +425,26 @@ func runsCancel(c *cli, o *options, args []string) error {
 		return err
 	}
 	defer j.Close()
-	if err := j.Cancel(c.ctx, runID); err != nil {
+	running := flagValue(o.fs, "running") == "true"
+	before, _, err := j.LoadRun(c.ctx, runID)
+	if err != nil {
+		return err
+	}
+	if err := j.Cancel(c.ctx, runID, resume.CancelOptions{Running: running}); err != nil {
+		if errors.Is(err, resume.ErrRunBusy) && before.Status == resume.StatusRunning && !running {
+			return fmt.Errorf("cancel: %w; to stop it while it runs, add -running", err)
+		}
 		return fmt.Errorf("cancel: %w", err)
 	}
-	return c.report(o, actionJSON{RunID: runID, Action: "cancel", Status: string(resume.StatusCancelled),
-		Message: fmt.Sprintf("run %s cancelled: it will not execute again", runID)})
+	msg := fmt.Sprintf("run %s cancelled: it will not execute again", runID)
+	if before.Status == resume.StatusRunning && before.LeaseUntil.After(c.now()) {
+		msg += fmt.Sprintf("; %s, which was running it, stops at its next step or lease renewal, and a step executing now may still complete its effect", before.LeaseOwner)
+	}
+	return c.report(o, actionJSON{RunID: runID, Action: "cancel", Status: string(resume.StatusCancelled), Message: msg})
+}
+
+func cancelFlags(fs *flag.FlagSet) {
+	fs.Bool("running", false, "also cancel a run a live worker is executing: it stops at its next step; a step executing now may still complete its effect")
 }
 
 func acceptFlags(fs *flag.FlagSet) {

@@ -637,6 +637,56 @@ func Run(t *testing.T, h Harness) {
 		}
 	})
 
+	t.Run("an operator cancels a running run only when told it is running", func(t *testing.T) {
+		j := open(t)
+		e := resume.NewEngine(j)
+		id := newRunID(t)
+		type outcome struct {
+			res resume.Result
+			err error
+		}
+		done := make(chan outcome, 1)
+		go func() {
+			res, err := e.Start(ctx, id, Chain, Plan{Loop: 200, SlowLoop: 5 * time.Millisecond})
+			done <- outcome{res, err}
+		}()
+		for deadline := time.Now().Add(30 * time.Second); seen.count(id, "Loop") < 3; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the run did not reach its loop")
+			}
+		}
+		if err := e.Cancel(ctx, id, resume.CancelOptions{}); !errors.Is(err, resume.ErrRunBusy) {
+			t.Fatalf("cancel of a running run without Running: %v, want ErrRunBusy", err)
+		}
+		if err := e.Cancel(ctx, id, resume.CancelOptions{Running: true}); err != nil {
+			t.Fatalf("cancel with Running: %v", err)
+		}
+		out := <-done
+		if !errors.Is(out.err, resume.ErrRunCancelled) || out.res.Status != resume.StatusCancelled {
+			t.Errorf("the cancelled run's Start: %s, %v; want cancelled, ErrRunCancelled", out.res.Status, out.err)
+		}
+		loops := seen.count(id, "Loop")
+		if loops >= 200 {
+			t.Errorf("the run executed all %d loop steps after it was cancelled", loops)
+		}
+		r, steps, err := j.LoadRun(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != resume.StatusCancelled || r.LeaseOwner != "" {
+			t.Errorf("run after cancel: %s, lease %q; want cancelled, no lease", r.Status, r.LeaseOwner)
+		}
+		// Journal rows are those of steps that ran before the cancel, at
+		// most one more: the step executing when it landed.
+		if n := len(steps); n > loops+2 { // Fetch and Notify come first
+			t.Errorf("%d journal rows for %d loop executions", n, loops)
+		}
+		res, err := resume.NewEngine(j).Resume(ctx, id)
+		if !errors.Is(err, resume.ErrRunCancelled) || seen.count(id, "Loop") != loops {
+			t.Errorf("resume of a cancelled run: %s, %v, %d more loop steps; want ErrRunCancelled and none", res.Status, err, seen.count(id, "Loop")-loops)
+		}
+	})
+
 	t.Run("resume all at startup", func(t *testing.T) {
 		j := open(t)
 		ids := []string{newRunID(t), newRunID(t)}

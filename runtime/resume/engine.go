@@ -314,9 +314,12 @@ func (e *Engine) Retry(ctx context.Context, runID string) (Result, error) {
 	return e.execute(ctx, runID, nil)
 }
 
-// Cancel marks unfinished run runID cancelled: it will not execute again.
-func (e *Engine) Cancel(ctx context.Context, runID string) error {
-	if err := e.journal.Cancel(ctx, runID); err != nil {
+// Cancel marks unfinished run runID cancelled: it will not execute again. A
+// run that a live process is executing is refused with [ErrRunBusy] unless
+// opts.Running (see [CancelOptions]); that process's [Engine.Start] or
+// [Engine.Resume] then returns a *[RunError] matching [ErrRunCancelled].
+func (e *Engine) Cancel(ctx context.Context, runID string, opts CancelOptions) error {
+	if err := e.journal.Cancel(ctx, runID, opts); err != nil {
 		return fmt.Errorf("run %s: cancel: %w", runID, err)
 	}
 	return nil
@@ -442,7 +445,12 @@ func (e *Engine) runClaimed(ctx context.Context, run RunRecord, steps []StepReco
 			run.AttentionKind = AttentionKindStep // only park stops a body for a person
 		}
 	case errors.Is(stop, ErrLeaseLost):
-		// Another process owns the run now; it writes the outcome.
+		// Another process owns the run now, and writes the outcome; or a
+		// person cancelled it while it ran.
+		if now, _, err := e.journal.LoadRun(context.WithoutCancel(ctx), runID); err == nil && now.Status == StatusCancelled {
+			res := resultOf(now)
+			return res, &RunError{RunID: runID, Status: StatusCancelled, Msg: "cancelled while it ran"}
+		}
 		return resultOf(run), stop
 	case errors.Is(stop, errDraining):
 		// The worker is shutting down: give the run back, resumable.

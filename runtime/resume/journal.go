@@ -174,6 +174,16 @@ type Counters struct {
 	Commits int64 // committed write transactions (each an fsync)
 }
 
+// CancelOptions tunes [Journal.Cancel] and [Engine.Cancel].
+type CancelOptions struct {
+	// Running also cancels a run that a live process is executing. The
+	// process can write nothing more of the run: it stops at its next step
+	// (its journal write is refused) or lease renewal, which cancels the
+	// context of the step it is executing. That step's effect may still
+	// happen, unjournaled, as when a process dies mid-step.
+	Running bool
+}
+
 // WorkNotifier is an optional interface of a [Journal] that can tell idle
 // workers when a run may have become claimable (created pending, released
 // by a draining worker, retried, resolved, accepted), so that
@@ -235,8 +245,10 @@ type Journal interface {
 	// Retry makes a failed run pending again, opening a fresh retry budget
 	// for its failed steps.
 	Retry(ctx context.Context, runID string) error
-	// Cancel marks an unfinished run cancelled.
-	Cancel(ctx context.Context, runID string) error
+	// Cancel marks an unfinished run cancelled and moves its lease on, so
+	// that nothing can write it any more. A run a live lease holds is
+	// refused with ErrRunBusy unless opts.Running.
+	Cancel(ctx context.Context, runID string, opts CancelOptions) error
 	// SaveManifest stores a workflow version's manifest the first time it is
 	// seen, so a version mismatch can show which steps differ.
 	SaveManifest(ctx context.Context, workflow, version, manifest string) error

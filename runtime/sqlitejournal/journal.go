@@ -594,9 +594,10 @@ func (j *Journal) Retry(ctx context.Context, runID string) error {
 	})
 }
 
-// Cancel marks an unfinished run cancelled. A run that succeeded or that a
-// live lease holds is refused.
-func (j *Journal) Cancel(ctx context.Context, runID string) error {
+// Cancel marks an unfinished run cancelled and moves its epoch on. A run
+// that succeeded or was cancelled is refused with ErrRunBusy, and so is one
+// a live lease holds unless opts.Running.
+func (j *Journal) Cancel(ctx context.Context, runID string, opts resume.CancelOptions) error {
 	return j.inTx(ctx, func(tx *sql.Tx) error {
 		r, err := j.run(ctx, tx, runID)
 		if err != nil {
@@ -605,8 +606,8 @@ func (j *Journal) Cancel(ctx context.Context, runID string) error {
 		switch {
 		case r.Status == resume.StatusSucceeded || r.Status == resume.StatusCancelled:
 			return fmt.Errorf("run %s is already %s: %w", runID, r.Status, resume.ErrRunBusy)
-		case r.Status == resume.StatusRunning && r.LeaseUntil.After(time.Now()):
-			return fmt.Errorf("run %s is running under %s: %w", runID, r.LeaseOwner, resume.ErrRunBusy)
+		case r.Status == resume.StatusRunning && r.LeaseUntil.After(time.Now()) && !opts.Running:
+			return fmt.Errorf("run %s is running under %s until %s: %w", runID, r.LeaseOwner, r.LeaseUntil.UTC().Format(time.RFC3339), resume.ErrRunBusy)
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE resume_runs SET status = 'cancelled', lease_owner = '', lease_until = '',
 			epoch = epoch + 1, updated_at = ? WHERE run_id = ?`, ts(time.Now()), runID)
