@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/resumegen/resumegen/runtime/journaltest"
 	"github.com/resumegen/resumegen/runtime/pgjournal"
 	"github.com/resumegen/resumegen/runtime/resume"
@@ -123,8 +125,10 @@ func TestNotifyWorkSurvivesLostConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	var killed int
+	// Only this journal's listener: other packages' tests share the server.
+	listen := "LISTEN " + pgx.Identifier{pgjournal.WorkChannel(j.Schema())}.Sanitize()
 	if err := pool.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-		WHERE query LIKE 'LISTEN %' AND pid <> pg_backend_pid()`).Scan(&killed); err != nil || killed == 0 {
+		WHERE query = $1 AND pid <> pg_backend_pid()`, listen).Scan(&killed); err != nil || killed != 1 {
 		t.Fatalf("terminating the listener: %d terminated, %v", killed, err)
 	}
 	select {
