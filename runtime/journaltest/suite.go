@@ -126,16 +126,34 @@ func Run(t *testing.T, h Harness) {
 			t.Fatal(err)
 		}
 		after := j.Counters()
-		// create + claim + Fetch + Notify(2) + Write + 10 Loop + finish
-		if got, want := after.Commits-before.Commits, int64(1+1+1+2+1+10+1); got != want {
-			t.Errorf("commits for a 14-step run = %d, want %d", got, want)
+		// create (already claimed) + Fetch + Notify(2) + Write + 10 Loop + finish
+		if got, want := after.Commits-before.Commits, int64(1+1+2+1+10+1); got != want {
+			t.Errorf("commits for a new 14-step run = %d, want %d", got, want)
 		}
-		if got := after.Reads - before.Reads; got != 1 {
-			t.Errorf("reads for a run entry = %d, want 1 (the journal, read once)", got)
+		if got := after.Reads - before.Reads; got != 0 {
+			t.Errorf("reads for a new run = %d, want 0 (its journal is empty)", got)
 		}
 		var sum int
 		if err := res.Decode(&sum); err != nil || sum != 285 {
 			t.Fatalf("output = %s (%v), want 285", res.Output, err)
+		}
+		// A run entered again (here enqueued, then resumed) is claimed and
+		// its journal read once.
+		queued := newRunID(t)
+		if _, err := e.Enqueue(ctx, queued, Chain, Plan{Loop: 10}); err != nil {
+			t.Fatal(err)
+		}
+		before = j.Counters()
+		if _, err := e.Resume(ctx, queued); err != nil {
+			t.Fatal(err)
+		}
+		after = j.Counters()
+		// claim + Fetch + Notify(2) + Write + 10 Loop + finish
+		if got, want := after.Commits-before.Commits, int64(1+1+2+1+10+1); got != want {
+			t.Errorf("commits for a resumed 14-step run = %d, want %d", got, want)
+		}
+		if got := after.Reads - before.Reads; got != 1 {
+			t.Errorf("reads for a run entry = %d, want 1 (the journal, read once)", got)
 		}
 		before = j.Counters()
 		if _, err := e.Start(ctx, id, Chain, Plan{Loop: 10}); err != nil {

@@ -153,8 +153,8 @@ const claimSet = `UPDATE {schema}.resume_runs SET
 func newQueries(schema string) queries {
 	q := queries{
 		createRun: `INSERT INTO {schema}.resume_runs
-			(run_id, workflow, version, status, input, created_at, updated_at, lease_owner, lease_until)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (run_id) DO NOTHING`,
+			(run_id, workflow, version, status, input, created_at, updated_at, lease_owner, lease_until, epoch, attempts)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (run_id) DO NOTHING`,
 		selectRun:          `SELECT ` + runColumns + ` FROM {schema}.resume_runs WHERE run_id = $1`,
 		selectRunForUpdate: `SELECT ` + runColumns + ` FROM {schema}.resume_runs WHERE run_id = $1 FOR UPDATE`,
 		selectSteps:        `SELECT ` + stepColumns + ` FROM {schema}.resume_steps WHERE run_id = $1 ORDER BY seq`,
@@ -376,15 +376,15 @@ func scanEntrySteps(rows pgx.Rows, runID string) ([]resume.StepRecord, error) {
 // CreateRun inserts r as a pending run unless its run id exists, and
 // returns the stored run.
 func (j *Journal) CreateRun(ctx context.Context, r resume.RunRecord) (resume.RunRecord, bool, error) {
-	r.Status, r.Epoch = resume.StatusPending, 0
+	r.Status, r.Epoch, r.Attempts = resume.StatusPending, 0, 0
 	if r.LeaseOwner != "" {
-		r.Status = resume.StatusRunning
+		r.Status, r.Epoch, r.Attempts = resume.StatusRunning, 1, 1 // claimed by its creator
 	} else {
 		r.LeaseUntil = time.Time{}
 	}
 	tag, err := j.pool.Exec(ctx, j.sql.createRun,
 		r.RunID, r.Workflow, r.Version, string(r.Status), string(r.Input), r.CreatedAt, r.UpdatedAt,
-		r.LeaseOwner, nullTime(r.LeaseUntil))
+		r.LeaseOwner, nullTime(r.LeaseUntil), r.Epoch, r.Attempts)
 	if err != nil {
 		return r, false, fmt.Errorf("run %s: create: %w", r.RunID, err)
 	}

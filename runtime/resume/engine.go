@@ -189,16 +189,17 @@ func Run[In, Out any](ctx context.Context, e *Engine, runID string, wf func(cont
 // [ErrRunConflict]. A run that did not succeed returns its Result together
 // with a *[RunError].
 func (e *Engine) Start(ctx context.Context, runID string, wf any, args ...any) (Result, error) {
-	// A new run is created already held by this process, so that a worker
-	// sharing the journal cannot claim it before Start does.
+	// A new run is created already claimed by this process: no worker
+	// sharing the journal can take it first, and its journal is empty, so
+	// it runs without a claim or a read.
 	stored, created, err := e.create(ctx, runID, wf, args, true)
 	if err != nil {
 		return Result{}, err
 	}
 	if created {
-		return e.execute(ctx, runID, &Lease{RunID: runID, Owner: stored.LeaseOwner, Epoch: stored.Epoch})
+		return e.runClaimed(ctx, stored, nil, nil)
 	}
-	return e.execute(ctx, runID, nil)
+	return e.execute(ctx, runID)
 }
 
 // Enqueue creates run runID of the registered workflow function wf with
@@ -260,7 +261,7 @@ func compactJSON(b []byte) []byte {
 // Resume continues run runID in this process from its journal; see
 // [Engine.Start]. A finished run returns its outcome without executing.
 func (e *Engine) Resume(ctx context.Context, runID string) (Result, error) {
-	return e.execute(ctx, runID, nil)
+	return e.execute(ctx, runID)
 }
 
 // ResumeAll resumes, one after another, every run that is pending or whose
@@ -278,7 +279,7 @@ func (e *Engine) ResumeAll(ctx context.Context) ([]Result, error) {
 		if r.Status == StatusRunning && r.LeaseUntil.After(e.now()) && !ownerDead(r.LeaseOwner) {
 			continue // another live process holds it
 		}
-		res, err := e.execute(ctx, r.RunID, nil)
+		res, err := e.execute(ctx, r.RunID)
 		var runErr *RunError
 		if err != nil && !errors.As(err, &runErr) && !errors.Is(err, ErrRunBusy) {
 			return out, err
@@ -311,7 +312,7 @@ func (e *Engine) Retry(ctx context.Context, runID string) (Result, error) {
 	if err := e.journal.Retry(ctx, runID); err != nil {
 		return Result{}, fmt.Errorf("run %s: retry: %w", runID, err)
 	}
-	return e.execute(ctx, runID, nil)
+	return e.execute(ctx, runID)
 }
 
 // Cancel marks unfinished run runID cancelled: it will not execute again. A
@@ -371,10 +372,9 @@ func (e *Engine) saveManifest(ctx context.Context, def *WorkflowDef) error {
 	return nil
 }
 
-// execute claims run runID and runs its body from the journal. held is the
-// lease under which this engine created the run, if it did.
-func (e *Engine) execute(ctx context.Context, runID string, held *Lease) (Result, error) {
-	req := ClaimRequest{RunID: runID, Owner: e.owner, Until: e.now().Add(e.lease), Abandoned: held}
+// execute claims run runID and runs its body from the journal.
+func (e *Engine) execute(ctx context.Context, runID string) (Result, error) {
+	req := ClaimRequest{RunID: runID, Owner: e.owner, Until: e.now().Add(e.lease)}
 	run, steps, err := e.journal.Claim(ctx, req)
 	if errors.Is(err, ErrRunBusy) && run.Status == StatusRunning && ownerDead(run.LeaseOwner) {
 		// Its process died on this host: no need to wait out the lease.

@@ -208,10 +208,11 @@ type RunFilter struct {
 // concurrent use. Implementations pass the journaltest conformance suite.
 type Journal interface {
 	// CreateRun inserts r unless a run with r.RunID exists. The new run is
-	// pending, or, when r.LeaseOwner is set, running under that lease
-	// (epoch 0, until r.LeaseUntil): its creator then claims it with that
-	// lease as Abandoned, and no worker can take it in between. It returns
-	// the stored run and whether this call created it.
+	// pending, or, when r.LeaseOwner is set, already claimed by it: running
+	// under that lease until r.LeaseUntil, epoch 1, first attempt, so that
+	// its creator executes it at once (its journal is empty: nothing to
+	// read) and no worker can take it first. It returns the stored run and
+	// whether this call created it.
 	CreateRun(ctx context.Context, r RunRecord) (RunRecord, bool, error)
 	// Claim takes the run for c.Owner until c.Until: a pending run, a
 	// running run whose lease expired, or one held by c.Abandoned, becomes
