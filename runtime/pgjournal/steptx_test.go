@@ -47,6 +47,23 @@ func countRows(t *testing.T, j *pgjournal.Journal, table string) int {
 	return n
 }
 
+// beginWithEffect begins a tx step under lease and inserts one effect row
+// through the step's handle, as a step's code would.
+func beginWithEffect(t *testing.T, j *pgjournal.Journal, effects string, lease resume.Lease) (resume.StepTx, pgx.Tx) {
+	t.Helper()
+	ctx := context.Background()
+	stx, err := j.BeginStep(ctx, lease)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := stx.Handle().(pgx.Tx)
+	if _, err := tx.Exec(ctx, `INSERT INTO `+effects+` (run_id) VALUES ('r')`); err != nil {
+		stx.Rollback()
+		t.Fatal(err)
+	}
+	return stx, tx
+}
+
 var stepS = resume.StepRecord{RunID: "r", StepKey: "S", Name: "S", Status: resume.StepSucceeded, Attempt: 1, Seq: 1, StartedAt: time.Now()}
 
 // The journal row and COMMIT go in one round trip: a lease that moved on
@@ -55,15 +72,8 @@ var stepS = resume.StepRecord{RunID: "r", StepKey: "S", Name: "S", Status: resum
 func TestTxStepLeaseLostDuringStepRollsBackItsWrites(t *testing.T) {
 	ctx := context.Background()
 	j, effects, lease := stepTxFixture(t)
-	stx, err := j.BeginStep(ctx, lease)
-	if err != nil {
-		t.Fatal(err)
-	}
+	stx, _ := beginWithEffect(t, j, effects, lease)
 	defer stx.Rollback()
-	tx := stx.Handle().(pgx.Tx)
-	if _, err := tx.Exec(ctx, `INSERT INTO `+effects+` (run_id) VALUES ('r')`); err != nil {
-		t.Fatal(err)
-	}
 	// Another worker takes the run over while the step runs.
 	if _, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: "r", Owner: "b", Until: time.Now().Add(time.Minute), Abandoned: &lease}); err != nil {
 		t.Fatalf("takeover: %v", err)
@@ -145,15 +155,8 @@ func TestTxStepCommitsWritesAndRowTogether(t *testing.T) {
 func TestTxStepHandleRefusesCommitAndRollback(t *testing.T) {
 	ctx := context.Background()
 	j, effects, lease := stepTxFixture(t)
-	stx, err := j.BeginStep(ctx, lease)
-	if err != nil {
-		t.Fatal(err)
-	}
+	stx, tx := beginWithEffect(t, j, effects, lease)
 	defer stx.Rollback()
-	tx := stx.Handle().(pgx.Tx)
-	if _, err := tx.Exec(ctx, `INSERT INTO `+effects+` (run_id) VALUES ('r')`); err != nil {
-		t.Fatal(err)
-	}
 	if err := tx.Commit(ctx); err == nil {
 		t.Error("the step's code committed the step's transaction")
 	}
@@ -176,15 +179,8 @@ func TestTxStepHandleRefusesCommitAndRollback(t *testing.T) {
 func TestTxStepAbortedTransactionIsNotReportedCommitted(t *testing.T) {
 	ctx := context.Background()
 	j, effects, lease := stepTxFixture(t)
-	stx, err := j.BeginStep(ctx, lease)
-	if err != nil {
-		t.Fatal(err)
-	}
+	stx, tx := beginWithEffect(t, j, effects, lease)
 	defer stx.Rollback()
-	tx := stx.Handle().(pgx.Tx)
-	if _, err := tx.Exec(ctx, `INSERT INTO `+effects+` (run_id) VALUES ('r')`); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := tx.Exec(ctx, `SELECT 1/0`); err == nil {
 		t.Fatal("division by zero succeeded")
 	}
