@@ -376,12 +376,7 @@ func scanEntrySteps(rows pgx.Rows, runID string) ([]resume.StepRecord, error) {
 // CreateRun inserts r as a pending run unless its run id exists, and
 // returns the stored run.
 func (j *Journal) CreateRun(ctx context.Context, r resume.RunRecord) (resume.RunRecord, bool, error) {
-	r.Status, r.Epoch, r.Attempts = resume.StatusPending, 0, 0
-	if r.LeaseOwner != "" {
-		r.Status, r.Epoch, r.Attempts = resume.StatusRunning, 1, 1 // claimed by its creator
-	} else {
-		r.LeaseUntil = time.Time{}
-	}
+	r = r.Created()
 	tag, err := j.pool.Exec(ctx, j.sql.createRun,
 		r.RunID, r.Workflow, r.Version, string(r.Status), string(r.Input), r.CreatedAt, r.UpdatedAt,
 		r.LeaseOwner, nullTime(r.LeaseUntil), r.Epoch, r.Attempts)

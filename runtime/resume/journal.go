@@ -106,6 +106,20 @@ type StepRecord struct {
 	FinishedAt time.Time
 }
 
+// Created returns r as [Journal.CreateRun] stores a new run: pending, with
+// no lease, or, when r.LeaseOwner is set, claimed by it (running, epoch 1,
+// first attempt, until r.LeaseUntil). Journals call it so the rule lives in
+// one place.
+func (r RunRecord) Created() RunRecord {
+	r.Status, r.Epoch, r.Attempts = StatusPending, 0, 0
+	if r.LeaseOwner != "" {
+		r.Status, r.Epoch, r.Attempts = StatusRunning, 1, 1
+	} else {
+		r.LeaseUntil = time.Time{}
+	}
+	return r
+}
+
 // Lease identifies the process running a run. Every journal write of a run
 // carries it; a write whose epoch is no longer the run's is refused with
 // ErrLeaseLost.

@@ -213,12 +213,7 @@ func (j *Journal) run(ctx context.Context, q querier, runID string) (resume.RunR
 
 // CreateRun inserts r unless its run id exists, and returns the stored run.
 func (j *Journal) CreateRun(ctx context.Context, r resume.RunRecord) (resume.RunRecord, bool, error) {
-	r.Status, r.Epoch, r.Attempts = resume.StatusPending, 0, 0
-	if r.LeaseOwner != "" {
-		r.Status, r.Epoch, r.Attempts = resume.StatusRunning, 1, 1 // claimed by its creator
-	} else {
-		r.LeaseUntil = time.Time{}
-	}
+	r = r.Created()
 	res, err := j.db.ExecContext(ctx, `INSERT INTO resume_runs
 		(run_id, workflow, version, status, input, lease_owner, lease_until, epoch, attempts, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
