@@ -801,12 +801,9 @@ func Run(t *testing.T, h Harness) {
 			}
 		}
 		loops.most.Store(0)
-		wctx, stop := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { done <- e.Work(wctx, resume.WorkerOptions{Concurrency: 3, PollInterval: 5 * time.Millisecond}) }()
+		stop := startWorker(ctx, e, resume.WorkerOptions{Concurrency: 3, PollInterval: 5 * time.Millisecond})
 		waitFor(t, j, len(ids), resume.StatusSucceeded)
-		stop()
-		if err := <-done; err != nil {
+		if err := stop(); err != nil {
 			t.Fatalf("work: %v", err)
 		}
 		if most := loops.most.Load(); most > 3 {
@@ -857,12 +854,9 @@ func Run(t *testing.T, h Harness) {
 		if _, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: dead, Until: time.Now().Add(time.Hour)}); err != nil {
 			t.Fatal(err)
 		}
-		wctx, stop := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { done <- e.Work(wctx, resume.WorkerOptions{PollInterval: 5 * time.Millisecond}) }()
+		stop := startWorker(ctx, e, resume.WorkerOptions{PollInterval: 5 * time.Millisecond})
 		defer func() { // also when waitFor fails: no worker outlives the test
-			stop()
-			if err := <-done; err != nil {
+			if err := stop(); err != nil {
 				t.Errorf("work: %v", err)
 			}
 		}()
@@ -904,15 +898,10 @@ func Run(t *testing.T, h Harness) {
 				t.Fatal(err)
 			}
 		}
-		wctx, stop := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() {
-			done <- e.Work(wctx, resume.WorkerOptions{Concurrency: 2, PollInterval: 5 * time.Millisecond, ShutdownGrace: 5 * time.Second})
-		}()
+		stop := startWorker(ctx, e, resume.WorkerOptions{Concurrency: 2, PollInterval: 5 * time.Millisecond, ShutdownGrace: 5 * time.Second})
 		time.Sleep(80 * time.Millisecond) // mid-loop
-		stop()
 		t0 := time.Now()
-		if err := <-done; err != nil {
+		if err := stop(); err != nil {
 			t.Fatalf("work: %v", err)
 		}
 		// Not a speed target: a drain that waited out the 5s grace instead
@@ -931,19 +920,27 @@ func Run(t *testing.T, h Harness) {
 			}
 		}
 		// Another worker finishes them; no journaled step runs again.
-		wctx, stop = context.WithCancel(ctx)
-		go func() {
-			done <- resume.NewEngine(j).Work(wctx, resume.WorkerOptions{Concurrency: 2, PollInterval: 5 * time.Millisecond})
-		}()
+		stop = startWorker(ctx, resume.NewEngine(j), resume.WorkerOptions{Concurrency: 2, PollInterval: 5 * time.Millisecond})
 		waitFor(t, j, len(ids), resume.StatusSucceeded)
 		stop()
-		<-done
 		for _, id := range ids {
 			if seen.count(id, "Fetch") != 1 || seen.count(id, "Loop") != 30 {
 				t.Errorf("run %s: Fetch %d, Loop %d; want 1 and 30", id, seen.count(id, "Fetch"), seen.count(id, "Loop"))
 			}
 		}
 	})
+}
+
+// startWorker runs e.Work with opts in the background; stop cancels it and
+// returns what Work returned.
+func startWorker(ctx context.Context, e *resume.Engine, opts resume.WorkerOptions) (stop func() error) {
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- e.Work(wctx, opts) }()
+	return func() error {
+		cancel()
+		return <-done
+	}
 }
 
 // claimAfterCreate is a journal on which another worker tries to claim
