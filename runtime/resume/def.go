@@ -90,6 +90,10 @@ type WorkflowDef struct {
 	Version string
 	// Steps lists the steps in source order.
 	Steps []StepDef
+	// Errors are the error identities the workflow tests with errors.Is,
+	// errors.As, == and type switches: a step error replayed from the
+	// journal keeps them. Generated.
+	Errors []ErrorDef
 	// Run decodes the run's input and calls the durable body.
 	Run func(ctx context.Context, args Args) (any, error)
 }
