@@ -43,8 +43,8 @@ func TestShowAndRetryFollowTheReplayRules(t *testing.T) {
 
 	code, out := ctlRun(t, db, "runs", "show", "failed")
 	for _, want := range []string{
-		"ended the run: finish failed",
-		"handled: transient failure",
+		"ended the run, error: finish failed",
+		"handled, error: transient failure",
 		"Failed attempts:",
 		"The failure of step Finish ended the run",
 		"resumectl runs retry failed",

@@ -328,9 +328,9 @@ func (c *cli) printRun(r resume.RunRecord, out showJSON) {
 			case resume.StepFailed:
 				what = "error: " + s.Error
 				if s.StepKey == r.FailedStep {
-					what = "ended the run: " + s.Error
+					what = "ended the run, error: " + s.Error
 				} else if s.Final {
-					what = "handled: " + s.Error
+					what = "handled, error: " + s.Error
 				}
 			case resume.StepInFlight:
 				what = "outcome unknown"

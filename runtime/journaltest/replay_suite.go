@@ -269,6 +269,19 @@ func runReplay(t *testing.T, open func(t *testing.T) resume.Journal) {
 		}
 	})
 
+	t.Run("retry executes again a permanent failure that ended the run", func(t *testing.T) {
+		j := open(t)
+		e := resume.NewEngine(j)
+		id := newRunID(t)
+		if res, err := e.Start(ctx, id, Chain, Plan{FailFetch: 1, PermanentFetch: true}); !errors.Is(err, resume.ErrRunFailed) || res.FailedStep != "Fetch" {
+			t.Fatalf("start: %+v, %v; want failed at Fetch", res, err)
+		}
+		res, err := e.Retry(ctx, id)
+		if err != nil || res.Status != resume.StatusSucceeded || seen.count(id, "Fetch") != 2 {
+			t.Fatalf("retry: %+v, %v, Fetch executed %d times; want succeeded after 2", res, err, seen.count(id, "Fetch"))
+		}
+	})
+
 	t.Run("retry of a body that failed on its own replays everything", func(t *testing.T) {
 		j := open(t)
 		e := resume.NewEngine(j)

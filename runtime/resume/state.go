@@ -154,11 +154,14 @@ func (st *runState) step(ctx context.Context, def *StepDef, callKey stepKey, bod
 		// Shutting down: start nothing new.
 		return err
 	}
+	// A failed row that is not final carries on with the attempts left: the
+	// process stopped mid-retry, or an operator's retry reopened it with a
+	// fresh budget. (A permanent failure is journaled final at once.)
 	if seen && prev.Status == StepFailed {
-		if prev.Attempt-prev.AttemptBase >= def.attempts() || IsPermanent(decodeStepError(st.def, prev.Error, prev.ErrorDetail)) {
-			// The step failed for good, but the process stopped before the
-			// body received it: that failure is the outcome. Journal it as
-			// final, so that a later change of the budget cannot reopen it.
+		if prev.Attempt-prev.AttemptBase >= def.attempts() {
+			// The budget was spent, but the process stopped before the body
+			// received the failure: that failure is the outcome. Journal it
+			// as final, so that a later change of the budget cannot reopen it.
 			prev.Name, prev.Final, prev.History = def.Name, true, historyOf(st.def, prev)
 			if err := st.write(ctx, prev); err != nil {
 				return err
