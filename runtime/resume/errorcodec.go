@@ -220,6 +220,7 @@ type errorEncoder struct {
 	seen      map[string]bool // sentinel ids recorded: one node each is enough
 	chain     []errorNode
 	permanent bool
+	truncated bool // the chain was cut at maxErrorNodes: replay fails loudly
 }
 
 // walk visits err and what it wraps the way errors.Is does: the node, then
@@ -227,6 +228,10 @@ type errorEncoder struct {
 func (enc *errorEncoder) walk(err error, top bool) {
 	for err != nil {
 		if enc.visited++; enc.visited > maxErrorNodes {
+			if !enc.truncated {
+				enc.truncated = true
+				enc.chain = append(enc.chain, errorNode{ID: "?", Lost: fmt.Sprintf("its chain has more than %d errors", maxErrorNodes)})
+			}
 			return
 		}
 		if _, ok := err.(*permanentError); ok && !top {
@@ -385,6 +390,9 @@ func decodeStepError(def *WorkflowDef, text string, detail json.RawMessage) erro
 func decodeErrorDepth(def *WorkflowDef, text string, detail json.RawMessage, depth int) error {
 	if len(detail) == 0 || string(detail) == "null" {
 		return &journaledError{text: text}
+	}
+	if depth > maxErrorDepth {
+		return fmt.Errorf("%w: errors nested more than %d deep", errNotReplayable, maxErrorDepth)
 	}
 	var d errorDetail
 	if err := json.Unmarshal(detail, &d); err != nil {

@@ -315,6 +315,18 @@ type loopError struct {
 
 func (e *loopError) Error() string { return e.Code }
 
+// A chain too long to walk is journaled as lost rather than cut short.
+func TestErrorCodecLongChain(t *testing.T) {
+	err := error(errDeclined)
+	for i := 0; i < maxErrorNodes; i++ {
+		err = fmt.Errorf("%d: %w", i, err)
+	}
+	got := decodeStepError(bankDef, err.Error(), encodeStepError(bankDef, err))
+	if !errors.Is(got, errNotReplayable) {
+		t.Errorf("decode of a %d-long chain = %.80v, want errNotReplayable", maxErrorNodes+1, got)
+	}
+}
+
 // A typed top whose decoded value no longer reaches an identity the
 // original reached (here: the value marshals itself and drops its wrapped
 // error) replays as a wrapper: errors.Is keeps matching.
@@ -354,6 +366,17 @@ func (e *selfMarshaling) UnmarshalJSON(b []byte) error {
 	}
 	e.Code = m["code"]
 	return nil
+}
+
+// Whatever the journal holds, decoding never panics.
+func FuzzDecodeStepError(f *testing.F) {
+	for _, err := range []error{errDeclined, Permanent(fmt.Errorf("x: %w", errNoFunds)),
+		&cardError{Code: "05", Err: fmt.Errorf("issuer: %w", errDeclined)}, valueWrapError{Op: "o", Err: codeError{3}}} {
+		f.Add(string(encodeStepError(bankDef, err)))
+	}
+	f.Fuzz(func(t *testing.T, detail string) {
+		decodeStepError(bankDef, "text", json.RawMessage(detail))
+	})
 }
 
 func BenchmarkEncodeStepErrorUnknown(b *testing.B) {
