@@ -135,11 +135,10 @@ func (st *runState) step(ctx context.Context, def *StepDef, callKey stepKey, bod
 	if seen {
 		switch {
 		case prev.Status == StepSucceeded:
-			if decode == nil {
-				return st.replayed(key, nil)
-			}
-			if err := decode(prev.Result); err != nil {
-				return st.corrupt(key, err)
+			if decode != nil {
+				if err := decode(prev.Result); err != nil {
+					return st.corrupt(key, err)
+				}
 			}
 			return st.replayed(key, nil)
 		case prev.Status == StepInFlight:
