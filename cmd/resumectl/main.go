@@ -46,8 +46,11 @@
 // for a step that is not in_flight and for a run that is not waiting for a
 // person (for instance one a worker holds).
 //
-// runs retry makes a failed run pending again with a fresh retry budget
-// for its failed step; runs cancel marks an unfinished run cancelled (one a
+// runs retry makes a failed run pending again and reopens, with a fresh
+// retry budget, only the step whose failure ended it (runs show names it);
+// failures the workflow handled replay, and a workflow that failed on its
+// own executes no step again. runs show lists each step's failed attempts.
+// runs cancel marks an unfinished run cancelled (one a
 // live worker is executing only with -running: the worker stops at its
 // next step, and a step executing at that moment may still complete); runs
 // accept-version moves a run stopped on a version change to the newest

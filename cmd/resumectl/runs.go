@@ -20,6 +20,7 @@ type runJSON struct {
 	Status        string    `json:"status"`
 	AttentionKind string    `json:"attention_kind"`
 	AttentionStep string    `json:"attention_step"`
+	FailedStep    string    `json:"failed_step,omitempty"`
 	CurrentStep   string    `json:"current_step"`
 	Attempts      int       `json:"attempts"`
 	CreatedAt     time.Time `json:"created_at"`
@@ -30,7 +31,7 @@ type runJSON struct {
 func (c *cli) runJSON(r resume.RunRecord, steps []resume.StepRecord) runJSON {
 	return runJSON{
 		RunID: r.RunID, Workflow: r.Workflow, Version: r.Version, Status: string(r.Status),
-		AttentionKind: r.AttentionKind, AttentionStep: r.AttentionStep, CurrentStep: currentStep(r, steps),
+		AttentionKind: r.AttentionKind, AttentionStep: r.AttentionStep, FailedStep: r.FailedStep, CurrentStep: currentStep(r, steps),
 		Attempts: r.Attempts, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 		AgeSeconds: int64(c.now().Sub(r.CreatedAt) / time.Second),
 	}
@@ -170,6 +171,21 @@ type stepJSON struct {
 	DurationMS *float64        `json:"duration_ms"`
 	Result     json.RawMessage `json:"result,omitempty"`
 	Error      string          `json:"error,omitempty"`
+	// Final marks a failure the body received: it replays, and only a
+	// retry of the run executes it again (when it ended the run).
+	Final       bool            `json:"final,omitempty"`
+	ErrorDetail json.RawMessage `json:"error_detail,omitempty"`
+	// Attempts lists the step's failed attempts, oldest first.
+	Attempts []attemptJSON `json:"attempts,omitempty"`
+}
+
+// attemptJSON is one failed attempt of a step.
+type attemptJSON struct {
+	Attempt    int        `json:"attempt"`
+	StartedAt  time.Time  `json:"started_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+	Error      string     `json:"error"`
+	Permanent  bool       `json:"permanent"`
 }
 
 // versionChange is the step diff of a run stopped on a version change.
@@ -208,7 +224,15 @@ func runsShow(c *cli, o *options, args []string) error {
 	}
 	for _, s := range steps {
 		sj := stepJSON{Seq: s.Seq, StepKey: s.StepKey, Name: s.Name, Status: string(s.Status), Attempt: s.Attempt,
-			StartedAt: s.StartedAt, Result: s.Result, Error: s.Error}
+			StartedAt: s.StartedAt, Result: s.Result, Error: s.Error, Final: s.Final, ErrorDetail: s.ErrorDetail}
+		for _, a := range s.History {
+			aj := attemptJSON{Attempt: a.Attempt, StartedAt: a.StartedAt, Error: a.Error, Permanent: a.Permanent}
+			if !a.FinishedAt.IsZero() {
+				fin := a.FinishedAt
+				aj.FinishedAt = &fin
+			}
+			sj.Attempts = append(sj.Attempts, aj)
+		}
 		if !s.FinishedAt.IsZero() {
 			fin := s.FinishedAt
 			ms := float64(s.FinishedAt.Sub(s.StartedAt)) / float64(time.Millisecond)
@@ -303,13 +327,22 @@ func (c *cli) printRun(r resume.RunRecord, out showJSON) {
 				what = string(s.Result)
 			case resume.StepFailed:
 				what = "error: " + s.Error
+				if s.StepKey == r.FailedStep {
+					what = "ended the run, error: " + s.Error
+				} else if s.Final {
+					what = "handled, error: " + s.Error
+				}
 			case resume.StepInFlight:
 				what = "outcome unknown"
+				if r.AttentionKind == resume.AttentionKindResult && s.StepKey == r.AttentionStep {
+					what = "executed; its result cannot be journaled"
+				}
 			}
 			t.row(strconv.FormatInt(s.Seq, 10), s.StepKey, c.paint(statusColor(s.Status), s.Status), strconv.Itoa(s.Attempt),
 				stamp(s.StartedAt), duration(s.StartedAt, fin), preview(what, 60))
 		}
 		t.flush()
+		c.printAttempts(out.Steps)
 	}
 
 	switch {
@@ -326,11 +359,41 @@ func (c *cli) printRun(r resume.RunRecord, out showJSON) {
 		}
 		c.printDiff(vc.Diff)
 		fmt.Fprintf(c.stdout, "\nAfter checking the steps above: resumectl runs accept-version %s   (or: resumectl runs cancel %s)\n", r.RunID, r.RunID)
+	case r.Status == resume.StatusNeedsAttention && r.AttentionKind == resume.AttentionKindResult:
+		fmt.Fprintf(c.stdout, "\nStep %s executed, but its result cannot be journaled; it will not execute again by itself. Give the result to use: resumectl runs resolve %s %s -done -result JSON   (or: resumectl runs cancel %s)\n",
+			r.AttentionStep, r.RunID, r.AttentionStep, r.RunID)
+	case r.Status == resume.StatusNeedsAttention && r.AttentionKind == resume.AttentionKindJournal:
+		fmt.Fprintf(c.stdout, "\nThe journal row of step %s does not decode: nothing executes until it is repaired in the database (resume_steps, run_id %s), or the run is cancelled: resumectl runs cancel %s\n",
+			r.AttentionStep, r.RunID, r.RunID)
 	case r.Status == resume.StatusNeedsAttention && r.AttentionStep != "":
 		fmt.Fprintf(c.stdout, "\nStep %s may or may not have happened. If it did: resumectl runs resolve %s %s -done [-result JSON]; if not: resumectl runs resolve %s %s -redo\n",
 			r.AttentionStep, r.RunID, r.AttentionStep, r.RunID, r.AttentionStep)
+	case r.Status == resume.StatusFailed && r.FailedStep != "":
+		fmt.Fprintf(c.stdout, "\nThe failure of step %s ended the run. To execute it again, with a fresh retry budget (nothing else executes again): resumectl runs retry %s\n", r.FailedStep, r.RunID)
 	case r.Status == resume.StatusFailed:
-		fmt.Fprintf(c.stdout, "\nTo execute its failed step again: resumectl runs retry %s\n", r.RunID)
+		fmt.Fprintf(c.stdout, "\nThe workflow failed on its own, not with a step's failure: a retry executes no step again, and replays the journal to the body: resumectl runs retry %s\n", r.RunID)
+	}
+}
+
+// printAttempts lists the failed attempts of each step that has some.
+func (c *cli) printAttempts(steps []stepJSON) {
+	var t *table
+	for _, s := range steps {
+		for _, a := range s.Attempts {
+			if t == nil {
+				fmt.Fprintln(c.stdout)
+				fmt.Fprintln(c.stdout, "Failed attempts:")
+				t = c.table("STEP", "ATTEMPT", "STARTED (UTC)", "ERROR")
+			}
+			msg := a.Error
+			if a.Permanent {
+				msg = "(permanent) " + msg
+			}
+			t.row(s.StepKey, strconv.Itoa(a.Attempt), stamp(a.StartedAt), preview(msg, 100))
+		}
+	}
+	if t != nil {
+		t.flush()
 	}
 }
 
@@ -400,23 +463,21 @@ func runsRetry(c *cli, o *options, args []string) error {
 		return err
 	}
 	defer j.Close()
+	before, _, err := j.LoadRun(c.ctx, runID)
+	if err != nil {
+		return fmt.Errorf("retry: %w", err)
+	}
 	if err := j.Retry(c.ctx, runID); err != nil {
 		return fmt.Errorf("retry: %w", err)
 	}
-	var failed []string
-	if _, steps, err := j.LoadRun(c.ctx, runID); err == nil {
-		for _, s := range steps {
-			if s.Status == resume.StepFailed {
-				failed = append(failed, s.StepKey)
-			}
-		}
+	var reopened []string
+	what := "no step executes again: the workflow failed on its own, and its journal replays to it"
+	if before.FailedStep != "" {
+		reopened = []string{before.FailedStep}
+		what = "a fresh retry budget for " + before.FailedStep + ", whose failure ended it; steps that succeeded, and failures the workflow handled, will not run again"
 	}
-	what := "its failed step gets a fresh retry budget"
-	if len(failed) > 0 {
-		what = "a fresh retry budget for " + strings.Join(failed, ", ")
-	}
-	return c.report(o, actionJSON{RunID: runID, Action: "retry", Status: string(resume.StatusPending), Steps: failed,
-		Message: fmt.Sprintf("run %s is pending again, with %s; steps that succeeded will not run again. %s.", runID, what, resumedElsewhere)})
+	return c.report(o, actionJSON{RunID: runID, Action: "retry", Status: string(resume.StatusPending), Steps: reopened,
+		Message: fmt.Sprintf("run %s is pending again, with %s. %s.", runID, what, resumedElsewhere)})
 }
 
 func runsCancel(c *cli, o *options, args []string) error {

@@ -929,6 +929,8 @@ func Run(t *testing.T, h Harness) {
 			}
 		}
 	})
+
+	runReplay(t, open)
 }
 
 // startWorker runs e.Work with opts in the background; stop cancels it and

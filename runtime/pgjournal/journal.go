@@ -136,9 +136,10 @@ type queries struct {
 }
 
 const runColumns = `run_id, workflow, version, status, input, output, error, attention_step, attention_kind,
-	attempts, lease_owner, lease_until, epoch, created_at, updated_at`
+	attempts, lease_owner, lease_until, epoch, created_at, updated_at, failed_step`
 
-const stepColumns = `run_id, step_key, name, status, result, error, attempt, attempt_base, seq, started_at, finished_at`
+const stepColumns = `run_id, step_key, name, status, result, error, attempt, attempt_base, seq, started_at, finished_at,
+	error_detail, final, history`
 
 // claimable is the condition under which a run may be claimed: pending, or
 // running under a lease that expired ($3 is the claimer's clock).
@@ -166,7 +167,11 @@ func newQueries(schema string) queries {
 				CASE WHEN status <> 'succeeded' THEN error END,
 				CASE WHEN status <> 'succeeded' THEN attempt END,
 				CASE WHEN status <> 'succeeded' THEN attempt_base END,
-				CASE WHEN status <> 'succeeded' THEN started_at END
+				CASE WHEN status <> 'succeeded' THEN started_at END,
+				CASE WHEN status <> 'succeeded' THEN finished_at END,
+				CASE WHEN status <> 'succeeded' THEN error_detail END,
+				CASE WHEN status <> 'succeeded' THEN final END,
+				CASE WHEN status <> 'succeeded' THEN history END
 			FROM {schema}.resume_steps WHERE run_id = $1`,
 		// $4 run id, $5 and $6 the abandoned lease (owner, epoch), if any.
 		claim: claimSet + `
@@ -191,16 +196,17 @@ func newQueries(schema string) queries {
 		// row until the write commits, so a claim cannot slip in between
 		// the check and the commit: it waits, or the check sees its epoch.
 		writeStep: `INSERT INTO {schema}.resume_steps (` + stepColumns + `)
-			SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11
+			SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $15, $16, $17
 			WHERE EXISTS (SELECT 1 FROM {schema}.resume_runs
 				WHERE run_id = $12 AND lease_owner = $13 AND epoch = $14 FOR SHARE)
 			ON CONFLICT (run_id, step_key) DO UPDATE SET
 				status = excluded.status, result = excluded.result, error = excluded.error,
 				attempt = excluded.attempt, attempt_base = excluded.attempt_base, seq = excluded.seq,
-				started_at = excluded.started_at, finished_at = excluded.finished_at`,
+				started_at = excluded.started_at, finished_at = excluded.finished_at,
+				error_detail = excluded.error_detail, final = excluded.final, history = excluded.history`,
 		finish: `UPDATE {schema}.resume_runs SET
 				status = $1, output = $2, error = $3, attention_step = $4,
-				lease_owner = '', lease_until = NULL, updated_at = $5, attention_kind = $9
+				lease_owner = '', lease_until = NULL, updated_at = $5, attention_kind = $9, failed_step = $10
 			WHERE run_id = $6 AND lease_owner = $7 AND epoch = $8`,
 		selectStepStatus: `SELECT status FROM {schema}.resume_steps WHERE run_id = $1 AND step_key = $2 FOR UPDATE`,
 		resolveDone: `UPDATE {schema}.resume_steps SET status = 'succeeded', result = $1, error = '', finished_at = $2
@@ -213,8 +219,9 @@ func newQueries(schema string) queries {
 			attention_step = '', attention_kind = '', updated_at = $2 WHERE run_id = $3`,
 		listManifests: `SELECT workflow, version, manifest, created_at FROM {schema}.resume_manifests
 			WHERE workflow = $1 ORDER BY created_at DESC, version`,
-		retrySteps: `UPDATE {schema}.resume_steps SET attempt_base = attempt WHERE run_id = $1 AND status = 'failed'`,
-		retryRun:   `UPDATE {schema}.resume_runs SET status = 'pending', error = '', updated_at = $1 WHERE run_id = $2`,
+		retrySteps: `UPDATE {schema}.resume_steps SET attempt_base = attempt, final = false
+			WHERE run_id = $1 AND step_key = $2 AND status = 'failed'`,
+		retryRun: `UPDATE {schema}.resume_runs SET status = 'pending', error = '', failed_step = '', updated_at = $1 WHERE run_id = $2`,
 		cancel: `UPDATE {schema}.resume_runs SET status = 'cancelled', lease_owner = '', lease_until = NULL,
 			epoch = epoch + 1, updated_at = $1 WHERE run_id = $2`,
 		saveManifest: `INSERT INTO {schema}.resume_manifests (workflow, version, manifest, created_at)
@@ -280,7 +287,7 @@ func scanRun(row pgx.Row, extra ...any) (resume.RunRecord, error) {
 	var leaseUntil *time.Time
 	var created, updated time.Time
 	err := row.Scan(append([]any{&r.RunID, &r.Workflow, &r.Version, &r.Status, &input, &output, &r.Error,
-		&r.AttentionStep, &r.AttentionKind, &r.Attempts, &r.LeaseOwner, &leaseUntil, &r.Epoch, &created, &updated}, extra...)...)
+		&r.AttentionStep, &r.AttentionKind, &r.Attempts, &r.LeaseOwner, &leaseUntil, &r.Epoch, &created, &updated, &r.FailedStep}, extra...)...)
 	if err != nil {
 		return r, err
 	}
@@ -294,19 +301,62 @@ func scanRun(row pgx.Row, extra ...any) (resume.RunRecord, error) {
 
 func scanStep(row pgx.Row) (resume.StepRecord, error) {
 	var s resume.StepRecord
-	var result []byte
+	var result, detail, history []byte
 	var started time.Time
 	var finished *time.Time
 	err := row.Scan(&s.RunID, &s.StepKey, &s.Name, &s.Status, &result, &s.Error,
-		&s.Attempt, &s.AttemptBase, &s.Seq, &started, &finished)
+		&s.Attempt, &s.AttemptBase, &s.Seq, &started, &finished, &detail, &s.Final, &history)
 	if err != nil {
 		return s, err
 	}
 	if result != nil {
 		s.Result = result
 	}
+	if detail != nil {
+		s.ErrorDetail = detail
+	}
 	s.StartedAt, s.FinishedAt = started.UTC(), timeOf(finished)
+	if s.History, err = parseHistory(s.StepKey, history); err != nil {
+		return s, err
+	}
 	return s, nil
+}
+
+// historyArg is a step's attempt history as stored: json, or NULL for none.
+func historyArg(h []resume.AttemptRecord) (any, error) {
+	if len(h) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(h)
+	if err != nil {
+		return nil, fmt.Errorf("encode attempt history: %w", err)
+	}
+	return string(b), nil
+}
+
+func parseHistory(stepKey string, h []byte) ([]resume.AttemptRecord, error) {
+	if len(h) == 0 {
+		return nil, nil
+	}
+	var out []resume.AttemptRecord
+	if err := json.Unmarshal(h, &out); err != nil {
+		return nil, fmt.Errorf("step %s: attempt history: %w", stepKey, err)
+	}
+	return out, nil
+}
+
+// stepArgs are the arguments of writeStep and writeStepTx.
+func stepArgs(l resume.Lease, s resume.StepRecord) ([]any, error) {
+	history, err := historyArg(s.History)
+	if err != nil {
+		return nil, fmt.Errorf("run %s, step %s: %w", s.RunID, s.StepKey, err)
+	}
+	return []any{
+		s.RunID, s.StepKey, s.Name, string(s.Status), jsonArg(s.Result), s.Error,
+		s.Attempt, s.AttemptBase, s.Seq, s.StartedAt, nullTime(s.FinishedAt),
+		l.RunID, l.Owner, l.Epoch,
+		jsonArg(s.ErrorDetail), s.Final, history,
+	}, nil
 }
 
 func (j *Journal) run(ctx context.Context, q querier, sql, runID string) (resume.RunRecord, error) {
@@ -348,11 +398,22 @@ func scanEntrySteps(rows pgx.Rows, runID string) ([]resume.StepRecord, error) {
 	var out []resume.StepRecord
 	for rows.Next() {
 		s := resume.StepRecord{RunID: runID}
-		var result []byte
+		var result, detail, history []byte
 		var errText *string
 		var attempt, base *int
-		var started *time.Time
-		if err := rows.Scan(&s.StepKey, &s.Status, &result, &s.Seq, &errText, &attempt, &base, &started); err != nil {
+		var started, finished *time.Time
+		var final *bool
+		if err := rows.Scan(&s.StepKey, &s.Status, &result, &s.Seq, &errText, &attempt, &base, &started,
+			&finished, &detail, &final, &history); err != nil {
+			return nil, err
+		}
+		if detail != nil {
+			s.ErrorDetail = detail
+		}
+		s.Final = final != nil && *final
+		s.FinishedAt = timeOf(finished)
+		var err error
+		if s.History, err = parseHistory(s.StepKey, history); err != nil {
 			return nil, err
 		}
 		if result != nil {
@@ -486,10 +547,11 @@ func leaseHeld(tag pgconn.CommandTag, l resume.Lease) error {
 }
 
 func (j *Journal) writeStep(ctx context.Context, q querier, l resume.Lease, s resume.StepRecord) error {
-	tag, err := q.Exec(ctx, j.sql.writeStep,
-		s.RunID, s.StepKey, s.Name, string(s.Status), jsonArg(s.Result), s.Error,
-		s.Attempt, s.AttemptBase, s.Seq, s.StartedAt, nullTime(s.FinishedAt),
-		l.RunID, l.Owner, l.Epoch)
+	args, err := stepArgs(l, s)
+	if err != nil {
+		return err
+	}
+	tag, err := q.Exec(ctx, j.sql.writeStep, args...)
 	if err != nil {
 		return fmt.Errorf("run %s, step %s: write: %w", s.RunID, s.StepKey, err)
 	}
@@ -545,16 +607,17 @@ func (t *stepTx) Handle() any { return t.handle }
 // fence refuses the row, the transaction aborts and COMMIT does not run:
 // the step's writes are rolled back with it.
 func (t *stepTx) Commit(ctx context.Context, s resume.StepRecord) error {
+	args, err := stepArgs(t.lease, s)
+	if err != nil {
+		return err // Rollback, deferred by the engine, ends the transaction
+	}
 	t.handle.close()
 	t.done = true
 	b := &pgx.Batch{}
-	b.Queue(t.j.sql.writeStepTx,
-		s.RunID, s.StepKey, s.Name, string(s.Status), jsonArg(s.Result), s.Error,
-		s.Attempt, s.AttemptBase, s.Seq, s.StartedAt, nullTime(s.FinishedAt),
-		t.lease.RunID, t.lease.Owner, t.lease.Epoch)
+	b.Queue(t.j.sql.writeStepTx, args...)
 	b.Queue("COMMIT")
 	br := t.tx.SendBatch(ctx, b)
-	_, err := br.Exec()
+	_, err = br.Exec()
 	if err == nil {
 		var tag pgconn.CommandTag
 		if tag, err = br.Exec(); err == nil && tag.String() != "COMMIT" {
@@ -597,7 +660,7 @@ func (t *stepTx) Rollback() error {
 func (j *Journal) FinishRun(ctx context.Context, l resume.Lease, r resume.RunRecord) error {
 	tag, err := j.pool.Exec(ctx, j.sql.finish,
 		string(r.Status), jsonArg(r.Output), r.Error, r.AttentionStep, r.UpdatedAt,
-		l.RunID, l.Owner, l.Epoch, r.AttentionKind)
+		l.RunID, l.Owner, l.Epoch, r.AttentionKind, r.FailedStep)
 	if err != nil {
 		return fmt.Errorf("run %s: finish: %w", l.RunID, err)
 	}
@@ -708,7 +771,8 @@ func (j *Journal) Resolve(ctx context.Context, runID, stepKey string, res resume
 	})
 }
 
-// Retry makes a failed run pending with a fresh budget for its failed steps.
+// Retry makes a failed run pending and reopens the step whose failure ended
+// it, with a fresh budget; other failed rows stay final.
 func (j *Journal) Retry(ctx context.Context, runID string) error {
 	return j.inTx(ctx, func(tx pgx.Tx) error {
 		r, err := j.run(ctx, tx, j.sql.selectRunForUpdate, runID)
@@ -718,7 +782,7 @@ func (j *Journal) Retry(ctx context.Context, runID string) error {
 		if r.Status != resume.StatusFailed {
 			return fmt.Errorf("run %s is %s: %w", runID, r.Status, resume.ErrNotFailed)
 		}
-		if _, err := tx.Exec(ctx, j.sql.retrySteps, runID); err != nil {
+		if _, err := tx.Exec(ctx, j.sql.retrySteps, runID, r.FailedStep); err != nil {
 			return fmt.Errorf("run %s: retry: %w", runID, err)
 		}
 		if _, err := tx.Exec(ctx, j.sql.retryRun, time.Now(), runID); err != nil {

@@ -67,3 +67,54 @@ func TestUpgradeFromSchemaVersion1(t *testing.T) {
 		t.Fatalf("reopen: %v", err)
 	}
 }
+
+// TestUpgradeKeepsFailedRunsRetryable checks schema 5's reading of runs
+// journaled before it: a failed run's failed rows were delivered to its
+// body (final), and its last failed row is the step a retry reopens; a
+// failed row of an unfinished run was cut short and carries on.
+func TestUpgradeKeepsFailedRunsRetryable(t *testing.T) {
+	ctx := context.Background()
+	pool := testPool(t)
+	schema := freshSchema(t, pool)
+	s := pgx.Identifier{schema}.Sanitize()
+	for _, q := range []string{
+		`CREATE SCHEMA ` + s,
+		pgjournal.SchemaV1(schema),
+		`CREATE TABLE ` + s + `.resume_schema (version integer NOT NULL)`,
+		`INSERT INTO ` + s + `.resume_schema (version) VALUES (1)`,
+		`INSERT INTO ` + s + `.resume_runs (run_id, workflow, version, status, input, created_at, updated_at) VALUES
+			('failed', 'w', 'v1', 'failed', '[]', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z'),
+			('pending', 'w', 'v1', 'pending', '[]', '2026-01-01T00:00:01Z', '2026-01-01T00:00:01Z')`,
+		`INSERT INTO ` + s + `.resume_steps (run_id, step_key, name, status, error, attempt, seq, started_at) VALUES
+			('failed', 'A', 'A', 'failed', 'a broke', 3, 1, '2026-01-01T00:00:00Z'),
+			('failed', 'B', 'B', 'succeeded', '', 1, 2, '2026-01-01T00:00:00Z'),
+			('failed', 'C', 'C', 'failed', 'c broke', 1, 3, '2026-01-01T00:00:00Z'),
+			('pending', 'A', 'A', 'failed', 'a broke', 1, 1, '2026-01-01T00:00:01Z')`,
+	} {
+		if _, err := pool.Exec(ctx, q); err != nil {
+			t.Fatalf("write a version 1 schema: %v\n%s", err, q)
+		}
+	}
+	j, err := pgjournal.Open(ctx, pool, pgjournal.WithSchema(schema))
+	if err != nil {
+		t.Fatalf("open a version 1 schema: %v", err)
+	}
+	r, steps, err := j.LoadRun(ctx, "failed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.FailedStep != "C" || !steps[0].Final || steps[1].Final || !steps[2].Final {
+		t.Errorf("failed run after upgrade: failed step %q, final A=%v B=%v C=%v; want C, true, false, true",
+			r.FailedStep, steps[0].Final, steps[1].Final, steps[2].Final)
+	}
+	if r, steps, _ := j.LoadRun(ctx, "pending"); r.FailedStep != "" || steps[0].Final {
+		t.Errorf("pending run after upgrade: failed step %q, A final %v; want none, not final", r.FailedStep, steps[0].Final)
+	}
+	if err := j.Retry(ctx, "failed"); err != nil {
+		t.Fatal(err)
+	}
+	r, steps, _ = j.LoadRun(ctx, "failed")
+	if r.Status != resume.StatusPending || r.FailedStep != "" || !steps[0].Final || steps[2].Final || steps[2].AttemptBase != 1 || steps[0].AttemptBase != 0 {
+		t.Errorf("after retry: %s, failed step %q, A %+v, C %+v; want pending, only C reopened with a fresh budget", r.Status, r.FailedStep, steps[0], steps[2])
+	}
+}

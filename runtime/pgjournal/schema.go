@@ -101,6 +101,23 @@ $$;
 CREATE TRIGGER resume_runs_notify_work AFTER INSERT OR UPDATE OF status ON {schema}.resume_runs
 	FOR EACH ROW WHEN (NEW.status = 'pending') EXECUTE FUNCTION {schema}.resume_notify_work();
 `,
+	// 5: a step's outcome, as the body received it, is history. final marks
+	// a failed row the body received (replayed, never executed again);
+	// error_detail is what rebuilds its error; history lists every failed
+	// attempt. failed_step is the step whose failure ended a failed run:
+	// the one a retry reopens. Runs that failed before: their failed rows
+	// were delivered to the body, and the last one ended the run.
+	`
+ALTER TABLE {schema}.resume_steps ADD COLUMN error_detail json;
+ALTER TABLE {schema}.resume_steps ADD COLUMN final boolean NOT NULL DEFAULT false;
+ALTER TABLE {schema}.resume_steps ADD COLUMN history json;
+ALTER TABLE {schema}.resume_runs ADD COLUMN failed_step text NOT NULL DEFAULT '';
+UPDATE {schema}.resume_steps SET final = true
+WHERE status = 'failed' AND run_id IN (SELECT run_id FROM {schema}.resume_runs WHERE status = 'failed');
+UPDATE {schema}.resume_runs SET failed_step = COALESCE((SELECT s.step_key FROM {schema}.resume_steps s
+	WHERE s.run_id = resume_runs.run_id AND s.status = 'failed' ORDER BY s.seq DESC LIMIT 1), '')
+WHERE status = 'failed';
+`,
 }
 
 // leaseLostCode is the SQLSTATE resume_lease_lost raises.

@@ -1,15 +1,21 @@
 package resume
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"strconv"
+	"unicode/utf8"
 )
 
 // Call runs one step that returns a result and an error. Inside a run it
-// returns the journaled result of a step that already succeeded, and
-// otherwise executes fn under the step's policy and journals the outcome.
-// Outside a run it calls fn. For generated code only.
+// returns the journaled outcome of a step the body received before (a
+// result, or a final failure: the value returned with it and the error),
+// and otherwise executes fn under the step's policy and journals the
+// outcome. On first execution it returns what fn returned, the value also
+// beside an error. Outside a run it calls fn. For generated code only.
 func Call[T any](ctx context.Context, def *StepDef, fn func(context.Context) (T, error)) (T, error) {
 	return call(ctx, def, stepKey{}, fn)
 }
@@ -29,29 +35,21 @@ func call[T any](ctx context.Context, def *StepDef, key stepKey, fn func(context
 		return fn(ctx)
 	}
 	var out T
-	raw, replayed, err := st.step(ctx, def, key, func(ctx context.Context) (json.RawMessage, error) {
+	err := st.step(ctx, def, key, func(ctx context.Context) (json.RawMessage, error) {
 		v, err := fn(ctx)
-		if err != nil {
-			return nil, err
+		b, encErr := encodeResult(v)
+		if encErr != nil {
+			// The body gets the zero value with the error, as a replay will.
+			var zero T
+			out = zero
+			return nil, &resultError{err: encErr, stepErr: err}
 		}
 		out = v
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, Permanent(fmt.Errorf("encode result: %w", err))
-		}
-		return b, nil
+		return b, err
+	}, func(raw json.RawMessage) error {
+		return decodeResult(raw, &out)
 	})
-	if err != nil {
-		var zero T
-		return zero, err
-	}
-	if replayed {
-		if err := json.Unmarshal(raw, &out); err != nil {
-			var zero T
-			return zero, st.stopf("run %s, step %s: decode journaled result: %w", st.run.RunID, def.Name, err)
-		}
-	}
-	return out, nil
+	return out, err
 }
 
 // Call0 runs one step that returns only an error; see [Call]. For generated
@@ -71,13 +69,12 @@ func call0(ctx context.Context, def *StepDef, key stepKey, fn func(context.Conte
 	if st == nil {
 		return fn(ctx)
 	}
-	_, _, err := st.step(ctx, def, key, func(ctx context.Context) (json.RawMessage, error) {
+	return st.step(ctx, def, key, func(ctx context.Context) (json.RawMessage, error) {
 		if err := fn(ctx); err != nil {
 			return nil, err
 		}
 		return nullResult, nil
-	})
-	return err
+	}, nil)
 }
 
 var nullResult = json.RawMessage("null")
@@ -86,4 +83,144 @@ var nullResult = json.RawMessage("null")
 type stepKey struct {
 	value string
 	set   bool
+}
+
+// resultError is a step result that JSON cannot carry faithfully: the
+// attempt fails (a once step parks instead: its effect happened).
+type resultError struct {
+	err     error // why it cannot be journaled
+	stepErr error // the error the step returned beside it, if any
+}
+
+func (e *resultError) Error() string {
+	msg := "its result cannot be journaled faithfully: " + e.err.Error()
+	if e.stepErr != nil {
+		msg += " (the step also returned the error: " + e.stepErr.Error() + ")"
+	}
+	return msg
+}
+
+func (e *resultError) Unwrap() error { return e.err }
+
+// encodeResult journals a step's value: json.Marshal, refusing what would
+// not decode back to the same value. NaN and ±Inf make Marshal fail; a
+// string that is not valid UTF-8 Marshal writes as \ufffd, so only an
+// encoding holding that escape is walked to find such a string.
+func encodeResult(v any) (json.RawMessage, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	if hasReplacementEscape(b) {
+		if path := invalidUTF8(reflect.ValueOf(v), "result", 0); path != "" {
+			return nil, fmt.Errorf("%s is not valid UTF-8 (JSON would journal it as U+FFFD)", path)
+		}
+	}
+	return b, nil
+}
+
+// hasReplacementEscape reports whether JSON text b holds the escape \ufffd
+// (not an escaped backslash followed by "ufffd").
+func hasReplacementEscape(b []byte) bool {
+	const esc = `\ufffd`
+	for off := 0; ; {
+		i := bytes.Index(b[off:], []byte(esc))
+		if i < 0 {
+			return false
+		}
+		i += off
+		n := 0
+		for j := i - 1; j >= 0 && b[j] == '\\'; j-- {
+			n++
+		}
+		if n%2 == 0 {
+			return true
+		}
+		off = i + len(esc)
+	}
+}
+
+// invalidUTF8 returns the path, from name, of a string in v that
+// json.Marshal encodes and that is not valid UTF-8, or "".
+func invalidUTF8(v reflect.Value, name string, depth int) string {
+	if !v.IsValid() || depth > 100 {
+		return ""
+	}
+	switch v.Kind() {
+	case reflect.String:
+		if !utf8.ValidString(v.String()) {
+			return name
+		}
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			return invalidUTF8(v.Elem(), name, depth+1)
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if (!f.IsExported() && !f.Anonymous) || f.Tag.Get("json") == "-" {
+				continue
+			}
+			if p := invalidUTF8(v.Field(i), name+"."+f.Name, depth+1); p != "" {
+				return p
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return "" // base64
+		}
+		for i := 0; i < v.Len(); i++ {
+			if p := invalidUTF8(v.Index(i), name+"["+strconv.Itoa(i)+"]", depth+1); p != "" {
+				return p
+			}
+		}
+	case reflect.Map:
+		it := v.MapRange()
+		for it.Next() {
+			k := it.Key()
+			if k.Kind() == reflect.String && !utf8.ValidString(k.String()) {
+				return name + " (a map key)"
+			}
+			if p := invalidUTF8(it.Value(), fmt.Sprintf("%s[%v]", name, k), depth+1); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// decodeResult decodes a journaled value into out. A null (or missing)
+// value where T cannot be nil is refused: it would replay as a zero value
+// the step never returned.
+func decodeResult[T any](raw json.RawMessage, out *T) error {
+	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), nullResult) {
+		if !nullable(reflect.TypeFor[T]()) {
+			return fmt.Errorf("result is null, but the step returns a %s, which cannot be null", reflect.TypeFor[T]())
+		}
+		var zero T
+		*out = zero
+		return nil
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("result does not decode into %s: %w", reflect.TypeFor[T](), err)
+	}
+	return nil
+}
+
+var (
+	marshalerType   = reflect.TypeFor[json.Marshaler]()
+	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+)
+
+// nullable reports whether JSON null is a value of t: t can be nil, or
+// encodes itself (and may write null).
+func nullable(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.UnsafePointer:
+		return true
+	}
+	pt := reflect.PointerTo(t)
+	return t.Implements(marshalerType) || pt.Implements(marshalerType) ||
+		t.Implements(unmarshalerType) || pt.Implements(unmarshalerType)
 }

@@ -131,8 +131,12 @@ type Result struct {
 	// AttentionStep is the step key a person must look at, if any.
 	AttentionStep string
 	// AttentionKind is why the run needs attention: [AttentionKindStep],
-	// [AttentionKindVersion], or "" when it does not.
+	// [AttentionKindResult], [AttentionKindJournal], [AttentionKindVersion],
+	// or "" when it does not.
 	AttentionKind string
+	// FailedStep is, for a failed run, the step whose failure ended it: the
+	// one a retry executes again ("" when the body failed on its own).
+	FailedStep string
 }
 
 // Decode decodes the run's output into v.
@@ -147,7 +151,7 @@ func resultOf(r RunRecord) Result {
 	return Result{
 		RunID: r.RunID, Workflow: r.Workflow, Version: r.Version, Status: r.Status,
 		Output: r.Output, Error: r.Error, AttentionStep: r.AttentionStep,
-		AttentionKind: r.AttentionKind,
+		AttentionKind: r.AttentionKind, FailedStep: r.FailedStep,
 	}
 }
 
@@ -160,7 +164,7 @@ func (r Result) err() error {
 	if msg == "" {
 		msg = "run is " + string(r.Status)
 	}
-	return &RunError{RunID: r.RunID, Status: r.Status, Step: r.AttentionStep, Msg: msg}
+	return &RunError{RunID: r.RunID, Status: r.Status, Step: r.AttentionStep, Kind: r.AttentionKind, Msg: msg}
 }
 
 // Run starts run runID of workflow wf with input in, or attaches to it if it
@@ -305,9 +309,13 @@ func (e *Engine) Resolve(ctx context.Context, runID, stepKey string, res Resolut
 	return nil
 }
 
-// Retry makes failed run runID pending again, with a fresh retry budget for
-// its failed step, and resumes it in this process: the failed step executes
-// again and nothing that succeeded does.
+// Retry makes failed run runID pending again and resumes it in this
+// process. Only the failure that ended the run executes again, with a fresh
+// retry budget: the step whose failure the body returned with. Nothing that
+// succeeded executes again, and neither does a failure the body handled
+// (it replays). A run whose body failed on its own, right after a success,
+// has no such step: the retry replays the whole journal, and the body
+// decides again.
 func (e *Engine) Retry(ctx context.Context, runID string) (Result, error) {
 	if err := e.journal.Retry(ctx, runID); err != nil {
 		return Result{}, fmt.Errorf("run %s: retry: %w", runID, err)
@@ -442,7 +450,10 @@ func (e *Engine) runClaimed(ctx context.Context, run RunRecord, steps []StepReco
 	case errors.As(stop, &runErr):
 		run.Status, run.AttentionStep, run.Error = runErr.Status, runErr.Step, runErr.Msg
 		if runErr.Status == StatusNeedsAttention {
-			run.AttentionKind = AttentionKindStep // only park stops a body for a person
+			run.AttentionKind = runErr.Kind
+			if run.AttentionKind == "" {
+				run.AttentionKind = AttentionKindStep
+			}
 		}
 	case errors.Is(stop, ErrLeaseLost):
 		// Another process owns the run now, and writes the outcome; or a
@@ -466,7 +477,7 @@ func (e *Engine) runClaimed(ctx context.Context, run RunRecord, steps []StepReco
 		e.finish(ctx, lease, run)
 		return resultOf(run), fmt.Errorf("run %s: interrupted: %w", runID, ctx.Err())
 	case bodyErr != nil:
-		run.Status, run.Error = StatusFailed, bodyErr.Error()
+		run.Status, run.Error, run.FailedStep = StatusFailed, bodyErr.Error(), st.failedStep()
 	default:
 		b, err := json.Marshal(out)
 		if err != nil {
@@ -488,6 +499,9 @@ func (e *Engine) finish(ctx context.Context, lease Lease, run RunRecord) (Result
 	run.UpdatedAt = e.now()
 	if run.Status != StatusNeedsAttention {
 		run.AttentionKind = ""
+	}
+	if run.Status != StatusFailed {
+		run.FailedStep = ""
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.writeTimeout)
 	defer cancel()

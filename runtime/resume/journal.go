@@ -49,10 +49,17 @@ type RunRecord struct {
 	// in StatusNeedsAttention because of a step.
 	AttentionStep string
 	// AttentionKind says why a run in StatusNeedsAttention waits for a
-	// person: [AttentionKindStep] (a once step's outcome is unknown) or
+	// person: [AttentionKindStep] (a once step's outcome is unknown),
+	// [AttentionKindResult] (a once step's result cannot be journaled),
+	// [AttentionKindJournal] (a journal row does not decode) or
 	// [AttentionKindVersion] (the run's version is not the program's). It is ""
 	// for a run in any other status.
 	AttentionKind string
+	// FailedStep is, for a failed run, the key of the step whose failure
+	// the body returned with (the last outcome the body received before it
+	// returned an error was that step's failure): the one step a retry
+	// executes again. It is "" when the body failed on its own.
+	FailedStep string
 	// LastStep is the key of the run's most recently journaled step; only
 	// ListRuns fills it, so that listing runs needs no query per run.
 	LastStep string
@@ -75,6 +82,14 @@ const (
 	// workflow than the program's; a person accepts the new version after
 	// looking at the step diff, or cancels the run.
 	AttentionKindVersion = "version"
+	// AttentionKindResult: a once step's effect happened but its result
+	// cannot be journaled (NaN, ±Inf, invalid UTF-8); its row stays
+	// in_flight and a person resolves it done with the result to use.
+	AttentionKindResult = "result"
+	// AttentionKindJournal: a journal row of the run does not decode into
+	// what the step returns (a corrupt journal); nothing executes until a
+	// person repairs the row or cancels the run.
+	AttentionKindJournal = "journal"
 )
 
 // ManifestRecord is one row of resume_manifests: the step list of one
@@ -93,8 +108,20 @@ type StepRecord struct {
 	StepKey string // Name, Name#2, ... or Name[key]
 	Name    string
 	Status  StepStatus
-	Result  json.RawMessage // the step's results, once succeeded
-	Error   string          // the last attempt's error, once failed
+	// Result is the step's results, once succeeded; for a final failed row,
+	// the value the step returned with its error.
+	Result json.RawMessage
+	Error  string // the last attempt's error, once failed
+	// ErrorDetail is what the runtime journals beside Error to rebuild the
+	// error on replay (its permanent mark and identity).
+	ErrorDetail json.RawMessage
+	// Final marks a failed row whose outcome the body received: it is
+	// replayed (Result and the decoded error), never executed again, until
+	// an operator's retry reopens it. A failed row that is not final is a
+	// step whose retries were cut short: it carries on with its budget.
+	Final bool
+	// History lists the step's failed attempts, oldest first.
+	History []AttemptRecord
 	// Attempt counts the step's executions across resumes.
 	Attempt int
 	// AttemptBase is the attempt count at which the current retry budget
@@ -104,6 +131,15 @@ type StepRecord struct {
 	Seq        int64
 	StartedAt  time.Time
 	FinishedAt time.Time
+}
+
+// AttemptRecord is one failed attempt of a step, in its row's history.
+type AttemptRecord struct {
+	Attempt    int       `json:"attempt"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at,omitempty"`
+	Error      string    `json:"error"`
+	Permanent  bool      `json:"permanent,omitempty"`
 }
 
 // Created returns r as [Journal.CreateRun] stores a new run: pending, with
@@ -232,7 +268,8 @@ type Journal interface {
 	// running run whose lease expired, or one held by c.Abandoned, becomes
 	// running with its epoch and attempts incremented. It returns the run
 	// and its journal, read in one query, in any order; a succeeded step
-	// needs only its key, status, result and seq. A run in another state is
+	// needs only its key, status, result and seq, any other all of its
+	// columns but name and finished_at. A run in another state is
 	// returned unchanged with ErrRunBusy wrapped, and its journal.
 	Claim(ctx context.Context, c ClaimRequest) (RunRecord, []StepRecord, error)
 	// ClaimNext claims the oldest claimable run (pending, or running with
@@ -247,7 +284,8 @@ type Journal interface {
 	// BeginStep opens a transaction on the journal's database for a tx step.
 	BeginStep(ctx context.Context, l Lease) (StepTx, error)
 	// FinishRun records the run's end of this entry: succeeded, failed,
-	// needs_attention or pending (released), and releases the lease.
+	// needs_attention or pending (released), with r's Output, Error,
+	// AttentionStep, AttentionKind and FailedStep, and releases the lease.
 	FinishRun(ctx context.Context, l Lease, r RunRecord) error
 	// LoadRun reads a run and its journal.
 	LoadRun(ctx context.Context, runID string) (RunRecord, []StepRecord, error)
@@ -257,8 +295,11 @@ type Journal interface {
 	// Resolve applies a person's resolution to an in_flight step of a run in
 	// needs_attention, and makes the run pending again.
 	Resolve(ctx context.Context, runID, stepKey string, r Resolution) error
-	// Retry makes a failed run pending again, opening a fresh retry budget
-	// for its failed steps.
+	// Retry makes a failed run pending again and reopens the one step whose
+	// failure ended it (its FailedStep): that row is no longer final and
+	// gets a fresh retry budget. Other failed rows stay final: the body
+	// handled them, and they replay. A run with no FailedStep (its body
+	// failed on its own) reopens nothing and replays everything.
 	Retry(ctx context.Context, runID string) error
 	// Cancel marks an unfinished run cancelled and moves its lease on, so
 	// that nothing can write it any more. A run a live lease holds is

@@ -29,6 +29,9 @@ type runState struct {
 	stop error
 	// attention is the step key that parked the run, if any.
 	attention string
+	// lastFailed is the step whose failure is the last outcome the body
+	// received, "" if that outcome was a success (see delivered).
+	lastFailed string
 	// drain, when closed, stops the run before its next step.
 	drain <-chan struct{}
 }
@@ -108,71 +111,155 @@ func (st *runState) nextSeq() int64 {
 	return st.seq
 }
 
-// step runs one step execution: it replays a succeeded row, or executes body
-// under the step's policy and retry budget. replayed reports that raw came
-// from the journal.
-func (st *runState) step(ctx context.Context, def *StepDef, callKey stepKey, body func(context.Context) (json.RawMessage, error)) (raw json.RawMessage, replayed bool, err error) {
+// step runs one step execution: it replays the outcome the body received
+// before (a succeeded row, or a final failed row: its value and its error),
+// or executes body under the step's policy and retry budget. body returns
+// the step's value as JSON, also with an error (the value the step returned
+// beside it). decode, if not nil, hands a replayed value to the caller; a
+// value it refuses is a corrupt journal, and parks the run.
+func (st *runState) step(ctx context.Context, def *StepDef, callKey stepKey, body func(context.Context) (json.RawMessage, error), decode func(json.RawMessage) error) error {
 	if err := st.stopped(); err != nil {
-		return nil, false, err
+		return err
 	}
 	select {
 	case <-st.drain:
-		return nil, false, st.stopf("run %s: %w", st.run.RunID, errDraining)
+		return st.stopf("run %s: %w", st.run.RunID, errDraining)
 	default:
 	}
 	key, err := st.nextKey(def.Name, callKey)
 	if err != nil {
-		return nil, false, Permanent(err)
+		st.delivered("", false) // not a step's failure: a retry replays everything
+		return Permanent(err)
 	}
 	prev, seen := st.journal[key]
 	if seen {
-		switch prev.Status {
-		case StepSucceeded:
-			return prev.Result, true, nil
-		case StepInFlight:
+		switch {
+		case prev.Status == StepSucceeded:
+			if decode != nil {
+				if err := decode(prev.Result); err != nil {
+					return st.corrupt(key, err)
+				}
+			}
+			return st.replayed(key, nil)
+		case prev.Status == StepInFlight:
 			// The engine parks such runs before the body starts; meeting
 			// one here means the row appeared since, so stop all the same.
-			return nil, false, st.park(key, prev)
+			return st.park(key, prev)
+		case prev.Status == StepFailed && prev.Final:
+			return st.replayFailure(key, prev, decode)
 		}
 	}
 	if err := ctx.Err(); err != nil {
 		// Shutting down: start nothing new.
-		return nil, false, err
+		return err
 	}
-	if prev.Attempt-prev.AttemptBase >= def.attempts() {
-		// The budget was spent before a crash: the step failed for good.
-		return nil, false, fmt.Errorf("run %s, step %s: failed after %d attempts: %s", st.run.RunID, key, prev.Attempt-prev.AttemptBase, prev.Error)
+	// A failed row that is not final carries on with the attempts left: the
+	// process stopped mid-retry, or an operator's retry reopened it with a
+	// fresh budget. (A permanent failure is journaled final at once.)
+	if seen && prev.Status == StepFailed {
+		if prev.Attempt-prev.AttemptBase >= def.attempts() {
+			// The budget was spent, but the process stopped before the body
+			// received the failure: that failure is the outcome. Journal it
+			// as final, so that a later change of the budget cannot reopen it.
+			prev.Name, prev.Final, prev.History = def.Name, true, historyOf(st.def, prev)
+			if err := st.write(ctx, prev); err != nil {
+				return err
+			}
+			return st.replayFailure(key, prev, decode)
+		}
 	}
 	st.e.fault(key, def.Name, FaultBefore)
 	rec := StepRecord{
 		RunID: st.run.RunID, StepKey: key, Name: def.Name,
-		Attempt: prev.Attempt, AttemptBase: prev.AttemptBase,
+		Attempt: prev.Attempt, AttemptBase: prev.AttemptBase, History: historyOf(st.def, prev),
 	}
 	for {
 		rec.Attempt++
 		rec.Seq = st.nextSeq()
 		rec.StartedAt = st.e.now()
-		raw, err := st.attempt(ctx, def, &rec, body)
+		err := st.attempt(ctx, def, &rec, body)
 		if err == nil {
-			return raw, false, nil
+			st.delivered(key, false)
+			return nil
 		}
 		if stop := st.stopped(); stop != nil {
-			return nil, false, stop
+			return stop
 		}
-		n := rec.Attempt - rec.AttemptBase
-		if IsPermanent(err) || n >= def.attempts() || ctx.Err() != nil {
-			return nil, false, err
+		if rec.Final {
+			st.delivered(key, true)
+			return err
 		}
-		if err := sleep(ctx, backoff(def, n)); err != nil {
-			return nil, false, err
+		if ctx.Err() != nil {
+			return err
+		}
+		if err := sleep(ctx, backoff(def, rec.Attempt-rec.AttemptBase)); err != nil {
+			return err
 		}
 	}
 }
 
+// replayFailure hands the body the journaled outcome of a final failed row:
+// its value, if any, and its error, rebuilt.
+func (st *runState) replayFailure(key string, rec StepRecord, decode func(json.RawMessage) error) error {
+	if decode != nil && len(rec.Result) > 0 {
+		if err := decode(rec.Result); err != nil {
+			return st.corrupt(key, err)
+		}
+	}
+	return st.replayed(key, decodeStepError(st.def, rec.Error, rec.ErrorDetail))
+}
+
+// replayed records that the body received step key's journaled outcome,
+// failed when err is not nil, and returns err.
+func (st *runState) replayed(key string, err error) error {
+	st.delivered(key, err != nil)
+	return err
+}
+
+// delivered records the last outcome the body received from a step: a
+// failure of step key, or (failed false) a success. A body that returns an
+// error right after a failure failed with that step.
+func (st *runState) delivered(key string, failed bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if failed {
+		st.lastFailed = key
+	} else {
+		st.lastFailed = ""
+	}
+}
+
+// failedStep is the step whose failure was the last outcome the body
+// received, or "" if the last was a success.
+func (st *runState) failedStep() string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.lastFailed
+}
+
+// historyOf returns the attempt history a new attempt of prev's step carries
+// on: prev's, with prev's own last attempt added when a person or an older
+// journal left it out (a once step resolved redo).
+func historyOf(def *WorkflowDef, prev StepRecord) []AttemptRecord {
+	if prev.Status != StepFailed || prev.Attempt == 0 {
+		return prev.History
+	}
+	h := prev.History
+	if n := len(h); n > 0 && h[n-1].Attempt == prev.Attempt {
+		return h
+	}
+	return append(h[:len(h):len(h)], AttemptRecord{
+		Attempt: prev.Attempt, StartedAt: prev.StartedAt, FinishedAt: prev.FinishedAt, Error: prev.Error,
+		Permanent: IsPermanent(decodeStepError(def, prev.Error, prev.ErrorDetail)),
+	})
+}
+
 // attempt executes body once under def's policy and journals the outcome.
-// A journal write that fails stops the run: its outcome is then unknown to
-// the journal, and only a resume can settle it.
-func (st *runState) attempt(ctx context.Context, def *StepDef, rec *StepRecord, body func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+// A failed outcome is final (rec.Final) when the body will receive it: the
+// error is permanent, or the budget is spent while the run is not shutting
+// down. A journal write that fails stops the run: its outcome is then
+// unknown to the journal, and only a resume can settle it.
+func (st *runState) attempt(ctx context.Context, def *StepDef, rec *StepRecord, body func(context.Context) (json.RawMessage, error)) error {
 	sctx := context.WithValue(ctx, stepInfoKey{}, StepInfo{
 		RunID: st.run.RunID, Workflow: st.run.Workflow, StepKey: rec.StepKey,
 		Name: def.Name, Policy: def.Policy, Attempt: rec.Attempt,
@@ -185,46 +272,65 @@ func (st *runState) attempt(ctx context.Context, def *StepDef, rec *StepRecord, 
 	var tx StepTx
 	switch def.Policy {
 	case PolicyOnce:
-		rec.Status = StepInFlight
+		rec.Status, rec.Final = StepInFlight, false
 		if err := st.write(ctx, *rec); err != nil {
-			return nil, err
+			return err
 		}
 	case PolicyTx:
 		var err error
 		if tx, err = st.e.journal.BeginStep(ctx, st.lease); err != nil {
-			return nil, st.stopf("run %s, step %s: begin transaction: %w", st.run.RunID, rec.StepKey, err)
+			return st.stopf("run %s, step %s: begin transaction: %w", st.run.RunID, rec.StepKey, err)
 		}
 		defer tx.Rollback()
 		sctx = context.WithValue(sctx, txKey{}, tx.Handle())
 	}
 
 	raw, err := body(sctx)
+	var unjournalable *resultError
+	if errors.As(err, &unjournalable) {
+		if def.Policy == PolicyOnce {
+			// Its effect happened: never execute it again by itself.
+			return st.parkFor(AttentionKindResult, rec.StepKey, fmt.Sprintf(
+				"step %s (once) executed, attempt %d, but %v; it will not execute again by itself: resolve it done with the result to use (-result JSON), or cancel the run",
+				rec.StepKey, rec.Attempt, unjournalable))
+		}
+		err = fmt.Errorf("run %s, step %s: %w", st.run.RunID, rec.StepKey, err)
+	}
 	if err != nil {
 		if tx != nil {
 			if rbErr := tx.Rollback(); rbErr != nil {
-				return nil, st.stopf("run %s, step %s: roll back: %w", st.run.RunID, rec.StepKey, rbErr)
+				return st.stopf("run %s, step %s: roll back: %w", st.run.RunID, rec.StepKey, rbErr)
 			}
 		}
-		rec.Status, rec.Result, rec.Error = StepFailed, nil, err.Error()
 		rec.FinishedAt = st.e.now()
-		if werr := st.write(ctx, *rec); werr != nil {
-			return nil, werr
+		permanent := IsPermanent(err)
+		rec.Final = permanent || (rec.Attempt-rec.AttemptBase >= def.attempts() && ctx.Err() == nil)
+		rec.Status, rec.Result, rec.Error = StepFailed, nil, err.Error()
+		if rec.Final {
+			rec.Result = raw
 		}
-		return nil, err
+		rec.ErrorDetail = encodeStepError(st.def, err)
+		rec.History = append(rec.History, AttemptRecord{
+			Attempt: rec.Attempt, StartedAt: rec.StartedAt, FinishedAt: rec.FinishedAt, Error: rec.Error, Permanent: permanent,
+		})
+		if werr := st.write(ctx, *rec); werr != nil {
+			return werr
+		}
+		return err
 	}
 
 	st.e.fault(rec.StepKey, def.Name, FaultEffect)
-	rec.Status, rec.Result, rec.Error = StepSucceeded, raw, ""
+	rec.Status, rec.Result, rec.Error, rec.ErrorDetail, rec.Final = StepSucceeded, raw, "", nil, false
 	rec.FinishedAt = st.e.now()
 	if tx != nil {
 		if err := tx.Commit(context.WithoutCancel(ctx), *rec); err != nil {
-			return nil, st.stopf("run %s, step %s: commit: %w", st.run.RunID, rec.StepKey, err)
+			return st.stopf("run %s, step %s: commit: %w", st.run.RunID, rec.StepKey, err)
 		}
 	} else if err := st.write(ctx, *rec); err != nil {
-		return nil, err
+		return err
 	}
 	st.e.fault(rec.StepKey, def.Name, FaultAfter)
-	return raw, nil
+	return nil
 }
 
 // write journals rec. The write is not cancelled with ctx: an effect that
@@ -240,15 +346,25 @@ func (st *runState) write(ctx context.Context, rec StepRecord) error {
 
 // park stops the run for a person: step key's outcome is unknown.
 func (st *runState) park(key string, rec StepRecord) error {
+	return st.parkFor(AttentionKindStep, key, fmt.Sprintf("step %s (once) was in flight since %s, attempt %d, and its outcome is unknown: resolve it as done or redo",
+		key, rec.StartedAt.UTC().Format(time.RFC3339), rec.Attempt))
+}
+
+// corrupt stops the run for a person: step key's journal row does not
+// decode into what the step returns. Nothing is executed in its place.
+func (st *runState) corrupt(key string, err error) error {
+	return st.parkFor(AttentionKindJournal, key, fmt.Sprintf(
+		"journal row %s: %v: the run's journal is corrupt, and it is not replayed as a zero value nor executed again: repair the row or cancel the run", key, err))
+}
+
+// parkFor stops the run for a person, for the reason kind (an
+// AttentionKind), at step key.
+func (st *runState) parkFor(kind, key, msg string) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.stop == nil {
 		st.attention = key
-		st.stop = &RunError{
-			RunID: st.run.RunID, Status: StatusNeedsAttention, Step: key,
-			Msg: fmt.Sprintf("step %s (once) was in flight since %s, attempt %d, and its outcome is unknown: resolve it as done or redo",
-				key, rec.StartedAt.UTC().Format(time.RFC3339), rec.Attempt),
-		}
+		st.stop = &RunError{RunID: st.run.RunID, Status: StatusNeedsAttention, Step: key, Kind: kind, Msg: msg}
 	}
 	return st.stop
 }
@@ -260,7 +376,9 @@ type RunError struct {
 	RunID  string
 	Status Status
 	Step   string // the step a person must look at, if any
-	Msg    string
+	// Kind is why a run in StatusNeedsAttention waits: an AttentionKind.
+	Kind string
+	Msg  string
 }
 
 // Error returns the run, its status and why.

@@ -137,7 +137,7 @@ func nullJSON(b json.RawMessage) any {
 }
 
 const runColumns = `run_id, workflow, version, status, input, output, error, attention_step, attention_kind,
-	attempts, lease_owner, lease_until, epoch, created_at, updated_at`
+	attempts, lease_owner, lease_until, epoch, created_at, updated_at, failed_step`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -148,7 +148,7 @@ func scanRun(s scanner, extra ...any) (resume.RunRecord, error) {
 	var output sql.NullString
 	var leaseUntil, created, updated string
 	err := s.Scan(append([]any{&r.RunID, &r.Workflow, &r.Version, &r.Status, &input, &output, &r.Error,
-		&r.AttentionStep, &r.AttentionKind, &r.Attempts, &r.LeaseOwner, &leaseUntil, &r.Epoch, &created, &updated}, extra...)...)
+		&r.AttentionStep, &r.AttentionKind, &r.Attempts, &r.LeaseOwner, &leaseUntil, &r.Epoch, &created, &updated, &r.FailedStep}, extra...)...)
 	if err != nil {
 		return r, err
 	}
@@ -160,22 +160,52 @@ func scanRun(s scanner, extra ...any) (resume.RunRecord, error) {
 	return r, nil
 }
 
-const stepColumns = `run_id, step_key, name, status, result, error, attempt, attempt_base, seq, started_at, finished_at`
+const stepColumns = `run_id, step_key, name, status, result, error, attempt, attempt_base, seq, started_at, finished_at,
+	error_detail, final, history`
 
 func scanStep(s scanner) (resume.StepRecord, error) {
 	var st resume.StepRecord
-	var result sql.NullString
+	var result, detail, history sql.NullString
 	var started, finished string
 	err := s.Scan(&st.RunID, &st.StepKey, &st.Name, &st.Status, &result, &st.Error,
-		&st.Attempt, &st.AttemptBase, &st.Seq, &started, &finished)
+		&st.Attempt, &st.AttemptBase, &st.Seq, &started, &finished, &detail, &st.Final, &history)
 	if err != nil {
 		return st, err
 	}
 	if result.Valid {
 		st.Result = json.RawMessage(result.String)
 	}
+	if detail.Valid {
+		st.ErrorDetail = json.RawMessage(detail.String)
+	}
 	st.StartedAt, st.FinishedAt = parseTS(started), parseTS(finished)
+	if st.History, err = parseHistory(st.StepKey, history); err != nil {
+		return st, err
+	}
 	return st, nil
+}
+
+// historyArg is a step's attempt history as stored: JSON, or NULL for none.
+func historyArg(h []resume.AttemptRecord) (any, error) {
+	if len(h) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(h)
+	if err != nil {
+		return nil, fmt.Errorf("encode attempt history: %w", err)
+	}
+	return string(b), nil
+}
+
+func parseHistory(stepKey string, h sql.NullString) ([]resume.AttemptRecord, error) {
+	if !h.Valid || h.String == "" {
+		return nil, nil
+	}
+	var out []resume.AttemptRecord
+	if err := json.Unmarshal([]byte(h.String), &out); err != nil {
+		return nil, fmt.Errorf("step %s: attempt history: %w", stepKey, err)
+	}
+	return out, nil
 }
 
 // querier is what both *sql.DB and *sql.Tx offer.
@@ -244,7 +274,11 @@ const entrySQL = `SELECT step_key, status, result, seq,
 		CASE WHEN status <> 'succeeded' THEN error END,
 		CASE WHEN status <> 'succeeded' THEN attempt END,
 		CASE WHEN status <> 'succeeded' THEN attempt_base END,
-		CASE WHEN status <> 'succeeded' THEN started_at END
+		CASE WHEN status <> 'succeeded' THEN started_at END,
+		CASE WHEN status <> 'succeeded' THEN finished_at END,
+		CASE WHEN status <> 'succeeded' THEN error_detail END,
+		CASE WHEN status <> 'succeeded' THEN final END,
+		CASE WHEN status <> 'succeeded' THEN history END
 	FROM resume_steps WHERE run_id = ?`
 
 func (j *Journal) entrySteps(ctx context.Context, tx *sql.Tx, runID string) ([]resume.StepRecord, error) {
@@ -257,17 +291,28 @@ func (j *Journal) entrySteps(ctx context.Context, tx *sql.Tx, runID string) ([]r
 	var out []resume.StepRecord
 	for rows.Next() {
 		s := resume.StepRecord{RunID: runID}
-		var result, errText, started sql.NullString
-		var attempt, base sql.NullInt64
-		if err := rows.Scan(&s.StepKey, &s.Status, &result, &s.Seq, &errText, &attempt, &base, &started); err != nil {
+		var result, errText, started, finished, detail, history sql.NullString
+		var attempt, base, final sql.NullInt64
+		if err := rows.Scan(&s.StepKey, &s.Status, &result, &s.Seq, &errText, &attempt, &base, &started,
+			&finished, &detail, &final, &history); err != nil {
 			return nil, err
 		}
 		if result.Valid {
 			s.Result = json.RawMessage(result.String)
 		}
-		s.Error, s.Attempt, s.AttemptBase = errText.String, int(attempt.Int64), int(base.Int64)
+		s.Error, s.Attempt, s.AttemptBase, s.Final = errText.String, int(attempt.Int64), int(base.Int64), final.Int64 != 0
 		if started.Valid {
 			s.StartedAt = parseTS(started.String)
+		}
+		if finished.Valid {
+			s.FinishedAt = parseTS(finished.String)
+		}
+		if detail.Valid {
+			s.ErrorDetail = json.RawMessage(detail.String)
+		}
+		var err error
+		if s.History, err = parseHistory(s.StepKey, history); err != nil {
+			return nil, err
 		}
 		out = append(out, s)
 	}
@@ -384,17 +429,23 @@ func leaseHeld(res sql.Result, l resume.Lease) error {
 // writeStepSQL upserts a step row, fenced: it writes nothing unless the
 // run's lease is still the writer's.
 const writeStepSQL = `INSERT INTO resume_steps (` + stepColumns + `)
-	SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+	SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 	WHERE EXISTS (SELECT 1 FROM resume_runs WHERE run_id = ? AND lease_owner = ? AND epoch = ?)
 	ON CONFLICT (run_id, step_key) DO UPDATE SET
 		status = excluded.status, result = excluded.result, error = excluded.error,
 		attempt = excluded.attempt, attempt_base = excluded.attempt_base, seq = excluded.seq,
-		started_at = excluded.started_at, finished_at = excluded.finished_at`
+		started_at = excluded.started_at, finished_at = excluded.finished_at,
+		error_detail = excluded.error_detail, final = excluded.final, history = excluded.history`
 
 func writeStep(ctx context.Context, stmt *sql.Stmt, l resume.Lease, s resume.StepRecord) error {
+	history, err := historyArg(s.History)
+	if err != nil {
+		return fmt.Errorf("run %s, step %s: %w", s.RunID, s.StepKey, err)
+	}
 	res, err := stmt.ExecContext(ctx,
 		s.RunID, s.StepKey, s.Name, string(s.Status), nullJSON(s.Result), s.Error,
 		s.Attempt, s.AttemptBase, s.Seq, ts(s.StartedAt), ts(s.FinishedAt),
+		nullJSON(s.ErrorDetail), s.Final, history,
 		l.RunID, l.Owner, l.Epoch)
 	if err != nil {
 		return err
@@ -452,14 +503,15 @@ func (t *stepTx) Rollback() error {
 }
 
 const finishSQL = `UPDATE resume_runs SET
-		status = ?, output = ?, error = ?, attention_step = ?, attention_kind = ?, lease_owner = '', lease_until = '', updated_at = ?
+		status = ?, output = ?, error = ?, attention_step = ?, attention_kind = ?, lease_owner = '', lease_until = '', updated_at = ?,
+		failed_step = ?
 	WHERE run_id = ? AND lease_owner = ? AND epoch = ?`
 
 // FinishRun records the run's status and releases its lease, fenced.
 func (j *Journal) FinishRun(ctx context.Context, l resume.Lease, r resume.RunRecord) error {
 	res, err := j.finishStmt.ExecContext(ctx,
 		string(r.Status), nullJSON(r.Output), r.Error, r.AttentionStep, r.AttentionKind, ts(r.UpdatedAt),
-		l.RunID, l.Owner, l.Epoch)
+		r.FailedStep, l.RunID, l.Owner, l.Epoch)
 	if err != nil {
 		return err
 	}
@@ -570,7 +622,8 @@ func (j *Journal) Resolve(ctx context.Context, runID, stepKey string, res resume
 	})
 }
 
-// Retry makes a failed run pending with a fresh budget for its failed steps.
+// Retry makes a failed run pending and reopens the step whose failure ended
+// it, with a fresh budget; other failed rows stay final.
 func (j *Journal) Retry(ctx context.Context, runID string) error {
 	return j.inTx(ctx, func(tx *sql.Tx) error {
 		r, err := j.run(ctx, tx, runID)
@@ -581,10 +634,11 @@ func (j *Journal) Retry(ctx context.Context, runID string) error {
 			return fmt.Errorf("run %s is %s: %w", runID, r.Status, resume.ErrNotFailed)
 		}
 		now := ts(time.Now())
-		if _, err := tx.ExecContext(ctx, `UPDATE resume_steps SET attempt_base = attempt WHERE run_id = ? AND status = 'failed'`, runID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE resume_steps SET attempt_base = attempt, final = 0
+			WHERE run_id = ? AND step_key = ? AND status = 'failed'`, runID, r.FailedStep); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE resume_runs SET status = 'pending', error = '', updated_at = ? WHERE run_id = ?`, now, runID)
+		_, err = tx.ExecContext(ctx, `UPDATE resume_runs SET status = 'pending', error = '', failed_step = '', updated_at = ? WHERE run_id = ?`, now, runID)
 		return err
 	})
 }

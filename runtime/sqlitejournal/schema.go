@@ -60,6 +60,23 @@ ALTER TABLE resume_runs ADD COLUMN attention_kind TEXT NOT NULL DEFAULT '';
 UPDATE resume_runs SET attention_kind = CASE WHEN attention_step <> '' THEN 'step' ELSE 'version' END
 WHERE status = 'needs_attention';
 `,
+	// 3: a step's outcome, as the body received it, is history. final marks
+	// a failed row the body received (replayed, never executed again);
+	// error_detail is what rebuilds its error; history lists every failed
+	// attempt (JSON). failed_step is the step whose failure ended a failed
+	// run: the one a retry reopens. Runs that failed before: their failed
+	// rows were delivered to the body, and the last one ended the run.
+	`
+ALTER TABLE resume_steps ADD COLUMN error_detail TEXT;
+ALTER TABLE resume_steps ADD COLUMN final INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE resume_steps ADD COLUMN history TEXT;
+ALTER TABLE resume_runs ADD COLUMN failed_step TEXT NOT NULL DEFAULT '';
+UPDATE resume_steps SET final = 1
+WHERE status = 'failed' AND run_id IN (SELECT run_id FROM resume_runs WHERE status = 'failed');
+UPDATE resume_runs SET failed_step = COALESCE((SELECT s.step_key FROM resume_steps s
+	WHERE s.run_id = resume_runs.run_id AND s.status = 'failed' ORDER BY s.seq DESC LIMIT 1), '')
+WHERE status = 'failed';
+`,
 }
 
 // SchemaVersion returns the schema version this package creates and reads.
