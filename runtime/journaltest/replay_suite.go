@@ -277,15 +277,23 @@ func runReplay(t *testing.T, open func(t *testing.T) resume.Journal) {
 
 	for _, tc := range []struct {
 		name, result, why string
+		failed            bool
 	}{
-		{"null for a struct", `null`, "cannot be null"},
-		{"a result that does not decode", `"acct-1"`, "does not decode"},
+		{"null for a struct", `null`, "cannot be null", false},
+		{"a result that does not decode", `"acct-1"`, "does not decode", false},
+		{"an error detail that does not decode", `{"not": "an error detail"`, "cannot be replayed", true},
 	} {
 		t.Run(tc.name+" is a corrupt journal: the run parks, nothing executes", func(t *testing.T) {
 			j := open(t)
 			id := newRunID(t)
-			journalRows(t, j, id, transferDef.QualifiedName(), transferDef.Version, `[{}]`,
-				resume.StepRecord{StepKey: "Lookup", Name: "Lookup", Status: resume.StepSucceeded, Result: json.RawMessage(tc.result)})
+			row := resume.StepRecord{StepKey: "Lookup", Name: "Lookup", Status: resume.StepSucceeded, Result: json.RawMessage(tc.result)}
+			if tc.failed {
+				// A final failure whose error detail is damaged: replaying
+				// a stand-in error could take another branch.
+				row = resume.StepRecord{StepKey: "Lookup", Name: "Lookup", Status: resume.StepFailed, Final: true,
+					Error: "lookup: no such account", ErrorDetail: json.RawMessage(tc.result), Attempt: 1}
+			}
+			journalRows(t, j, id, transferDef.QualifiedName(), transferDef.Version, `[{}]`, row)
 			e := resume.NewEngine(j)
 			for i := 0; i < 2; i++ {
 				res, err := e.Resume(ctx, id)

@@ -206,7 +206,12 @@ func (st *runState) replayFailure(key string, rec StepRecord, decode func(json.R
 			return st.corrupt(key, err)
 		}
 	}
-	return st.replayed(key, decodeStepError(st.def, rec.Error, rec.ErrorDetail))
+	err := decodeStepError(st.def, rec.Error, rec.ErrorDetail)
+	if errors.Is(err, errNotReplayable) {
+		// Handing the body a stand-in error could take another branch.
+		return st.corrupt(key, err)
+	}
+	return st.replayed(key, err)
 }
 
 // replayed records that the body received step key's journaled outcome,
