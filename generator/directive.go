@@ -294,9 +294,9 @@ func nearMiss(text string) string {
 	quoted := strings.TrimSpace(text)
 	switch {
 	case block:
-		return fmt.Sprintf("%s: a block comment is not a directive, resumegen and go vet ignore it: write the line comment %s", quoted, want)
+		return fmt.Sprintf("%s: a block comment is not a directive: write the line comment %s", quoted, want)
 	case trimmed != body:
-		return fmt.Sprintf("%s: the space after // makes this an ordinary comment that resumegen and go vet ignore: write %s (no space, like //go: directives)", quoted, want)
+		return fmt.Sprintf("%s: with a space after //, this is an ordinary comment, not a directive: write %s (no space, like //go: directives)", quoted, want)
 	}
 	return fmt.Sprintf("%s: not a directive resumegen knows: write %s", quoted, want)
 }
