@@ -262,6 +262,8 @@ func nearMiss(text string) string {
 	var body string
 	block := false
 	switch {
+	case isDirective(text):
+		return "" // a directive: parseDirective checks it
 	case strings.HasPrefix(text, "//"):
 		body = text[2:]
 	case strings.HasPrefix(text, "/*"):
@@ -280,11 +282,14 @@ func nearMiss(text string) string {
 		word = word[:i]
 	}
 	verb := nearVerb(word)
-	if spaced != rest && verb == "" {
-		return "" // "resume: " and prose
+	if spaced != rest && verb != word {
+		return "" // "resume: " and prose, unless a verb follows as such
+	}
+	if word == "" {
+		return ""
 	}
 	if verb == "" {
-		verb = "step"
+		verb = word // resume:wf: as written, which parseDirective will name
 	}
 	fields := strings.Fields(spaced)
 	want := directivePrefix + verb
@@ -295,10 +300,10 @@ func nearMiss(text string) string {
 	switch {
 	case block:
 		return fmt.Sprintf("%s: a block comment is not a directive: write the line comment %s", quoted, want)
-	case trimmed != body:
+	case trimmed != body: // always: "//resume:" is a directive
 		return fmt.Sprintf("%s: with a space after //, this is an ordinary comment, not a directive: write %s (no space, like //go: directives)", quoted, want)
 	}
-	return fmt.Sprintf("%s: not a directive resumegen knows: write %s", quoted, want)
+	return ""
 }
 
 // nearVerb returns the directive verb that word is or starts like
