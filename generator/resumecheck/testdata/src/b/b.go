@@ -29,7 +29,7 @@ func later() time.Time {
 // resume:step once // want `with a space after //`
 func Charge(ctx context.Context, n int) error { return nil }
 
-//resume: step // want `a space after resume: leaves the verb out`
+// resume: step // want `with a space after //, this is an ordinary comment`
 func Refund(ctx context.Context) error { return nil }
 
 //resume:steps // want `did you mean //resume:step\?`
