@@ -188,7 +188,11 @@ func buildModel(pkg *typedPackage, ds *diagnostics) *packageModel {
 			}
 		}
 	}
-	m.graph = callgraph.New(files, pkg.TypesInfo, pkg.Types, m.isStepCall)
+	if len(m.workflows) > 0 {
+		// Only a step search uses the graph: a package without
+		// workflows (most of what go vet sees) does not pay for it.
+		m.graph = callgraph.New(files, pkg.TypesInfo, pkg.Types, m.isStepCall)
+	}
 	for _, w := range m.workflows {
 		m.findSteps(w, ds)
 	}
