@@ -282,14 +282,8 @@ func nearMiss(text string) string {
 		word = word[:i]
 	}
 	verb := nearVerb(word)
-	if spaced != rest && verb != word {
-		return "" // "resume: " and prose, unless a verb follows as such
-	}
-	if word == "" {
-		return ""
-	}
-	if verb == "" {
-		verb = word // resume:wf: as written, which parseDirective will name
+	if verb == "" || spaced != rest && verb != word {
+		return "" // prose, unless a verb follows (as such after a space)
 	}
 	fields := strings.Fields(spaced)
 	want := directivePrefix + verb

@@ -19,7 +19,8 @@ func TestNearMiss(t *testing.T) {
 		{"/*resume:step tx*/", "write the line comment //resume:step tx"},
 		{"// resume: step", "write //resume:step"},
 		{"// resume:steps", "write //resume:step"},
-		{"// resume:wf", "write //resume:wf"},
+		{"// resume:wf", ""}, // no verb it is close to: prose
+		{"// resume:stepp", "write //resume:step"},
 		{"// resume: the run continues where it stopped", ""},
 		{"// resume: steps are journaled", ""},
 		{"// resume:123", ""},
