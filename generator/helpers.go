@@ -92,6 +92,7 @@ func (s *stepSearch) enter(call *ast.CallExpr, callee *types.Func, why string, f
 	s.entered[callee] = true
 	decl := m.graph.Decl(callee)
 	m.followed[decl] = true
+	w.reached = append(w.reached, decl)
 	before := len(w.Steps)
 	inner := &frame{body: decl.Body, workflow: fr.workflow, path: append(append([]string(nil), fr.path...), name)}
 	s.walk(decl.Body, "", inner)

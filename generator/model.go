@@ -53,6 +53,9 @@ type Workflow struct {
 	// helperCalls maps the Lparen of each call of a helper, in the body
 	// or in a helper, to the call of its copy.
 	helperCalls map[token.Pos]*helperCall
+	// reached are all the package's functions the step search walked
+	// from the body, whether they reach steps or not, in entry order.
+	reached []*ast.FuncDecl
 	// errorIDs are the error identities the body tests, sorted by id; see
 	// collectErrorIdentities.
 	errorIDs []errorIdentity
