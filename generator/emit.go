@@ -146,6 +146,15 @@ func (e *workflowEmitter) emit(f *jen.File) error {
 	f.Comment(fmt.Sprintf("%s is %s with each step call routed through the journal.", bodyName(e.w), e.w.Name))
 	f.Id(body)
 	f.Line()
+	for _, h := range e.w.helpers {
+		copied, err := durableHelper(e.w, h, e.imports)
+		if err != nil {
+			return err
+		}
+		f.Comment(helperComment(e.w, h))
+		f.Id(copied)
+		f.Line()
+	}
 	for _, s := range e.w.Steps {
 		e.wrapper(f, s)
 	}

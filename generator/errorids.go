@@ -332,11 +332,16 @@ func (c *errorCollector) isNil(e ast.Expr) bool {
 }
 
 // errorScopes are the bodies whose error tests count for w: its own body
-// today. Call-following adds here the body of each helper reached from w
-// (with the *types.Info of its package), so that the tests a helper makes
-// on errors from its steps survive the journal too.
+// and the body of each function of its package that the step search
+// walked from it (see stepSearch.enter), whether or not that helper runs
+// steps itself: a helper such as isRetryable(err) tests the errors of
+// steps it never calls, and those tests must survive the journal too.
 func (w *Workflow) errorScopes() []errorScope {
-	return []errorScope{{body: w.decl.Body, info: w.pkg.TypesInfo}}
+	scopes := []errorScope{{body: w.decl.Body, info: w.pkg.TypesInfo}}
+	for _, d := range w.reached {
+		scopes = append(scopes, errorScope{body: d.Body, info: w.pkg.TypesInfo})
+	}
+	return scopes
 }
 
 // errorDefs emits the elements of the WorkflowDef's Errors, one a line,
