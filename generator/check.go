@@ -168,6 +168,9 @@ func (m *packageModel) generatedNames(ds *diagnostics) {
 		for _, s := range w.Steps {
 			names = append(names, s.wrapper)
 		}
+		for _, h := range w.helpers {
+			names = append(names, h.copyName)
+		}
 		for _, n := range names {
 			if obj := scope.Lookup(n); obj != nil {
 				ds.errorf(w.decl.Name.Pos(), "workflow %s: generated identifier %s collides with the declaration at %s; rename one of them", w.Name, n, m.posString(obj.Pos(), ds))

@@ -81,7 +81,12 @@ func isDirective(text string) bool { return strings.HasPrefix(text, directivePre
 // only valid at a call site (key=).
 func parseDirective(c *ast.Comment, callSite bool) (directive, error) {
 	d := directive{text: c.Text, pos: c.Slash}
-	fields := strings.Fields(strings.TrimPrefix(c.Text, directivePrefix))
+	after := strings.TrimPrefix(c.Text, directivePrefix)
+	if strings.TrimLeft(after, " \t") != after && strings.TrimSpace(after) != "" {
+		fields := strings.Fields(after)
+		return d, fmt.Errorf("%s: a space after resume: leaves the verb out: write //resume:%s", c.Text, strings.Join(fields, " "))
+	}
+	fields := strings.Fields(after)
 	if len(fields) == 0 {
 		return d, fmt.Errorf("%s: missing verb (want //resume:workflow or //resume:step)", c.Text)
 	}
@@ -107,6 +112,9 @@ func parseDirective(c *ast.Comment, callSite bool) (directive, error) {
 		}
 		d.reason = reason
 		return d, nil
+	}
+	if v := nearVerb(d.verb); v != "" {
+		return d, fmt.Errorf("%s: unknown directive %q: did you mean //resume:%s? (want //resume:workflow, //resume:step or //resume:allow)", c.Text, "resume:"+d.verb, v)
 	}
 	return d, fmt.Errorf("%s: unknown directive %q (want //resume:workflow, //resume:step or //resume:allow)", c.Text, "resume:"+d.verb)
 }
@@ -232,4 +240,73 @@ func shortDuration(d time.Duration) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
+}
+
+// directiveVerbs are the verbs a //resume: directive may have, and the
+// near misses of them that a near-miss check recognizes after a space.
+var directiveVerbs = []string{"workflow", "step", "allow"}
+
+// nearMiss returns the error for a comment that is meant as a directive
+// but is not one (isDirective is false), so that resumegen and go vet
+// would ignore it silently, or "" for an ordinary comment:
+//
+//	// resume:step once      a space after //
+//	//  resume:workflow      spaces after //
+//	/* resume:step */        a block comment
+//	// resume: step          spaces on both sides, followed by a verb
+//
+// Prose that happens to start with "resume:" ("// resume: the run
+// continues") is left alone: after "resume:" and a space, only a word
+// that starts like a verb counts.
+func nearMiss(text string) string {
+	var body string
+	block := false
+	switch {
+	case isDirective(text):
+		return "" // a directive: parseDirective checks it
+	case strings.HasPrefix(text, "//"):
+		body = text[2:]
+	case strings.HasPrefix(text, "/*"):
+		body, block = strings.TrimSuffix(text[2:], "*/"), true
+	default:
+		return ""
+	}
+	trimmed := strings.TrimLeft(body, " \t")
+	rest, ok := strings.CutPrefix(trimmed, "resume:")
+	if !ok {
+		return ""
+	}
+	spaced := strings.TrimLeft(rest, " \t")
+	word := spaced
+	if i := strings.IndexFunc(word, func(r rune) bool { return !('a' <= r && r <= 'z') }); i >= 0 {
+		word = word[:i]
+	}
+	verb := nearVerb(word)
+	if verb == "" || spaced != rest && verb != word {
+		return "" // prose, unless a verb follows (as such after a space)
+	}
+	fields := strings.Fields(spaced)
+	want := directivePrefix + verb
+	if len(fields) > 1 {
+		want += " " + strings.Join(fields[1:], " ")
+	}
+	quoted := strings.TrimSpace(text)
+	switch {
+	case block:
+		return fmt.Sprintf("%s: a block comment is not a directive: write the line comment %s", quoted, want)
+	case trimmed != body: // always: "//resume:" is a directive
+		return fmt.Sprintf("%s: with a space after //, this is an ordinary comment, not a directive: write %s (no space, like //go: directives)", quoted, want)
+	}
+	return ""
+}
+
+// nearVerb returns the directive verb that word is or starts like
+// (steps, stepp, workflows), or "".
+func nearVerb(word string) string {
+	for _, v := range directiveVerbs {
+		if word == v || (len(word) > len(v) && strings.HasPrefix(word, v)) || (len(word) >= 3 && strings.HasPrefix(v, word)) {
+			return v
+		}
+	}
+	return ""
 }

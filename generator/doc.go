@@ -142,6 +142,24 @@
 //     leading context.Context gets the workflow's own context at the call
 //     site.
 //
+// # Error identities
+//
+// A step error the body received is replayed from the journal on resume
+// (errorids.go collects, the runtime's errorcodec.go journals). For it to
+// answer the body's tests as the original did, the generator lists in
+// resumeW's Errors, sorted by id, the identities W's body tests: package-
+// level error variables compared with errors.Is, ==, != or a switch case
+// (resume.ErrorSentinel), and concrete error types looked for with
+// errors.As, errors.AsType, a type assertion or a type switch case on an
+// error (resume.ErrorType). A test a replayed error could not answer is
+// refused at its position: a target that is not a package-level error
+// variable, an interface type not every error satisfies, an error type
+// whose value JSON cannot carry (unexported or json:"-" fields, fields of
+// func, channel or interface type other than error; exported fields of
+// type error are journaled as errors of their own) or that the generated
+// file cannot name. The list changes no journal key, so it does not enter
+// the version.
+//
 // # Keys
 //
 // A call-site directive may end with key=EXPR (EXPR runs to the end of the
@@ -153,6 +171,57 @@
 // resume.Call0Key, so the journal key is Name[key]. The durable body passes
 // EXPR as the last argument: Go evaluates it after the call's own
 // arguments, as the order of the source reads.
+//
+// # Helpers
+//
+// The step search (steps.go, helpers.go) follows the workflow body's
+// static calls of functions and methods declared, with a body, in the
+// workflow's own package, recursively, and function literals called on
+// the spot (func() { ... }()), whose body runs where it is written. The
+// call graph is package generator/internal/callgraph. A step call site
+// inside a helper is one step however often the helper runs (its
+// executions are numbered at run time, like a loop's, or keyed with
+// key=); name= and key= work at call sites inside helpers. Steps are
+// listed depth first in source order, each helper entered at its first
+// call; two call sites with one name, in the body or in helpers, are an
+// error. A helper that reaches a step (directly or through further
+// helpers) gets, per workflow, a durable copy resumeW_<helper>
+// (resumeW_<Type>_<method> for a method, whose receiver becomes the first
+// parameter) in which step calls go to the wrappers and helper calls to
+// the copies; the body's calls go to the copies. A helper step whose
+// callee takes no context.Context gets the helper's own context
+// parameter. Helpers that reach no step stay plain calls. Workflows
+// called from a workflow are not followed (they are child runs).
+//
+// Every check of a workflow body applies in the helpers it reaches, at
+// the helper's line, with the path from the workflow in the message
+// ("(in pickOwner, called from Onboard via notifyAll → pickOwner)"); a
+// //resume:allow in a helper works as in the body. Refused, with the fix:
+// a call of a helper that runs steps from a go or defer statement, a
+// closure, a select or a map range; a generic helper that runs steps, or
+// one reached through an embedded field or as a method expression; a
+// function of the package that runs steps (or is one) used as a value; a
+// call through a function value when such a function has its type (as a
+// function, method value or method expression); a call of an interface
+// method, not itself a step, that such a method implements; and a call of
+// a function of another package of the module that may run a step. Other
+// packages are not type-checked here, so that last check reads their
+// source (foreignhelper.go) and matches by name, erring towards refusal:
+// a call in the callee's body with a trailing //resume:step, of a name its
+// package declares //resume:step, of a same-named function or method of
+// its package, or of pkg.F in another module package, is followed;
+// function values and interface calls inside other packages are not.
+//
+// # Near-miss directives
+//
+// A comment meant as a directive that is not one is an error at its
+// position, since resumegen would otherwise ignore it silently: a space
+// after the slashes (// resume:step once, //  resume:workflow), a block
+// comment (/* resume:step */), a space after the colon (//resume: step,
+// and // resume: followed by a verb), and an unknown verb (//resume:steps,
+// with the verb it is close to). A comment where "resume: " is followed by
+// prose (// resume: the run continues) is ordinary. A call-site directive
+// on a line without a call is an error in any function.
 //
 // # Version
 //

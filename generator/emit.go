@@ -146,6 +146,15 @@ func (e *workflowEmitter) emit(f *jen.File) error {
 	f.Comment(fmt.Sprintf("%s is %s with each step call routed through the journal.", bodyName(e.w), e.w.Name))
 	f.Id(body)
 	f.Line()
+	for _, h := range e.w.helpers {
+		copied, err := durableHelper(e.w, h, e.imports)
+		if err != nil {
+			return err
+		}
+		f.Comment(helperComment(e.w, h))
+		f.Id(copied)
+		f.Line()
+	}
 	for _, s := range e.w.Steps {
 		e.wrapper(f, s)
 	}
@@ -265,6 +274,9 @@ func (e *workflowEmitter) calleeExpr(s *Step) string {
 //		Steps: []resume.StepDef{
 //			{Name: "ScoreAll", Callee: "...", Signature: "...", Policy: resume.PolicyDefault, Attempts: 5},
 //		},
+//		Errors: []resume.ErrorDef{ // when the body tests error identities: see errorDefs
+//			resume.ErrorSentinel("example.com/billing.ErrDeclined", ErrDeclined),
+//		},
 //	}
 func (e *workflowEmitter) def(f *jen.File) {
 	w := e.w
@@ -275,13 +287,16 @@ func (e *workflowEmitter) def(f *jen.File) {
 	if len(steps) > 0 {
 		steps = append(steps, jen.Line())
 	}
-	f.Var().Id(defName(w)).Op("=").Op("&").Add(e.rt("WorkflowDef")).Values(
+	fields := []jen.Code{
 		jen.Line().Id("Package").Op(":").Lit(w.Package),
 		jen.Line().Id("Name").Op(":").Lit(w.Name),
 		jen.Line().Id("Version").Op(":").Id(versionName(w)),
 		jen.Line().Id("Steps").Op(":").Index().Add(e.rt("StepDef")).Values(steps...),
-		jen.Line(),
-	)
+	}
+	if len(w.errorIDs) > 0 {
+		fields = append(fields, jen.Line().Id("Errors").Op(":").Index().Add(e.rt("ErrorDef")).Values(e.errorDefs()...))
+	}
+	f.Var().Id(defName(w)).Op("=").Op("&").Add(e.rt("WorkflowDef")).Values(append(fields, jen.Line())...)
 	f.Line()
 }
 

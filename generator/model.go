@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/resumegen/resumegen/generator/internal/callgraph"
 	"golang.org/x/tools/go/packages"
 )
 
@@ -45,11 +46,19 @@ type Workflow struct {
 	source string // absolute path of the file declaring the workflow
 	decl   *ast.FuncDecl
 	sig    *types.Signature
-	// siteDirectives maps the Lparen of a call carrying a trailing
-	// //resume:step to its parsed directive.
-	siteDirectives map[token.Pos]directive
-	// allows maps a line of the body to its //resume:allow.
-	allows map[int]*allowance
+	// helpers are the durable copies of the package's functions that the
+	// body reaches and that reach steps, in the order the step search
+	// entered them.
+	helpers []*helper
+	// helperCalls maps the Lparen of each call of a helper, in the body
+	// or in a helper, to the call of its copy.
+	helperCalls map[token.Pos]*helperCall
+	// reached are all the package's functions the step search walked
+	// from the body, whether they reach steps or not, in entry order.
+	reached []*ast.FuncDecl
+	// errorIDs are the error identities the body tests, sorted by id; see
+	// collectErrorIdentities.
+	errorIDs []errorIdentity
 }
 
 // Step is one step call site of a workflow.
@@ -111,6 +120,40 @@ type packageModel struct {
 	foreign     map[*types.Func]*stepOptions
 	parsed      map[string]*ast.File
 	foreignFset *token.FileSet
+	// siteDirectives maps the Lparen of a call carrying a trailing
+	// //resume:step, in any function body, to its parsed directive.
+	siteDirectives map[token.Pos]directive
+	// bodyDirectives are the call-site directives (//resume:step and
+	// //resume:allow) of function bodies, with the function holding each.
+	bodyDirectives []bodyDirective
+	// allows maps a file's line to its //resume:allow.
+	allows map[lineKey]*allowance
+	// graph is the package's call graph; followed holds the functions a
+	// workflow's step search walked: workflows and their helpers.
+	graph    *callgraph.Graph
+	followed map[*ast.FuncDecl]bool
+	// workflowFuncs are the //resume:workflow functions, which a step
+	// search does not follow into (a workflow called from a workflow is
+	// a child run, not a helper).
+	workflowFuncs map[*types.Func]bool
+	// foreignReached and srcPackages cache foreignReach.
+	foreignReached map[*ast.FuncDecl]string
+	srcPackages    map[*types.Package]*srcPackage
+	// reacherList caches reachers.
+	reacherList  []reacher
+	reachersDone bool
+}
+
+// lineKey is a line of a file.
+type lineKey struct {
+	file string
+	line int
+}
+
+// bodyDirective is a call-site directive and the function it is in.
+type bodyDirective struct {
+	d  directive
+	fn *ast.FuncDecl
 }
 
 // buildModel finds the directives of a package, its workflows and their
@@ -118,7 +161,9 @@ type packageModel struct {
 // every workflow that was recognized, valid or not.
 func buildModel(pkg *typedPackage, ds *diagnostics) *packageModel {
 	m := &packageModel{pkg: pkg, stepDecls: map[*types.Func]stepOptions{},
-		foreign: map[*types.Func]*stepOptions{}, parsed: map[string]*ast.File{}}
+		foreign: map[*types.Func]*stepOptions{}, parsed: map[string]*ast.File{},
+		siteDirectives: map[token.Pos]directive{}, allows: map[lineKey]*allowance{},
+		followed: map[*ast.FuncDecl]bool{}, workflowFuncs: map[*types.Func]bool{}}
 	claimed := map[*ast.Comment]bool{}
 	var files []*ast.File // the non-test files: see refuseTestWorkflows
 	for _, f := range pkg.Syntax {
@@ -130,27 +175,35 @@ func buildModel(pkg *typedPackage, ds *diagnostics) *packageModel {
 		files = append(files, f)
 		m.scanDeclarations(f, name, claimed, ds)
 	}
-	for _, w := range m.workflows {
-		m.scanCallSites(w, claimed, ds)
+	for _, f := range files {
+		m.scanCallSites(f, claimed, ds)
 	}
 	for _, f := range files {
 		for _, cg := range f.Comments {
 			for _, c := range cg.List {
-				if !isDirective(c.Text) || claimed[c] {
+				if claimed[c] {
 					continue
 				}
-				if fd := enclosingFunc(f, c.Slash); fd != nil {
-					ds.errorf(c.Slash, "%s: directive inside %s, which is not a //resume:workflow: a call-site //resume:step only marks calls in a workflow body", c.Text, fd.Name.Name)
-				} else {
-					ds.errorf(c.Slash, "%s: directive is not attached to a function declaration: put it in the doc comment right above the func, or at the end of a step call's line in a workflow body", c.Text)
+				if !isDirective(c.Text) {
+					if msg := nearMiss(c.Text); msg != "" {
+						ds.errorf(c.Slash, "%s", msg)
+					}
+					continue
 				}
+				ds.errorf(c.Slash, "%s: directive is not attached to a function declaration: put it in the doc comment right above the func, or at the end of a step call's line in a workflow body", c.Text)
 			}
 		}
 	}
+	if len(m.workflows) > 0 {
+		// Only a step search uses the graph: a package without
+		// workflows (most of what go vet sees) does not pay for it.
+		m.graph = callgraph.New(files, pkg.TypesInfo, pkg.Types, m.isStepCall)
+	}
 	for _, w := range m.workflows {
 		m.findSteps(w, ds)
-		m.unusedAllows(w, ds)
 	}
+	m.unfollowedDirectives(ds)
+	m.unusedAllows(ds)
 	return m
 }
 
@@ -176,11 +229,11 @@ func (m *packageModel) scanDeclarations(f *ast.File, filename string, claimed ma
 			case fd.Recv != nil:
 				ds.errorf(d.pos, "%s: a workflow must be a plain function, not a method: a resumed run has no receiver to restore; make it a function that reaches its clients through package-level variables set at startup (or takes what it needs as input), and mark the clients' methods //resume:step", d.text)
 			default:
+				m.workflowFuncs[fn] = true
 				m.workflows = append(m.workflows, &Workflow{
 					Package: m.pkg.PkgPath, Name: fd.Name.Name,
 					pkg: m.pkg, file: f, source: filename, decl: fd,
-					sig: fn.Type().(*types.Signature), siteDirectives: map[token.Pos]directive{},
-					allows: map[int]*allowance{},
+					sig: fn.Type().(*types.Signature),
 				})
 			}
 		}
@@ -227,28 +280,20 @@ func docDirectives(doc *ast.CommentGroup, claimed map[*ast.Comment]bool, ds *dia
 	return out
 }
 
-// scanCallSites claims the trailing //resume:step directives inside the
-// workflow's body and attaches each to the call ending last on its line.
-func (m *packageModel) scanCallSites(w *Workflow, claimed map[*ast.Comment]bool, ds *diagnostics) {
+// scanCallSites claims the trailing directives inside the file's function
+// bodies: a //resume:step is attached to the call ending last on its line
+// and a //resume:allow to its line. Whether the function is one a
+// workflow's step search follows is known later: see
+// unfollowedDirectives.
+func (m *packageModel) scanCallSites(f *ast.File, claimed map[*ast.Comment]bool, ds *diagnostics) {
 	fset := m.pkg.Fset
-	body := w.decl.Body
-	// Last call ending on each line, by the line of its closing paren.
-	lastCall := map[int]*ast.CallExpr{}
-	ast.Inspect(body, func(n ast.Node) bool {
-		if call, ok := n.(*ast.CallExpr); ok {
-			line := fset.Position(call.Rparen).Line
-			if prev := lastCall[line]; prev == nil || call.Rparen > prev.Rparen {
-				lastCall[line] = call
-			}
-		}
-		return true
-	})
-	for _, cg := range w.file.Comments {
-		if cg.Pos() < body.Lbrace || cg.End() > body.Rbrace {
-			continue
-		}
+	for _, cg := range f.Comments {
 		for _, c := range cg.List {
 			if !isDirective(c.Text) || claimed[c] {
+				continue
+			}
+			fd := enclosingFunc(f, c.Slash)
+			if fd == nil {
 				continue
 			}
 			claimed[c] = true
@@ -257,20 +302,51 @@ func (m *packageModel) scanCallSites(w *Workflow, claimed map[*ast.Comment]bool,
 				ds.errorf(c.Slash, "%v", err)
 				continue
 			}
-			if d.verb == "allow" {
-				w.allows[fset.Position(c.Slash).Line] = &allowance{d: d, reason: d.reason}
-				continue
-			}
-			if d.verb != "step" {
+			pos := fset.Position(c.Slash)
+			switch d.verb {
+			case "allow":
+				m.allows[lineKey{pos.Filename, pos.Line}] = &allowance{d: d, reason: d.reason}
+			case "step":
+				call := lastCallOnLine(fset, fd.Body, pos.Line)
+				if call == nil || call.Rparen > c.Slash {
+					ds.errorf(c.Slash, "%s: no call on this line: a call-site //resume:step goes at the end of the line of the call it marks", c.Text)
+					continue
+				}
+				m.siteDirectives[call.Lparen] = d
+			default:
 				ds.errorf(c.Slash, "%s: only //resume:step can mark a call in a workflow body", c.Text)
 				continue
 			}
-			call := lastCall[fset.Position(c.Slash).Line]
-			if call == nil || call.Rparen > c.Slash {
-				ds.errorf(c.Slash, "%s: no call on this line: a call-site //resume:step goes at the end of the line of the call it marks", c.Text)
-				continue
+			m.bodyDirectives = append(m.bodyDirectives, bodyDirective{d: d, fn: fd})
+		}
+	}
+}
+
+// lastCallOnLine returns the call of body whose closing paren is the last
+// one on line, or nil.
+func lastCallOnLine(fset *token.FileSet, body *ast.BlockStmt, line int) *ast.CallExpr {
+	var last *ast.CallExpr
+	ast.Inspect(body, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok && fset.Position(call.Rparen).Line == line {
+			if last == nil || call.Rparen > last.Rparen {
+				last = call
 			}
-			w.siteDirectives[call.Lparen] = d
+		}
+		return true
+	})
+	return last
+}
+
+// unfollowedDirectives reports the call-site directives in functions that
+// no workflow's step search walked: they would mark nothing.
+func (m *packageModel) unfollowedDirectives(ds *diagnostics) {
+	for _, bd := range m.bodyDirectives {
+		if !m.followed[bd.fn] {
+			if bd.d.verb == "allow" {
+				p := m.pkg.Fset.Position(bd.d.pos)
+				delete(m.allows, lineKey{p.Filename, p.Line}) // reported here, not as unused
+			}
+			ds.errorf(bd.d.pos, "%s: directive inside %s, which is neither a //resume:workflow nor a function a workflow body calls: a call-site directive only marks calls in a workflow body or in the helpers it calls", bd.d.text, bd.fn.Name.Name)
 		}
 	}
 }

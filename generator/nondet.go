@@ -55,8 +55,9 @@ var nondetMessages = map[nondetKind]string{
 }
 
 // checkDeterministic refuses a call in a workflow body, outside a step,
-// whose outcome differs when the run resumes.
-func (m *packageModel) checkDeterministic(w *Workflow, call *ast.CallExpr, ds *diagnostics) {
+// whose outcome differs when the run resumes. via says, for a call in a
+// helper, how the workflow reaches it (see helperPath.via), else "".
+func (m *packageModel) checkDeterministic(w *Workflow, call *ast.CallExpr, via string, ds *diagnostics) {
 	fn, ok := typeutil.Callee(m.pkg.TypesInfo, call).(*types.Func)
 	if !ok || fn.Pkg() == nil || fn.Type().(*types.Signature).Recv() != nil {
 		return
@@ -74,14 +75,14 @@ func (m *packageModel) checkDeterministic(w *Workflow, call *ast.CallExpr, ds *d
 	if kind == nondetWait {
 		out = "so a resumed run does not wait again once the step is journaled"
 	}
-	m.nondet(w, call.Pos(), what, fmt.Sprintf("%s in a workflow body %s: move it into a //resume:step function %s", what, nondetMessages[kind], out), ds)
+	m.nondet(w, call.Pos(), what, fmt.Sprintf("%s in a workflow body%s %s: move it into a //resume:step function %s", what, via, nondetMessages[kind], out), ds)
 }
 
 // checkGlobalWrite refuses a write in a workflow body (=, op=, ++, --, a
 // range clause's =, or the builtins delete, clear and copy) into a
 // package-level variable or into what one holds: a field, an element, a
 // map entry, or what a package-level pointer points to.
-func (m *packageModel) checkGlobalWrite(w *Workflow, lhs ast.Expr, ds *diagnostics) {
+func (m *packageModel) checkGlobalWrite(w *Workflow, lhs ast.Expr, via string, ds *diagnostics) {
 	v := rootVar(m.pkg.TypesInfo, lhs)
 	if v == nil || v.Pkg() == nil || v.Parent() != v.Pkg().Scope() {
 		return
@@ -91,12 +92,12 @@ func (m *packageModel) checkGlobalWrite(w *Workflow, lhs ast.Expr, ds *diagnosti
 		name = v.Pkg().Name() + "." + name
 	}
 	what := "write to package-level variable " + name
-	m.nondet(w, lhs.Pos(), what, fmt.Sprintf("%s in a workflow body: the body runs again from the start when the run resumes, so the write happens again while the steps before it do not; keep the state in a local variable, or move the write into a //resume:step function", what), ds)
+	m.nondet(w, lhs.Pos(), what, fmt.Sprintf("%s in a workflow body%s: the body runs again from the start when the run resumes, so the write happens again while the steps before it do not; keep the state in a local variable, or move the write into a //resume:step function", what, via), ds)
 }
 
 // checkBuiltinWrite applies checkGlobalWrite to what delete, clear and copy
 // write into: their first argument.
-func (m *packageModel) checkBuiltinWrite(w *Workflow, call *ast.CallExpr, ds *diagnostics) {
+func (m *packageModel) checkBuiltinWrite(w *Workflow, call *ast.CallExpr, via string, ds *diagnostics) {
 	id, ok := ast.Unparen(call.Fun).(*ast.Ident)
 	if !ok || len(call.Args) == 0 {
 		return
@@ -104,7 +105,7 @@ func (m *packageModel) checkBuiltinWrite(w *Workflow, call *ast.CallExpr, ds *di
 	if b, ok := m.pkg.TypesInfo.Uses[id].(*types.Builtin); ok {
 		switch b.Name() {
 		case "delete", "clear", "copy":
-			m.checkGlobalWrite(w, call.Args[0], ds)
+			m.checkGlobalWrite(w, call.Args[0], via, ds)
 		}
 	}
 }
@@ -162,8 +163,8 @@ type Exception struct {
 // nondet reports a non-deterministic operation at pos, unless a
 // //resume:allow on its line records it as a reviewed exception.
 func (m *packageModel) nondet(w *Workflow, pos token.Pos, what, msg string, ds *diagnostics) {
-	line := m.pkg.Fset.Position(pos).Line
-	if a := w.allows[line]; a != nil {
+	p := m.pkg.Fset.Position(pos)
+	if a := m.allows[lineKey{p.Filename, p.Line}]; a != nil {
 		a.used = true
 		w.Exceptions = append(w.Exceptions, Exception{Check: "nondeterministic", What: what, Reason: a.reason})
 		return
@@ -172,8 +173,8 @@ func (m *packageModel) nondet(w *Workflow, pos token.Pos, what, msg string, ds *
 }
 
 // unusedAllows reports //resume:allow directives that silenced nothing.
-func (m *packageModel) unusedAllows(w *Workflow, ds *diagnostics) {
-	for _, a := range w.allows {
+func (m *packageModel) unusedAllows(ds *diagnostics) {
+	for _, a := range m.allows {
 		if !a.used {
 			ds.errorf(a.d.pos, "%s: nothing on this line needs it: remove the directive", a.d.text)
 		}

@@ -13,7 +13,8 @@ import (
 
 // durableBody renders the workflow's declaration as the durable body
 // function: a deep copy of the user's FuncDecl renamed to resume<W>Body,
-// with every step call's callee replaced by its wrapper. Nothing else
+// with every step call's callee replaced by its wrapper and every call of
+// a helper that reaches steps by its copy (see routeCalls). Nothing else
 // changes, so arguments are evaluated where and in the order the original
 // evaluates them. Comments inside the function are kept.
 func durableBody(w *Workflow, imports *importSet) (string, error) {
@@ -31,44 +32,7 @@ func durableBody(w *Workflow, imports *importSet) (string, error) {
 	decl.Name = &ast.Ident{NamePos: decl.Name.NamePos, Name: bodyName(w)}
 	ctxName := nameContextParam(decl.Type.Params)
 
-	byLparen := map[token.Pos]*Step{}
-	for _, s := range w.Steps {
-		byLparen[s.call.Lparen] = s
-	}
-	astutil.Apply(decl.Body, nil, func(c *astutil.Cursor) bool {
-		call, ok := c.Node().(*ast.CallExpr)
-		if !ok {
-			return true
-		}
-		s := byLparen[call.Lparen]
-		if s == nil {
-			return true
-		}
-		var args []ast.Expr
-		if s.recv != nil {
-			recv := ast.Unparen(call.Fun).(*ast.SelectorExpr).X
-			if s.addrRecv {
-				recv = &ast.UnaryExpr{Op: token.AND, X: recv}
-			}
-			args = append(args, recv)
-		}
-		if !s.takesCtx {
-			args = append(args, ast.NewIdent(ctxName))
-		}
-		args = append(args, call.Args...)
-		if s.key != nil {
-			// Last, so Go evaluates it after the call's own arguments.
-			args = append(args, copyAST(s.key.expr))
-		}
-		c.Replace(&ast.CallExpr{
-			Fun:      &ast.Ident{NamePos: call.Fun.Pos(), Name: s.wrapper},
-			Lparen:   call.Lparen,
-			Args:     args,
-			Ellipsis: call.Ellipsis,
-			Rparen:   call.Rparen,
-		})
-		return true
-	})
+	routeCalls(w, decl.Body, ctxName)
 
 	var comments []*ast.CommentGroup
 	for _, cg := range w.file.Comments {
@@ -128,4 +92,54 @@ func nameContextParam(params *ast.FieldList) string {
 		first.Names[0] = &ast.Ident{NamePos: first.Names[0].NamePos, Name: "ctx"}
 	}
 	return first.Names[0].Name
+}
+
+// routeCalls rewrites, in body (a copy of the workflow's or a helper's
+// body, with the original positions), each step call into a call of its
+// wrapper and each call of a helper that reaches steps into a call of its
+// durable copy. ctxName is the run's context in that body, which the
+// wrapper of a step whose callee takes none receives.
+func routeCalls(w *Workflow, body ast.Node, ctxName string) {
+	byLparen := map[token.Pos]*Step{}
+	for _, s := range w.Steps {
+		byLparen[s.call.Lparen] = s
+	}
+	astutil.Apply(body, nil, func(c *astutil.Cursor) bool {
+		call, ok := c.Node().(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		if hc := w.helperCalls[call.Lparen]; hc != nil {
+			c.Replace(hc.route(call))
+			return true
+		}
+		s := byLparen[call.Lparen]
+		if s == nil {
+			return true
+		}
+		var args []ast.Expr
+		if s.recv != nil {
+			recv := ast.Unparen(call.Fun).(*ast.SelectorExpr).X
+			if s.addrRecv {
+				recv = &ast.UnaryExpr{Op: token.AND, X: recv}
+			}
+			args = append(args, recv)
+		}
+		if !s.takesCtx {
+			args = append(args, ast.NewIdent(ctxName))
+		}
+		args = append(args, call.Args...)
+		if s.key != nil {
+			// Last, so Go evaluates it after the call's own arguments.
+			args = append(args, copyAST(s.key.expr))
+		}
+		c.Replace(&ast.CallExpr{
+			Fun:      &ast.Ident{NamePos: call.Fun.Pos(), Name: s.wrapper},
+			Lparen:   call.Lparen,
+			Args:     args,
+			Ellipsis: call.Ellipsis,
+			Rparen:   call.Rparen,
+		})
+		return true
+	})
 }

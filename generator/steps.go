@@ -13,72 +13,111 @@ import (
 
 // findSteps walks the workflow's body in source order and records every
 // step call site: a call to a function or method declared //resume:step,
-// or a call carrying a trailing //resume:step. It refuses step calls whose
-// execution order the journal cannot reproduce.
+// or a call carrying a trailing //resume:step. It follows the body's calls
+// of the package's own functions and methods (see stepSearch.enter) and
+// refuses step calls whose execution order the journal cannot reproduce,
+// and calls it cannot follow that may reach a step.
 func (m *packageModel) findSteps(w *Workflow, ds *diagnostics) {
-	first := map[string]token.Pos{}
-	var walk func(n ast.Node, why string)
-	walk = func(n ast.Node, why string) {
-		ast.Inspect(n, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.GoStmt:
-				walk(n.Call, whyNot(why, "in a go statement: it would run concurrently with the steps after it, in no fixed order; call it directly in the workflow body, or start the goroutine inside a step"))
-				return false
-			case *ast.DeferStmt:
-				walk(n.Call, whyNot(why, "in a defer statement: it would run after the workflow body returned, outside the journal's order; call it explicitly before each return"))
-				return false
-			case *ast.FuncLit:
-				walk(n.Body, whyNot(why, "inside a function literal: a closure may run later, several times or never, so the journal cannot order it; call the step directly in the workflow body"))
-				return false
-			case *ast.SelectStmt:
-				walk(n.Body, whyNot(why, "inside select: which case runs is not deterministic, so a resume could take another branch; choose the branch first (for example in a step) and call the step after the select"))
-				return false
-			case *ast.RangeStmt:
-				if n.Tok == token.ASSIGN {
-					for _, lhs := range []ast.Expr{n.Key, n.Value} {
-						if lhs != nil {
-							m.checkGlobalWrite(w, lhs, ds)
-						}
-					}
-				}
-				if reason := m.rangeReason(w.decl.Body, n); reason != "" {
-					if n.Key != nil {
-						walk(n.Key, why)
-					}
-					if n.Value != nil {
-						walk(n.Value, why)
-					}
-					walk(n.X, why)
-					walk(n.Body, whyNot(why, reason))
-					return false
-				}
-			case *ast.AssignStmt:
-				if n.Tok != token.DEFINE {
-					for _, lhs := range n.Lhs {
-						m.checkGlobalWrite(w, lhs, ds)
-					}
-				}
-			case *ast.IncDecStmt:
-				m.checkGlobalWrite(w, n.X, ds)
-			case *ast.CallExpr:
-				m.checkDeterministic(w, n, ds)
-				m.checkBuiltinWrite(w, n, ds)
-				if s := m.stepAt(w, n, ds); s != nil {
-					if why != "" {
-						ds.errorf(n.Pos(), "step %s is called %s", s.Name, why)
-					} else if prev, dup := first[s.Name]; dup {
-						ds.errorf(n.Pos(), "step name %s is already used by the call at %s: add //resume:step name=NAME at the end of one call's line to tell them apart", s.Name, m.posString(prev, ds))
-					} else {
-						first[s.Name] = n.Pos()
-						s.index = len(w.Steps)
-						w.Steps = append(w.Steps, s)
+	s := &stepSearch{m: m, w: w, ds: ds, first: map[string]token.Pos{},
+		entered: map[*types.Func]bool{}, callees: map[*ast.Ident]bool{}}
+	w.helperCalls = map[token.Pos]*helperCall{}
+	m.followed[w.decl] = true
+	s.walk(w.decl.Body, "", &frame{body: w.decl.Body, workflow: w.Name})
+}
+
+// walk checks the nodes of n, in source order, of the function of fr; why
+// is the reason steps may not be called there, or "".
+func (s *stepSearch) walk(n ast.Node, why string, fr *frame) {
+	m, w, ds := s.m, s.w, s.ds
+	ast.Inspect(n, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.GoStmt:
+			s.walk(n.Call, whyNot(why, "in a go statement: it would run concurrently with the steps after it, in no fixed order; call it directly in the workflow body, or start the goroutine inside a step"), fr)
+			return false
+		case *ast.DeferStmt:
+			s.walk(n.Call, whyNot(why, "in a defer statement: it would run after the workflow body returned, outside the journal's order; call it explicitly before each return"), fr)
+			return false
+		case *ast.FuncLit:
+			s.walk(n.Body, whyNot(why, "inside a function literal: a closure may run later, several times or never, so the journal cannot order it; call the step directly in the workflow body, or call the literal where it is written (func() { ... }())"), fr)
+			return false
+		case *ast.SelectStmt:
+			s.walk(n.Body, whyNot(why, "inside select: which case runs is not deterministic, so a resume could take another branch; choose the branch first (for example in a step) and call the step after the select"), fr)
+			return false
+		case *ast.RangeStmt:
+			if n.Tok == token.ASSIGN {
+				for _, lhs := range []ast.Expr{n.Key, n.Value} {
+					if lhs != nil {
+						m.checkGlobalWrite(w, lhs, fr.via(), ds)
 					}
 				}
 			}
-			return true
-		})
+			if reason := m.rangeReason(fr.body, n); reason != "" {
+				for _, x := range []ast.Expr{n.Key, n.Value, n.X} {
+					if x != nil {
+						s.walk(x, why, fr)
+					}
+				}
+				s.walk(n.Body, whyNot(why, reason), fr)
+				return false
+			}
+		case *ast.AssignStmt:
+			if n.Tok != token.DEFINE {
+				for _, lhs := range n.Lhs {
+					m.checkGlobalWrite(w, lhs, fr.via(), ds)
+				}
+			}
+		case *ast.IncDecStmt:
+			m.checkGlobalWrite(w, n.X, fr.via(), ds)
+		case *ast.Ident:
+			s.checkValueUse(n, fr)
+		case *ast.CallExpr:
+			return s.call(n, why, fr)
+		}
+		return true
+	})
+}
+
+// call checks one call; it reports whether walk should go on into the
+// call's children.
+func (s *stepSearch) call(n *ast.CallExpr, why string, fr *frame) bool {
+	m, w, ds := s.m, s.w, s.ds
+	s.callees[calleeIdent(n.Fun)] = true
+	m.checkDeterministic(w, n, fr.via(), ds)
+	m.checkBuiltinWrite(w, n, fr.via(), ds)
+	if lit, ok := ast.Unparen(n.Fun).(*ast.FuncLit); ok {
+		// Called where it is written: its body runs here, once, after
+		// the arguments, as if inline.
+		for _, a := range n.Args {
+			s.walk(a, why, fr)
+		}
+		s.walk(lit.Body, why, fr)
+		return false
 	}
-	walk(w.decl.Body, "")
+	if st := m.stepAt(w, n, ds); st != nil {
+		if why != "" {
+			ds.errorf(n.Pos(), "step %s is called %s%s", st.Name, why, fr.via())
+		} else if prev, dup := s.first[st.Name]; dup {
+			ds.errorf(n.Pos(), "step name %s is already used by the call at %s: add //resume:step name=NAME at the end of one call's line to tell them apart", st.Name, m.posString(prev, ds))
+		} else {
+			s.first[st.Name] = n.Pos()
+			st.index = len(w.Steps)
+			w.Steps = append(w.Steps, st)
+		}
+		return true
+	}
+	if callee := m.graph.Callee(n); callee != nil && !m.workflowFuncs[callee] {
+		// The receiver and the arguments run first, in the caller.
+		if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok {
+			s.walk(sel.X, why, fr)
+		}
+		for _, a := range n.Args {
+			s.walk(a, why, fr)
+		}
+		s.enter(n, callee, why, fr)
+		return false
+	}
+	s.checkUnfollowed(n, fr)
+	return true
 }
 
 // whyNot keeps the outermost reason a step may not be called somewhere.
@@ -199,7 +238,7 @@ func (m *packageModel) posString(p token.Pos, ds *diagnostics) string {
 // A call marked as a step that cannot be one is reported and yields nil.
 func (m *packageModel) stepAt(w *Workflow, call *ast.CallExpr, ds *diagnostics) *Step {
 	info := m.pkg.TypesInfo
-	site, hasSite := w.siteDirectives[call.Lparen]
+	site, hasSite := m.siteDirectives[call.Lparen]
 	fn, _ := typeutil.Callee(info, call).(*types.Func)
 	var declOpts stepOptions
 	isStep := hasSite

@@ -1,10 +1,12 @@
 // Package resumecheck is resumegen's checks as a go/analysis Analyzer:
-// what the generator refuses in workflow bodies (steps in go, defer,
-// select, closures or map ranges; clocks, random numbers, the environment,
-// file reads and package-level writes outside steps; step types JSON
-// cannot round-trip; malformed or misplaced directives; duplicate step
-// names), reported by go vet at the same positions and with the same
-// messages as resumegen:
+// what the generator refuses in workflow bodies and in the helpers they
+// call (steps in go, defer, select, closures or map ranges; clocks, random
+// numbers, the environment, file reads and package-level writes outside
+// steps; calls through function values, interface methods or other
+// packages that may reach a step; step types JSON cannot round-trip;
+// malformed, misplaced or near-miss directives such as // resume:step;
+// duplicate step names), reported by go vet at the same positions and
+// with the same messages as resumegen:
 //
 //	go install github.com/resumegen/resumegen/cmd/resumevet
 //	go vet -vettool=$(go env GOPATH)/bin/resumevet ./...

@@ -10,7 +10,8 @@ import (
 // TestAnalyzer checks the diagnostics against the // want comments of
 // testdata/src/a, including a reviewed exception, a generated file that
 // must be skipped and a workflow in a test file, refused as resumegen
-// refuses it (analysistest loads the package's tests).
+// refuses it (analysistest loads the package's tests), and of
+// testdata/src/b: near-miss directives and checks inside helpers.
 func TestAnalyzer(t *testing.T) {
-	analysistest.Run(t, analysistest.TestData(), resumecheck.Analyzer, "a")
+	analysistest.Run(t, analysistest.TestData(), resumecheck.Analyzer, "a", "b")
 }

@@ -144,6 +144,66 @@ func runReplay(t *testing.T, open func(t *testing.T) resume.Journal) {
 		}
 	})
 
+	t.Run("a spent budget not yet delivered is the outcome: journaled final, not executed", func(t *testing.T) {
+		// What a shutdown during the last attempt, or an older journal,
+		// leaves: the budget spent, the row not final.
+		j := open(t)
+		id := newRunID(t)
+		journalRows(t, j, id, transferDef.QualifiedName(), transferDef.Version, `[{}]`,
+			resume.StepRecord{StepKey: "Lookup", Name: "Lookup", Status: resume.StepFailed, Error: "lookup timed out"})
+		// journalRows writes attempt 1; Lookup has 3: spend them.
+		run, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "earlier2", Until: time.Now().Add(time.Minute)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lease := resume.Lease{RunID: id, Owner: "earlier2", Epoch: run.Epoch}
+		row := resume.StepRecord{RunID: id, StepKey: "Lookup", Name: "Lookup", Status: resume.StepFailed, Error: "lookup timed out",
+			Attempt: 3, Seq: 3, StartedAt: time.Now(), FinishedAt: time.Now()}
+		if err := j.WriteStep(ctx, lease, row); err != nil {
+			t.Fatal(err)
+		}
+		run.Status = resume.StatusPending
+		if err := j.FinishRun(ctx, lease, run); err != nil {
+			t.Fatal(err)
+		}
+		res, err := resume.NewEngine(j).Resume(ctx, id)
+		if !errors.Is(err, resume.ErrRunFailed) || res.Error != "lookup timed out" || res.FailedStep != "Lookup" {
+			t.Fatalf("resume: %+v, %v; want failed at Lookup with its journaled error", res, err)
+		}
+		if n := seen.count(id, "Lookup"); n != 0 {
+			t.Errorf("Lookup executed %d times, want 0: its budget was spent", n)
+		}
+		_, steps, _ := j.LoadRun(ctx, id)
+		if l := stepNamed(steps, "Lookup"); !l.Final || l.Attempt != 3 || len(l.History) != 1 || l.History[0].Error != "lookup timed out" {
+			t.Errorf("Lookup row = %+v, want final at attempt 3, its last attempt in the history", l)
+		}
+	})
+
+	t.Run("a failure during shutdown is not final: the resumed run carries on", func(t *testing.T) {
+		j := open(t)
+		id := newRunID(t)
+		cctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		// Shut down as Lookup starts: its first attempt fails under a
+		// cancelled context.
+		e := resume.NewEngine(j, resume.WithFault(resume.Fault{Step: "Lookup", Point: resume.FaultBefore}), resume.WithFaultAction(cancel))
+		res, err := e.Start(cctx, id, Transfer, TransferPlan{FailLookup: 1})
+		if !errors.Is(err, context.Canceled) || res.Status != resume.StatusPending {
+			t.Fatalf("start: %+v, %v; want pending after a shutdown", res, err)
+		}
+		_, steps, _ := j.LoadRun(ctx, id)
+		if l := stepNamed(steps, "Lookup"); l.Status != resume.StepFailed || l.Final {
+			t.Fatalf("Lookup row = %+v, want failed, not final", l)
+		}
+		res, err = resume.NewEngine(j).Resume(ctx, id)
+		if err != nil || res.Status != resume.StatusSucceeded {
+			t.Fatalf("resume: %+v, %v", res, err)
+		}
+		if n := seen.count(id, "Lookup"); n != 2 {
+			t.Errorf("Lookup executed %d times, want 2", n)
+		}
+	})
+
 	t.Run("a value returned with an error reaches the body, first time and on replay", func(t *testing.T) {
 		p := TransferPlan{QuoteErr: true}
 		want, res := uninterrupted(t, p)
@@ -217,15 +277,23 @@ func runReplay(t *testing.T, open func(t *testing.T) resume.Journal) {
 
 	for _, tc := range []struct {
 		name, result, why string
+		failed            bool
 	}{
-		{"null for a struct", `null`, "cannot be null"},
-		{"a result that does not decode", `"acct-1"`, "does not decode"},
+		{"null for a struct", `null`, "cannot be null", false},
+		{"a result that does not decode", `"acct-1"`, "does not decode", false},
+		{"an error detail that does not decode", `{"not": "an error detail"`, "cannot be replayed", true},
 	} {
 		t.Run(tc.name+" is a corrupt journal: the run parks, nothing executes", func(t *testing.T) {
 			j := open(t)
 			id := newRunID(t)
-			journalRows(t, j, id, transferDef.QualifiedName(), transferDef.Version, `[{}]`,
-				resume.StepRecord{StepKey: "Lookup", Name: "Lookup", Status: resume.StepSucceeded, Result: json.RawMessage(tc.result)})
+			row := resume.StepRecord{StepKey: "Lookup", Name: "Lookup", Status: resume.StepSucceeded, Result: json.RawMessage(tc.result)}
+			if tc.failed {
+				// A final failure whose error detail is damaged: replaying
+				// a stand-in error could take another branch.
+				row = resume.StepRecord{StepKey: "Lookup", Name: "Lookup", Status: resume.StepFailed, Final: true,
+					Error: "lookup: no such account", ErrorDetail: json.RawMessage(tc.result), Attempt: 1}
+			}
+			journalRows(t, j, id, transferDef.QualifiedName(), transferDef.Version, `[{}]`, row)
 			e := resume.NewEngine(j)
 			for i := 0; i < 2; i++ {
 				res, err := e.Resume(ctx, id)

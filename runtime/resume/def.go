@@ -90,9 +90,11 @@ type WorkflowDef struct {
 	Version string
 	// Steps lists the steps in source order.
 	Steps []StepDef
-	// Errors are the error identities the workflow tests with errors.Is,
-	// errors.As, == and type switches: a step error replayed from the
-	// journal keeps them. Generated.
+	// Errors are the error identities the workflow body tests (sentinels
+	// it compares with errors.Is, == or a switch; types it tests with
+	// errors.As, a type assertion or a type switch), so that a step error
+	// replayed from the journal still matches them. They change no journal
+	// key and do not enter Version.
 	Errors []ErrorDef
 	// Run decodes the run's input and calls the durable body.
 	Run func(ctx context.Context, args Args) (any, error)

@@ -40,6 +40,21 @@
 // Retries happen inside a step: bounded attempts, exponential backoff with
 // full jitter, context-aware, with errors marked [Permanent] never retried.
 //
+// # Replay
+//
+// The outcome the body received from a step is history. A success replays
+// its journaled result; a failure the body received (permanent, or with its
+// budget spent) replays too, without executing: the value returned beside
+// the error, and the error with its text, its permanent mark and the
+// identities [WorkflowDef.Errors] lists. A step whose retries a crash cut
+// short carries on with the attempts it had left; every failed attempt is
+// in the row's history. Only [Engine.Retry] executes a failure again, and
+// only the one the run ended with. A result JSON cannot carry (NaN, ±Inf,
+// invalid UTF-8) fails the attempt, or parks the run when the step is once;
+// a journaled result that does not decode, or is null where the step's type
+// needs a value, parks the run as a corrupt journal: it is never replayed
+// as a zero value.
+//
 // # Generated code
 //
 // Names documented "for generated code only" ([WorkflowDef], [StepDef],

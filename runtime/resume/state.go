@@ -135,11 +135,10 @@ func (st *runState) step(ctx context.Context, def *StepDef, callKey stepKey, bod
 	if seen {
 		switch {
 		case prev.Status == StepSucceeded:
-			if decode == nil {
-				return st.replayed(key, nil)
-			}
-			if err := decode(prev.Result); err != nil {
-				return st.corrupt(key, err)
+			if decode != nil {
+				if err := decode(prev.Result); err != nil {
+					return st.corrupt(key, err)
+				}
 			}
 			return st.replayed(key, nil)
 		case prev.Status == StepInFlight:
@@ -207,7 +206,12 @@ func (st *runState) replayFailure(key string, rec StepRecord, decode func(json.R
 			return st.corrupt(key, err)
 		}
 	}
-	return st.replayed(key, decodeStepError(st.def, rec.Error, rec.ErrorDetail))
+	err := decodeStepError(st.def, rec.Error, rec.ErrorDetail)
+	if errors.Is(err, errNotReplayable) {
+		// Handing the body a stand-in error could take another branch.
+		return st.corrupt(key, err)
+	}
+	return st.replayed(key, err)
 }
 
 // replayed records that the body received step key's journaled outcome,

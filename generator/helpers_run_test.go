@@ -1,0 +1,129 @@
+package generator
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// helperRunSource is a program whose workflow reaches its steps only
+// through helpers: a method helper that calls a function helper in a
+// loop. Every step execution appends its journal key to the effects file.
+const helperRunSource = `package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/resumegen/resumegen/runtime/resume"
+	"github.com/resumegen/resumegen/runtime/sqlitejournal"
+)
+
+var effects string
+
+func track(ctx context.Context) {
+	info, _ := resume.StepFromContext(ctx)
+	f, err := os.OpenFile(effects, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Fprintln(f, info.StepKey)
+	f.Close()
+}
+
+type team struct{ owners []string }
+
+//resume:workflow
+func Onboard(ctx context.Context, id string) (int, error) {
+	t := team{owners: []string{"a", "b", "c"}}
+	return t.notifyAll(ctx)
+}
+
+func (t *team) notifyAll(ctx context.Context) (int, error) {
+	n := 0
+	for _, o := range t.owners {
+		if err := notifyOne(ctx, o); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+func notifyOne(ctx context.Context, o string) error { return Notify(ctx, o) }
+
+//resume:step once
+func Notify(ctx context.Context, o string) error {
+	track(ctx)
+	return nil
+}
+
+func main() {
+	ctx := context.Background()
+	db, effectsFile := os.Args[1], os.Args[2]
+	effects = effectsFile
+	j, err := sqlitejournal.Open(ctx, db)
+	if err != nil {
+		panic(err)
+	}
+	opts := []resume.Option{resume.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}
+	if len(os.Args) > 3 {
+		f, err := resume.ParseFault(os.Args[3])
+		if err != nil {
+			panic(err)
+		}
+		opts = append(opts, resume.WithFault(f))
+	}
+	n, err := resume.Run(ctx, resume.NewEngine(j, opts...), "r-1", Onboard, "c-1")
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
+	fmt.Println("notified", n)
+}
+`
+
+// TestHelperStepsSurviveResume kills a run inside a helper's loop, at the
+// second execution of a step reached only through two helpers, and
+// resumes it in a new process: the steps journaled before the kill are
+// not executed again. Before helpers were followed, the steps were not
+// journaled at all and the kill point was never reached.
+func TestHelperStepsSurviveResume(t *testing.T) {
+	dir := filepath.Join(testModule, "helperrun")
+	writeFiles(t, dir, map[string]string{"main.go": helperRunSource})
+	res := generateIn(t, dir)
+	if len(res.Diagnostics) > 0 {
+		t.Fatalf("diagnostics: %v", res.Diagnostics)
+	}
+	if _, err := res.Write(); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "helperrun")
+	goCmd(t, dir, "build", "-o", bin, ".")
+	db := filepath.Join(t.TempDir(), "j.db")
+	effects := db + ".effects"
+
+	out, err := exec.Command(bin, db, effects, "Notify#2:before").CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || !exit.Sys().(syscall.WaitStatus).Signaled() {
+		t.Fatalf("first run was not killed at Notify#2 (the helper's step is not journaled): %v\n%s", err, out)
+	}
+	out, err = exec.Command(bin, db, effects).CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "notified 3" {
+		t.Fatalf("resumed run: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(effects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Fields(string(b)), []string{"Notify", "Notify#2", "Notify#3"}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("step executions = %v, want %v: each once, the first not again on resume", got, want)
+	}
+}
