@@ -64,6 +64,9 @@ type StepDef struct {
 	BackoffMin, BackoffMax time.Duration
 	// Timeout bounds each attempt; 0 means no timeout of its own.
 	Timeout time.Duration
+	// Child marks a call of another workflow: the step runs it as a child
+	// run (see [CallChild]) and journals its outcome.
+	Child bool
 }
 
 // Default backoff bounds for a step that sets retry=N without backoff=.

@@ -280,6 +280,9 @@ func (e *Engine) ResumeAll(ctx context.Context) ([]Result, error) {
 	}
 	var out []Result
 	for _, r := range runs {
+		if r.Parent != "" {
+			continue // its parent executes it
+		}
 		if r.Status == StatusRunning && r.LeaseUntil.After(e.now()) && !ownerDead(r.LeaseOwner) {
 			continue // another live process holds it
 		}
@@ -406,6 +409,20 @@ func (e *Engine) execute(ctx context.Context, runID string) (Result, error) {
 // journal steps. When drain closes, the run stops before its next step and
 // is released, resumable.
 func (e *Engine) runClaimed(ctx context.Context, run RunRecord, steps []StepRecord, drain <-chan struct{}) (Result, error) {
+	return e.runEntry(ctx, run, steps, drain, nil, nil)
+}
+
+// entryOutcome is what a parent needs of its child run's entry beyond its
+// Result: the error the child's body returned, with its identity.
+type entryOutcome struct {
+	bodyErr error
+}
+
+// runEntry is runClaimed for a run that may be a child: outcome, if not
+// nil, receives the body's error, and parent, if not nil, is the parent
+// run's workflow, whose error identities the run's journaled error keeps
+// too (the parent's body tests them).
+func (e *Engine) runEntry(ctx context.Context, run RunRecord, steps []StepRecord, drain <-chan struct{}, outcome *entryOutcome, parent *WorkflowDef) (Result, error) {
 	runID := run.RunID
 	lease := Lease{RunID: runID, Owner: run.LeaseOwner, Epoch: run.Epoch}
 
@@ -478,6 +495,14 @@ func (e *Engine) runClaimed(ctx context.Context, run RunRecord, steps []StepReco
 		return resultOf(run), fmt.Errorf("run %s: interrupted: %w", runID, ctx.Err())
 	case bodyErr != nil:
 		run.Status, run.Error, run.FailedStep = StatusFailed, bodyErr.Error(), st.failedStep()
+		codec := def
+		if parent != nil {
+			codec = &WorkflowDef{Errors: append(append([]ErrorDef{}, def.Errors...), parent.Errors...)}
+		}
+		run.ErrorDetail = encodeStepError(codec, bodyErr)
+		if outcome != nil {
+			outcome.bodyErr = bodyErr
+		}
 	default:
 		b, err := json.Marshal(out)
 		if err != nil {

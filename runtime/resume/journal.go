@@ -60,6 +60,14 @@ type RunRecord struct {
 	// returned an error was that step's failure): the one step a retry
 	// executes again. It is "" when the body failed on its own.
 	FailedStep string
+	// ErrorDetail rebuilds a failed run's error with its identities (see
+	// [WorkflowDef.Errors]), for a parent run that receives it as a child's
+	// outcome; nil when there is nothing but its text.
+	ErrorDetail json.RawMessage
+	// Parent is the id of the run that executes this one as a child run,
+	// "" for a run of its own. Workers never claim a child run: its parent
+	// executes it.
+	Parent string
 	// LastStep is the key of the run's most recently journaled step; only
 	// ListRuns fills it, so that listing runs needs no query per run.
 	LastStep string
@@ -90,6 +98,9 @@ const (
 	// what the step returns (a corrupt journal); nothing executes until a
 	// person repairs the row or cancels the run.
 	AttentionKindJournal = "journal"
+	// AttentionKindChild: a child run this run executes needs a person;
+	// settling the child makes this run pending again.
+	AttentionKindChild = "child"
 )
 
 // ManifestRecord is one row of resume_manifests: the step list of one
@@ -252,6 +263,8 @@ type RunFilter struct {
 	Workflow string
 	Version  string
 	Limit    int
+	// Parent, if set, selects the child runs of that run.
+	Parent string
 }
 
 // Journal stores runs and their steps durably. Every method is safe for

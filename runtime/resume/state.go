@@ -291,6 +291,12 @@ func (st *runState) attempt(ctx context.Context, def *StepDef, rec *StepRecord, 
 	}
 
 	raw, err := body(sctx)
+	if stop := st.stopped(); stop != nil && err != nil {
+		// The run stopped while the step ran (a child run it executes
+		// needs a person, the lease was lost): the attempt has no outcome
+		// to journal.
+		return stop
+	}
 	var unjournalable *resultError
 	if errors.As(err, &unjournalable) {
 		if def.Policy == PolicyOnce {

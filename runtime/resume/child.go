@@ -1,0 +1,203 @@
+package resume
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// A workflow called from a workflow body is a child run: a run of its own,
+// with its own journal and version, whose id is the parent's id, a slash
+// and the call's step key (order-7/Notify, order-7/Notify#2). The parent
+// journals the child's outcome, value and error, as the outcome of that
+// step, so a resumed parent replays it like any step's. The parent drives
+// the child: it executes the child's body in its own process and goroutine,
+// under a lease of its own, and resumes it where it stopped after a crash.
+// Workers never claim a child run by themselves.
+
+// CallChild runs the registered workflow wf as a child run of the run in
+// ctx: the call's step is def, args are the child's input (its parameters
+// after the context). Inside a run it returns the outcome the parent's body
+// received before, or executes the child to its end and journals its
+// outcome. Outside a run it calls fn, the plain call. For generated code
+// only.
+func CallChild[T any](ctx context.Context, def *StepDef, wf any, fn func(context.Context) (T, error), args ...any) (T, error) {
+	return callChild(ctx, def, stepKey{}, wf, fn, args)
+}
+
+// CallChildKey is [CallChild] for a call site with key=EXPR; see
+// [CallKey]. For generated code only.
+func CallChildKey[T any](ctx context.Context, def *StepDef, key string, wf any, fn func(context.Context) (T, error), args ...any) (T, error) {
+	return callChild(ctx, def, stepKey{value: key, set: true}, wf, fn, args)
+}
+
+// CallChild0 is [CallChild] for a workflow that returns only an error. For
+// generated code only.
+func CallChild0(ctx context.Context, def *StepDef, wf any, fn func(context.Context) error, args ...any) error {
+	_, err := callChild(ctx, def, stepKey{}, wf, func(ctx context.Context) (struct{}, error) { return struct{}{}, fn(ctx) }, args)
+	return err
+}
+
+// CallChild0Key is [CallChild0] for a call site with key=EXPR. For
+// generated code only.
+func CallChild0Key(ctx context.Context, def *StepDef, key string, wf any, fn func(context.Context) error, args ...any) error {
+	_, err := callChild(ctx, def, stepKey{value: key, set: true}, wf, func(ctx context.Context) (struct{}, error) { return struct{}{}, fn(ctx) }, args)
+	return err
+}
+
+func callChild[T any](ctx context.Context, def *StepDef, key stepKey, wf any, fn func(context.Context) (T, error), args []any) (T, error) {
+	st := stateFrom(ctx)
+	if st == nil {
+		return fn(ctx)
+	}
+	var out T
+	_, noValue := any(out).(struct{})
+	err := st.step(ctx, def, key, func(sctx context.Context) (json.RawMessage, error) {
+		raw, err := st.runChild(sctx, wf, args)
+		if noValue {
+			return nullResult, err
+		}
+		if raw == nil {
+			return nil, err
+		}
+		// The body gets the child's output as the journal carries it, on
+		// first execution as on replay.
+		if derr := decodeResult(raw, &out); derr != nil {
+			return nil, errors.Join(err, fmt.Errorf("child output does not decode: %w", derr))
+		}
+		return raw, err
+	}, func(raw json.RawMessage) error {
+		if noValue {
+			return nil
+		}
+		return decodeResult(raw, &out)
+	})
+	return out, err
+}
+
+// ChildRunID is the id of the child run that step key of run runID starts.
+func ChildRunID(runID, stepKey string) string { return runID + "/" + stepKey }
+
+// runChild executes the child run of the step running in sctx to its end
+// and returns its output (JSON) and the error its body returned. A child
+// that stops without an outcome stops the parent: the parent parks when the
+// child needs a person, and is left to a resume otherwise.
+func (st *runState) runChild(sctx context.Context, wf any, args []any) (json.RawMessage, error) {
+	e := st.e
+	info, _ := StepFromContext(sctx)
+	cdef, err := lookupFunc(wf)
+	if err != nil {
+		return nil, Permanent(err)
+	}
+	input, err := encodeArgs(args)
+	if err != nil {
+		return nil, Permanent(err)
+	}
+	childID := ChildRunID(st.run.RunID, info.StepKey)
+	// The child's body must not see the parent's step: it runs steps of
+	// its own, under its own run.
+	ctx := context.WithValue(sctx, stepInfoKey{}, nil)
+	if err := e.saveManifest(ctx, cdef); err != nil {
+		return nil, st.stopf("run %s, step %s: %w", st.run.RunID, info.StepKey, err)
+	}
+	now := e.now()
+	rec := RunRecord{
+		RunID: childID, Workflow: cdef.QualifiedName(), Version: cdef.Version, Parent: st.run.RunID,
+		Status: StatusPending, Input: json.RawMessage(input), CreatedAt: now, UpdatedAt: now,
+		LeaseOwner: e.owner, LeaseUntil: now.Add(e.lease),
+	}
+	stored, created, err := e.journal.CreateRun(ctx, rec)
+	if err != nil {
+		return nil, st.stopf("run %s, step %s: create child run %s: %w", st.run.RunID, info.StepKey, childID, err)
+	}
+	if !created && (stored.Workflow != rec.Workflow || !bytes.Equal(compactJSON(stored.Input), compactJSON(input))) {
+		return nil, Permanent(fmt.Errorf("run %s, step %s: child run %s: %w: it is %s with other input", st.run.RunID, info.StepKey, childID, ErrRunConflict, stored.Workflow))
+	}
+	var steps []StepRecord
+	if !created {
+		var done bool
+		stored, steps, done, err = st.claimChild(ctx, stored, info)
+		if err != nil || done {
+			return st.childOutcome(stored, cdef, info.StepKey, err)
+		}
+	}
+	var outcome entryOutcome
+	res, err := e.runEntry(ctx, stored, steps, st.drain, &outcome, st.def)
+	if res.Status == StatusFailed && outcome.bodyErr != nil {
+		return nil, outcome.bodyErr // the body's own error, with its identity
+	}
+	stored.Status, stored.Output, stored.Error, stored.AttentionStep, stored.AttentionKind = res.Status, res.Output, res.Error, res.AttentionStep, res.AttentionKind
+	return st.childOutcome(stored, cdef, info.StepKey, err)
+}
+
+// claimChild takes an existing child run to execute it, waiting out a lease
+// another process holds. done reports a finished child (or one that waits
+// for a person), whose outcome is in the returned record.
+func (st *runState) claimChild(ctx context.Context, r RunRecord, info StepInfo) (RunRecord, []StepRecord, bool, error) {
+	e := st.e
+	if r.Status == StatusFailed {
+		if prev, ok := st.journal[info.StepKey]; ok && prev.Status == StepFailed {
+			// The parent's step was reopened (an operator retried the
+			// parent): retry the child's failure too.
+			if err := e.journal.Retry(ctx, r.RunID); err != nil && !errors.Is(err, ErrNotFailed) {
+				return r, nil, true, fmt.Errorf("retry child run %s: %w", r.RunID, err)
+			}
+		} else {
+			// The child failed and the parent died before journaling it:
+			// that failure is the step's outcome.
+			return r, nil, true, nil
+		}
+	}
+	for wait := 10 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		if r.Status.Finished() || r.Status == StatusNeedsAttention {
+			return r, nil, true, nil
+		}
+		req := ClaimRequest{RunID: r.RunID, Owner: e.owner, Until: e.now().Add(e.lease)}
+		if r.Status == StatusRunning && r.LeaseOwner == st.run.LeaseOwner {
+			// Held by the process that held the parent: it lost the
+			// parent, so it lost the child too.
+			req.Abandoned = &Lease{RunID: r.RunID, Owner: r.LeaseOwner, Epoch: r.Epoch}
+		}
+		claimed, steps, err := e.journal.Claim(ctx, req)
+		if err == nil {
+			return claimed, steps, false, nil
+		}
+		if !errors.Is(err, ErrRunBusy) {
+			return r, nil, true, fmt.Errorf("claim child run %s: %w", r.RunID, err)
+		}
+		r = claimed
+		if r.Status.Finished() || r.Status == StatusNeedsAttention {
+			return r, nil, true, nil
+		}
+		// Another process holds the child (its lease has not expired yet):
+		// wait for it, as a step waits for its retry.
+		if err := sleep(ctx, wait); err != nil {
+			return r, nil, true, err
+		}
+	}
+}
+
+// childOutcome turns a child run that did not hand its body's error back
+// (err, from the journal or the engine) into the step's outcome or the
+// parent's stop.
+func (st *runState) childOutcome(r RunRecord, cdef *WorkflowDef, key string, err error) (json.RawMessage, error) {
+	switch r.Status {
+	case StatusSucceeded:
+		return r.Output, nil
+	case StatusFailed:
+		codec := &WorkflowDef{Errors: append(append([]ErrorDef{}, st.def.Errors...), cdef.Errors...)}
+		return nil, decodeStepError(codec, r.Error, r.ErrorDetail)
+	case StatusCancelled:
+		return nil, &RunError{RunID: r.RunID, Status: StatusCancelled, Msg: "child run cancelled: " + r.Error}
+	case StatusNeedsAttention:
+		return nil, st.parkFor(AttentionKindChild, key, fmt.Sprintf(
+			"child run %s needs attention (%s): %s; settle it there (resumectl runs show %s), and this run continues", r.RunID, r.AttentionKind, r.Error, r.RunID))
+	}
+	if err == nil {
+		err = fmt.Errorf("child run %s is %s", r.RunID, r.Status)
+	}
+	return nil, st.stopf("run %s, step %s: child run %s stopped: %w", st.run.RunID, key, r.RunID, err)
+}
