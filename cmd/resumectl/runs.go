@@ -204,6 +204,8 @@ type showJSON struct {
 	Error         string          `json:"error"`
 	LeaseOwner    string          `json:"lease_owner"`
 	LeaseUntil    *time.Time      `json:"lease_until"`
+	Parent        string          `json:"parent,omitempty"`   // the run this one is a child run of
+	Children      []childJSON     `json:"children,omitempty"` // the child runs this run started
 	Steps         []stepJSON      `json:"steps"`
 	VersionChange *versionChange  `json:"version_change,omitempty"`
 }
@@ -218,7 +220,16 @@ func runsShow(c *cli, o *options, args []string) error {
 	if err != nil {
 		return err
 	}
-	out := showJSON{Run: c.runJSON(r, steps), Input: r.Input, Output: r.Output, Error: r.Error, LeaseOwner: r.LeaseOwner, Steps: []stepJSON{}}
+	out := showJSON{Run: c.runJSON(r, steps), Input: r.Input, Output: r.Output, Error: r.Error, LeaseOwner: r.LeaseOwner,
+		Parent: r.Parent, Steps: []stepJSON{}}
+	kids, err := j.ListRuns(c.ctx, resume.RunFilter{Parent: runID})
+	if err != nil {
+		return err
+	}
+	for _, k := range kids {
+		out.Children = append(out.Children, childJSON{RunID: k.RunID, Step: strings.TrimPrefix(k.RunID, runID+"/"),
+			Workflow: k.Workflow, Status: statusText(k)})
+	}
 	if !r.LeaseUntil.IsZero() && r.LeaseOwner != "" {
 		out.LeaseUntil = &r.LeaseUntil
 	}
@@ -295,6 +306,9 @@ func (c *cli) printRun(r resume.RunRecord, out showJSON) {
 	if r.AttentionStep != "" {
 		t.row("waiting on", r.AttentionStep)
 	}
+	if r.Parent != "" {
+		t.row("child of", r.Parent)
+	}
 	t.row("attempts", strconv.Itoa(r.Attempts))
 	t.row("created", stamp(r.CreatedAt)+" UTC ("+age(now, r.CreatedAt)+" ago)")
 	t.row("updated", stamp(r.UpdatedAt)+" UTC ("+age(now, r.UpdatedAt)+" ago)")
@@ -344,6 +358,14 @@ func (c *cli) printRun(r resume.RunRecord, out showJSON) {
 		t.flush()
 		c.printAttempts(out.Steps)
 	}
+	if len(out.Children) > 0 {
+		fmt.Fprintln(c.stdout)
+		t = c.table("STEP", "CHILD RUN", "WORKFLOW", "STATUS")
+		for _, k := range out.Children {
+			t.row(k.Step, k.RunID, shortName(k.Workflow), c.paint(statusColor(k.Status), k.Status))
+		}
+		t.flush()
+	}
 
 	switch {
 	case out.VersionChange != nil:
@@ -362,6 +384,9 @@ func (c *cli) printRun(r resume.RunRecord, out showJSON) {
 	case r.Status == resume.StatusNeedsAttention && r.AttentionKind == resume.AttentionKindResult:
 		fmt.Fprintf(c.stdout, "\nStep %s executed, but its result cannot be journaled; it will not execute again by itself. Give the result to use: resumectl runs resolve %s %s -done -result JSON   (or: resumectl runs cancel %s)\n",
 			r.AttentionStep, r.RunID, r.AttentionStep, r.RunID)
+	case r.Status == resume.StatusNeedsAttention && r.AttentionKind == resume.AttentionKindChild:
+		fmt.Fprintf(c.stdout, "\nIts child run %s needs a person: settle it there (resumectl runs show %s); this run then continues by itself.\n",
+			resume.ChildRunID(r.RunID, r.AttentionStep), resume.ChildRunID(r.RunID, r.AttentionStep))
 	case r.Status == resume.StatusNeedsAttention && r.AttentionKind == resume.AttentionKindJournal:
 		fmt.Fprintf(c.stdout, "\nThe journal row of step %s does not decode: nothing executes until it is repaired in the database (resume_steps, run_id %s), or the run is cancelled: resumectl runs cancel %s\n",
 			r.AttentionStep, r.RunID, r.RunID)
@@ -554,4 +579,12 @@ func runsAcceptVersion(c *cli, o *options, args []string) error {
 		Version: to.Version, OldVersion: r.Version,
 		Message: fmt.Sprintf("run %s: accepted version %s of %s (was %s); the run is pending, and its journaled steps whose keys the new version still has will not run again. %s.",
 			runID, to.Version, shortName(r.Workflow), r.Version, resumedElsewhere)})
+}
+
+// childJSON is one child run in show's output.
+type childJSON struct {
+	Step     string `json:"step"`
+	RunID    string `json:"run_id"`
+	Workflow string `json:"workflow"`
+	Status   string `json:"status"`
 }

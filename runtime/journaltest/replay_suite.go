@@ -281,7 +281,7 @@ func runReplay(t *testing.T, open func(t *testing.T) resume.Journal) {
 	}{
 		{"null for a struct", `null`, "cannot be null", false},
 		{"a result that does not decode", `"acct-1"`, "does not decode", false},
-		{"an error detail that does not decode", `{"not": "an error detail"`, "cannot be replayed", true},
+		{"an error detail that does not decode", `[1, 2]`, "cannot be replayed", true},
 	} {
 		t.Run(tc.name+" is a corrupt journal: the run parks, nothing executes", func(t *testing.T) {
 			j := open(t)

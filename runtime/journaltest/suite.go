@@ -931,6 +931,7 @@ func Run(t *testing.T, h Harness) {
 	})
 
 	runReplay(t, open)
+	runChildren(t, open)
 }
 
 // startWorker runs e.Work with opts in the background; stop cancels it and

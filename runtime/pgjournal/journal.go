@@ -132,11 +132,12 @@ type queries struct {
 	claim, claimNext, renew, writeStep, writeStepTx, finish           string
 	selectStepStatus, resolveDone, resolveRedo, makePending           string
 	retrySteps, retryRun, cancel, saveManifest, manifest, listRuns    string
+	wakeParents                                                       string
 	acceptVersion, listManifests                                      string
 }
 
 const runColumns = `run_id, workflow, version, status, input, output, error, attention_step, attention_kind,
-	attempts, lease_owner, lease_until, epoch, created_at, updated_at, failed_step`
+	attempts, lease_owner, lease_until, epoch, created_at, updated_at, failed_step, parent_run_id, error_detail`
 
 const stepColumns = `run_id, step_key, name, status, result, error, attempt, attempt_base, seq, started_at, finished_at,
 	error_detail, final, history`
@@ -154,8 +155,8 @@ const claimSet = `UPDATE {schema}.resume_runs SET
 func newQueries(schema string) queries {
 	q := queries{
 		createRun: `INSERT INTO {schema}.resume_runs
-			(run_id, workflow, version, status, input, created_at, updated_at, lease_owner, lease_until, epoch, attempts)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (run_id) DO NOTHING`,
+			(run_id, workflow, version, status, input, created_at, updated_at, lease_owner, lease_until, epoch, attempts, parent_run_id)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (run_id) DO NOTHING`,
 		selectRun:          `SELECT ` + runColumns + ` FROM {schema}.resume_runs WHERE run_id = $1`,
 		selectRunForUpdate: `SELECT ` + runColumns + ` FROM {schema}.resume_runs WHERE run_id = $1 FOR UPDATE`,
 		selectSteps:        `SELECT ` + stepColumns + ` FROM {schema}.resume_steps WHERE run_id = $1 ORDER BY seq`,
@@ -184,7 +185,7 @@ func newQueries(schema string) queries {
 		claimNext: claimSet + `
 			WHERE run_id = (
 				SELECT run_id FROM {schema}.resume_runs
-				WHERE workflow = ANY($4::text[]) AND ` + claimable + `
+				WHERE workflow = ANY($4::text[]) AND parent_run_id = '' AND ` + claimable + `
 				ORDER BY created_at, run_id LIMIT 1
 				FOR UPDATE SKIP LOCKED)
 			AND ` + claimable + `
@@ -206,7 +207,8 @@ func newQueries(schema string) queries {
 				error_detail = excluded.error_detail, final = excluded.final, history = excluded.history`,
 		finish: `UPDATE {schema}.resume_runs SET
 				status = $1, output = $2, error = $3, attention_step = $4,
-				lease_owner = '', lease_until = NULL, updated_at = $5, attention_kind = $9, failed_step = $10
+				lease_owner = '', lease_until = NULL, updated_at = $5, attention_kind = $9, failed_step = $10,
+				error_detail = $11
 			WHERE run_id = $6 AND lease_owner = $7 AND epoch = $8`,
 		selectStepStatus: `SELECT status FROM {schema}.resume_steps WHERE run_id = $1 AND step_key = $2 FOR UPDATE`,
 		resolveDone: `UPDATE {schema}.resume_steps SET status = 'succeeded', result = $1, error = '', finished_at = $2
@@ -224,6 +226,14 @@ func newQueries(schema string) queries {
 		retryRun: `UPDATE {schema}.resume_runs SET status = 'pending', error = '', failed_step = '', updated_at = $1 WHERE run_id = $2`,
 		cancel: `UPDATE {schema}.resume_runs SET status = 'cancelled', lease_owner = '', lease_until = NULL,
 			epoch = epoch + 1, updated_at = $1 WHERE run_id = $2`,
+		// The runs that wait, parked, for child run $2 to be settled by a
+		// person: its parent, the parent's parent when it waits for the
+		// parent, and so on. Each then resumes its child where it stopped.
+		wakeParents: `WITH RECURSIVE up(id) AS (
+				SELECT parent_run_id FROM {schema}.resume_runs WHERE run_id = $2 AND parent_run_id <> ''
+				UNION SELECT r.parent_run_id FROM {schema}.resume_runs r JOIN up ON r.run_id = up.id WHERE r.parent_run_id <> '')
+			UPDATE {schema}.resume_runs SET status = 'pending', error = '', attention_step = '', attention_kind = '', updated_at = $1
+			WHERE run_id IN (SELECT id FROM up) AND status = 'needs_attention' AND attention_kind = 'child'`,
 		saveManifest: `INSERT INTO {schema}.resume_manifests (workflow, version, manifest, created_at)
 			VALUES ($1, $2, $3, $4) ON CONFLICT (workflow, version) DO NOTHING`,
 		manifest: `SELECT manifest FROM {schema}.resume_manifests WHERE workflow = $1 AND version = $2`,
@@ -242,7 +252,7 @@ func newQueries(schema string) queries {
 		&q.createRun, &q.selectRun, &q.selectRunForUpdate, &q.selectSteps, &q.entrySteps,
 		&q.claim, &q.claimNext, &q.renew, &q.writeStep, &q.writeStepTx, &q.finish,
 		&q.selectStepStatus, &q.resolveDone, &q.resolveRedo, &q.makePending,
-		&q.retrySteps, &q.retryRun, &q.cancel, &q.saveManifest, &q.manifest, &q.listRuns,
+		&q.retrySteps, &q.retryRun, &q.cancel, &q.saveManifest, &q.manifest, &q.listRuns, &q.wakeParents,
 		&q.acceptVersion, &q.listManifests,
 	} {
 		*s = qualify(*s, schema)
@@ -283,13 +293,17 @@ func jsonArg(b json.RawMessage) any {
 // scanRun scans runColumns, then extra destinations.
 func scanRun(row pgx.Row, extra ...any) (resume.RunRecord, error) {
 	var r resume.RunRecord
-	var input, output []byte
+	var input, output, detail []byte
 	var leaseUntil *time.Time
 	var created, updated time.Time
 	err := row.Scan(append([]any{&r.RunID, &r.Workflow, &r.Version, &r.Status, &input, &output, &r.Error,
-		&r.AttentionStep, &r.AttentionKind, &r.Attempts, &r.LeaseOwner, &leaseUntil, &r.Epoch, &created, &updated, &r.FailedStep}, extra...)...)
+		&r.AttentionStep, &r.AttentionKind, &r.Attempts, &r.LeaseOwner, &leaseUntil, &r.Epoch, &created, &updated, &r.FailedStep,
+		&r.Parent, &detail}, extra...)...)
 	if err != nil {
 		return r, err
+	}
+	if detail != nil {
+		r.ErrorDetail = detail
 	}
 	r.Input = input
 	if output != nil {
@@ -440,7 +454,7 @@ func (j *Journal) CreateRun(ctx context.Context, r resume.RunRecord) (resume.Run
 	r = r.Created()
 	tag, err := j.pool.Exec(ctx, j.sql.createRun,
 		r.RunID, r.Workflow, r.Version, string(r.Status), string(r.Input), r.CreatedAt, r.UpdatedAt,
-		r.LeaseOwner, nullTime(r.LeaseUntil), r.Epoch, r.Attempts)
+		r.LeaseOwner, nullTime(r.LeaseUntil), r.Epoch, r.Attempts, r.Parent)
 	if err != nil {
 		return r, false, fmt.Errorf("run %s: create: %w", r.RunID, err)
 	}
@@ -660,7 +674,7 @@ func (t *stepTx) Rollback() error {
 func (j *Journal) FinishRun(ctx context.Context, l resume.Lease, r resume.RunRecord) error {
 	tag, err := j.pool.Exec(ctx, j.sql.finish,
 		string(r.Status), jsonArg(r.Output), r.Error, r.AttentionStep, r.UpdatedAt,
-		l.RunID, l.Owner, l.Epoch, r.AttentionKind, r.FailedStep)
+		l.RunID, l.Owner, l.Epoch, r.AttentionKind, r.FailedStep, jsonArg(r.ErrorDetail))
 	if err != nil {
 		return fmt.Errorf("run %s: finish: %w", l.RunID, err)
 	}
@@ -697,6 +711,10 @@ func (j *Journal) ListRuns(ctx context.Context, f resume.RunFilter) ([]resume.Ru
 	if f.Version != "" {
 		args = append(args, f.Version)
 		where = append(where, fmt.Sprintf("version = $%d", len(args)))
+	}
+	if f.Parent != "" {
+		args = append(args, f.Parent)
+		where = append(where, fmt.Sprintf("parent_run_id = $%d", len(args)))
 	}
 	q := j.sql.listRuns
 	if len(where) > 0 {
@@ -767,6 +785,9 @@ func (j *Journal) Resolve(ctx context.Context, runID, stepKey string, res resume
 		if _, err := tx.Exec(ctx, j.sql.makePending, now, runID); err != nil {
 			return fmt.Errorf("run %s: resolve: %w", runID, err)
 		}
+		if _, err := tx.Exec(ctx, j.sql.wakeParents, now, runID); err != nil {
+			return fmt.Errorf("run %s: resolve: wake its parents: %w", runID, err)
+		}
 		return nil
 	})
 }
@@ -809,6 +830,9 @@ func (j *Journal) Cancel(ctx context.Context, runID string, opts resume.CancelOp
 		}
 		if _, err := tx.Exec(ctx, j.sql.cancel, time.Now(), runID); err != nil {
 			return fmt.Errorf("run %s: cancel: %w", runID, err)
+		}
+		if _, err := tx.Exec(ctx, j.sql.wakeParents, time.Now(), runID); err != nil {
+			return fmt.Errorf("run %s: cancel: wake its parents: %w", runID, err)
 		}
 		return nil
 	})
@@ -877,6 +901,9 @@ func (j *Journal) AcceptVersion(ctx context.Context, runID, version string) erro
 		}
 		if _, err := tx.Exec(ctx, j.sql.acceptVersion, version, time.Now(), runID); err != nil {
 			return fmt.Errorf("run %s: accept version: %w", runID, err)
+		}
+		if _, err := tx.Exec(ctx, j.sql.wakeParents, time.Now(), runID); err != nil {
+			return fmt.Errorf("run %s: accept version: wake its parents: %w", runID, err)
 		}
 		return nil
 	})

@@ -118,6 +118,14 @@ UPDATE {schema}.resume_runs SET failed_step = COALESCE((SELECT s.step_key FROM {
 	WHERE s.run_id = resume_runs.run_id AND s.status = 'failed' ORDER BY s.seq DESC LIMIT 1), '')
 WHERE status = 'failed';
 `,
+	// 6: child runs. parent_run_id names the run that executes this one
+	// as a child run ('' for a run of its own); workers never claim a
+	// child. error_detail rebuilds a failed run's error with its
+	// identities, for the parent that receives it.
+	`
+ALTER TABLE {schema}.resume_runs ADD COLUMN parent_run_id text NOT NULL DEFAULT '';
+ALTER TABLE {schema}.resume_runs ADD COLUMN error_detail json;
+`,
 }
 
 // leaseLostCode is the SQLSTATE resume_lease_lost raises.

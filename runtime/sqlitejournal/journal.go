@@ -137,7 +137,7 @@ func nullJSON(b json.RawMessage) any {
 }
 
 const runColumns = `run_id, workflow, version, status, input, output, error, attention_step, attention_kind,
-	attempts, lease_owner, lease_until, epoch, created_at, updated_at, failed_step`
+	attempts, lease_owner, lease_until, epoch, created_at, updated_at, failed_step, parent_run_id, error_detail`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -145,12 +145,16 @@ type scanner interface{ Scan(dest ...any) error }
 func scanRun(s scanner, extra ...any) (resume.RunRecord, error) {
 	var r resume.RunRecord
 	var input string
-	var output sql.NullString
+	var output, detail sql.NullString
 	var leaseUntil, created, updated string
 	err := s.Scan(append([]any{&r.RunID, &r.Workflow, &r.Version, &r.Status, &input, &output, &r.Error,
-		&r.AttentionStep, &r.AttentionKind, &r.Attempts, &r.LeaseOwner, &leaseUntil, &r.Epoch, &created, &updated, &r.FailedStep}, extra...)...)
+		&r.AttentionStep, &r.AttentionKind, &r.Attempts, &r.LeaseOwner, &leaseUntil, &r.Epoch, &created, &updated, &r.FailedStep,
+		&r.Parent, &detail}, extra...)...)
 	if err != nil {
 		return r, err
+	}
+	if detail.Valid {
+		r.ErrorDetail = json.RawMessage(detail.String)
 	}
 	r.Input = json.RawMessage(input)
 	if output.Valid {
@@ -245,9 +249,9 @@ func (j *Journal) run(ctx context.Context, q querier, runID string) (resume.RunR
 func (j *Journal) CreateRun(ctx context.Context, r resume.RunRecord) (resume.RunRecord, bool, error) {
 	r = r.Created()
 	res, err := j.db.ExecContext(ctx, `INSERT INTO resume_runs
-		(run_id, workflow, version, status, input, lease_owner, lease_until, epoch, attempts, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
-		r.RunID, r.Workflow, r.Version, r.Status, string(r.Input), r.LeaseOwner, ts(r.LeaseUntil), r.Epoch, r.Attempts, ts(r.CreatedAt), ts(r.UpdatedAt))
+		(run_id, workflow, version, status, input, lease_owner, lease_until, epoch, attempts, created_at, updated_at, parent_run_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
+		r.RunID, r.Workflow, r.Version, r.Status, string(r.Input), r.LeaseOwner, ts(r.LeaseUntil), r.Epoch, r.Attempts, ts(r.CreatedAt), ts(r.UpdatedAt), r.Parent)
 	if err != nil {
 		return r, false, err
 	}
@@ -383,6 +387,7 @@ func (j *Journal) ClaimNext(ctx context.Context, c resume.ClaimNextRequest) (res
 		WHERE run_id = (
 			SELECT run_id FROM resume_runs
 			WHERE (status = 'pending' OR (status = 'running' AND lease_until < ?))
+				AND parent_run_id = ''
 				AND workflow IN (?`+strings.Repeat(", ?", len(c.Workflows)-1)+`)
 			ORDER BY created_at, run_id LIMIT 1)
 		RETURNING `+runColumns, args...))
@@ -504,14 +509,14 @@ func (t *stepTx) Rollback() error {
 
 const finishSQL = `UPDATE resume_runs SET
 		status = ?, output = ?, error = ?, attention_step = ?, attention_kind = ?, lease_owner = '', lease_until = '', updated_at = ?,
-		failed_step = ?
+		failed_step = ?, error_detail = ?
 	WHERE run_id = ? AND lease_owner = ? AND epoch = ?`
 
 // FinishRun records the run's status and releases its lease, fenced.
 func (j *Journal) FinishRun(ctx context.Context, l resume.Lease, r resume.RunRecord) error {
 	res, err := j.finishStmt.ExecContext(ctx,
 		string(r.Status), nullJSON(r.Output), r.Error, r.AttentionStep, r.AttentionKind, ts(r.UpdatedAt),
-		r.FailedStep, l.RunID, l.Owner, l.Epoch)
+		r.FailedStep, nullJSON(r.ErrorDetail), l.RunID, l.Owner, l.Epoch)
 	if err != nil {
 		return err
 	}
@@ -546,6 +551,10 @@ func (j *Journal) ListRuns(ctx context.Context, f resume.RunFilter) ([]resume.Ru
 	if f.Version != "" {
 		where = append(where, "version = ?")
 		args = append(args, f.Version)
+	}
+	if f.Parent != "" {
+		where = append(where, "parent_run_id = ?")
+		args = append(args, f.Parent)
 	}
 	q := `SELECT ` + runColumns + `, ` + lastStepColumn + ` FROM resume_runs`
 	if len(where) > 0 {
@@ -618,8 +627,24 @@ func (j *Journal) Resolve(ctx context.Context, runID, stepKey string, res resume
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE resume_runs SET status = 'pending', error = '', attention_step = '', attention_kind = '', updated_at = ?
 			WHERE run_id = ?`, now, runID)
-		return err
+		if err != nil {
+			return err
+		}
+		return wakeParents(ctx, tx, runID)
 	})
+}
+
+// wakeParents makes pending again the runs that wait, parked, for child run
+// runID to be settled by a person: its parent, and the parent's parent when
+// it waits for the parent, and so on. Each then resumes its child where it
+// stopped.
+func wakeParents(ctx context.Context, tx *sql.Tx, runID string) error {
+	_, err := tx.ExecContext(ctx, `WITH RECURSIVE up(id) AS (
+			SELECT parent_run_id FROM resume_runs WHERE run_id = ? AND parent_run_id <> ''
+			UNION SELECT r.parent_run_id FROM resume_runs r JOIN up ON r.run_id = up.id WHERE r.parent_run_id <> '')
+		UPDATE resume_runs SET status = 'pending', error = '', attention_step = '', attention_kind = '', updated_at = ?
+		WHERE run_id IN (SELECT id FROM up) AND status = 'needs_attention' AND attention_kind = 'child'`, runID, ts(time.Now()))
+	return err
 }
 
 // Retry makes a failed run pending and reopens the step whose failure ended
@@ -660,7 +685,10 @@ func (j *Journal) Cancel(ctx context.Context, runID string, opts resume.CancelOp
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE resume_runs SET status = 'cancelled', lease_owner = '', lease_until = '',
 			epoch = epoch + 1, updated_at = ? WHERE run_id = ?`, ts(time.Now()), runID)
-		return err
+		if err != nil {
+			return err
+		}
+		return wakeParents(ctx, tx, runID)
 	})
 }
 
@@ -720,7 +748,10 @@ func (j *Journal) AcceptVersion(ctx context.Context, runID, version string) erro
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE resume_runs SET version = ?, status = 'pending', error = '',
 			attention_step = '', attention_kind = '', updated_at = ? WHERE run_id = ?`, version, ts(time.Now()), runID)
-		return err
+		if err != nil {
+			return err
+		}
+		return wakeParents(ctx, tx, runID)
 	})
 }
 

@@ -77,6 +77,14 @@ UPDATE resume_runs SET failed_step = COALESCE((SELECT s.step_key FROM resume_ste
 	WHERE s.run_id = resume_runs.run_id AND s.status = 'failed' ORDER BY s.seq DESC LIMIT 1), '')
 WHERE status = 'failed';
 `,
+	// 4: child runs. parent_run_id names the run that executes this one
+	// as a child run ('' for a run of its own); workers never claim a
+	// child. error_detail rebuilds a failed run's error with its
+	// identities, for the parent that receives it.
+	`
+ALTER TABLE resume_runs ADD COLUMN parent_run_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE resume_runs ADD COLUMN error_detail TEXT;
+`,
 }
 
 // SchemaVersion returns the schema version this package creates and reads.
