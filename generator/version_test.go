@@ -76,7 +76,7 @@ func TestVersion(t *testing.T) {
 	// the version of the same package would be.
 	versions := map[string]string{} // directory → version
 	for _, w := range res.Workflows {
-		canon := strings.ReplaceAll(canonicalSteps(w.Steps), w.Package, "example.com/p")
+		canon := strings.ReplaceAll(canonical(w), w.Package, "example.com/p")
 		versions[filepath.Base(w.Package)] = hashText(canon)
 	}
 	base := versions["base"]
@@ -109,11 +109,12 @@ func TestCanonicalSteps(t *testing.T) {
 		t.Fatalf("got %d workflows, want 1", len(res.Workflows))
 	}
 	w := res.Workflows[0]
-	if w.Version != versionOf(w.Steps) || w.Version != hashText(canonicalSteps(w.Steps)) {
+	if w.Version != versionOf(w) || w.Version != hashText(canonical(w)) {
 		t.Errorf("version %s is not the hash of the canonical step list", w.Version)
 	}
-	got := canonicalSteps(w.Steps)
-	want := "A\texample.com/golden/canonical.A\tfunc(context.Context, int) (int, error)\tdefault\n" +
+	got := canonical(w)
+	want := "workflow\tfunc(context.Context, int) (int, error)\n" +
+		"A\texample.com/golden/canonical.A\tfunc(context.Context, int) (int, error)\tdefault\n" +
 		"B\texample.com/golden/canonical.B\tfunc(context.Context, int) error\tdefault\n"
 	if got != want {
 		t.Errorf("canonical step list:\n%q\nwant\n%q", got, want)
