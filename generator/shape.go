@@ -230,9 +230,9 @@ func lossless(t types.Type, q types.Qualifier) error {
 				_, embeddedStruct := derefType(types.Unalias(f.Type())).Underlying().(*types.Struct)
 				switch {
 				case !f.Exported() && !(f.Embedded() && embeddedStruct):
-					return fmt.Errorf("field %s of %s is unexported, so JSON does not carry it", f.Name(), types.TypeString(t, q))
+					return fmt.Errorf("field %s of %s is unexported, so JSON does not carry it: export it", f.Name(), types.TypeString(t, q))
 				case reflect.StructTag(u.Tag(i)).Get("json") == "-":
-					return fmt.Errorf("field %s of %s is tagged json:\"-\", so JSON does not carry it", f.Name(), types.TypeString(t, q))
+					return fmt.Errorf("field %s of %s is tagged json:\"-\", so JSON does not carry it: drop the tag", f.Name(), types.TypeString(t, q))
 				}
 				if err := check(f.Type()); err != nil {
 					return err

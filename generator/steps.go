@@ -382,7 +382,7 @@ func (m *packageModel) checkStepTypes(s *Step, pos token.Pos, ds *diagnostics) b
 			continue
 		}
 		if err := lossless(ptr.Elem(), q); err != nil {
-			ds.errorf(pos, "step %s: parameter %d (%s): what the step writes through it is journaled and restored on replay, but %v; export it, or return the value as the step's result instead", s.Name, i+1, typeString(t, m.pkg.Types), err)
+			ds.errorf(pos, "step %s: parameter %d (%s): what the step writes through it is journaled and restored on replay, but %v, or return the value as the step's result instead", s.Name, i+1, typeString(t, m.pkg.Types), err)
 			ok = false
 			continue
 		}
