@@ -16,6 +16,7 @@ func analyze(pkg *typedPackage, ds *diagnostics) *packageModel {
 	for _, w := range m.workflows {
 		m.checkWorkflow(w, ds)
 		m.checkPredeclared(w, ds)
+		w.errorIDs = collectErrorIdentities(w.errorScopes(), m.pkg.Types, ds)
 		w.Shape = m.workflowShape(w)
 		w.Version = versionOf(w)
 	}

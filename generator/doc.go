@@ -152,6 +152,24 @@
 //     method's receiver is a dependency (a client, *sql.DB) and is not
 //     journaled either.
 //
+// # Error identities
+//
+// A step error the body received is replayed from the journal on resume
+// (errorids.go collects, the runtime's errorcodec.go journals). For it to
+// answer the body's tests as the original did, the generator lists in
+// resumeW's Errors, sorted by id, the identities W's body tests: package-
+// level error variables compared with errors.Is, ==, != or a switch case
+// (resume.ErrorSentinel), and concrete error types looked for with
+// errors.As, errors.AsType, a type assertion or a type switch case on an
+// error (resume.ErrorType). A test a replayed error could not answer is
+// refused at its position: a target that is not a package-level error
+// variable, an interface type not every error satisfies, an error type
+// whose value JSON cannot carry (unexported or json:"-" fields, fields of
+// func, channel or interface type other than error; exported fields of
+// type error are journaled as errors of their own) or that the generated
+// file cannot name. The list changes no journal key, so it does not enter
+// the version.
+//
 // # Keys
 //
 // A call-site directive may end with key=EXPR (EXPR runs to the end of the

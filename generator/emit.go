@@ -281,7 +281,12 @@ func (e *workflowEmitter) calleeExpr(s *Step) string {
 //		Name:    "Onboard",
 //		Version: resumeOnboardVersion,
 //		Steps: []resume.StepDef{
-//			{Name: "ScoreAll", Callee: "...", Signature: "...", Policy: resume.PolicyDefault, Attempts: 5},
+//			{Name: "ScoreAll", Callee: "...", Signature: "...", Policy: resume.PolicyDefault, Attempts: 5,
+//				Shape: []string{"result Score: Points int"}},
+//		},
+//		Shape: []string{"input arg 2 Input: CustomerID string"}, // see jsonShape
+//		Errors: []resume.ErrorDef{ // when the body tests error identities: see errorDefs
+//			resume.ErrorSentinel("example.com/billing.ErrDeclined", ErrDeclined),
 //		},
 //	}
 func (e *workflowEmitter) def(f *jen.File) {
@@ -293,14 +298,17 @@ func (e *workflowEmitter) def(f *jen.File) {
 	if len(steps) > 0 {
 		steps = append(steps, jen.Line())
 	}
-	f.Var().Id(defName(w)).Op("=").Op("&").Add(e.rt("WorkflowDef")).Values(
+	fields := []jen.Code{
 		jen.Line().Id("Package").Op(":").Lit(w.Package),
 		jen.Line().Id("Name").Op(":").Lit(w.Name),
 		jen.Line().Id("Version").Op(":").Id(versionName(w)),
 		jen.Line().Id("Steps").Op(":").Index().Add(e.rt("StepDef")).Values(steps...),
 		shapeField(w.Shape),
-		jen.Line(),
-	)
+	}
+	if len(w.errorIDs) > 0 {
+		fields = append(fields, jen.Line().Id("Errors").Op(":").Index().Add(e.rt("ErrorDef")).Values(e.errorDefs()...))
+	}
+	f.Var().Id(defName(w)).Op("=").Op("&").Add(e.rt("WorkflowDef")).Values(append(fields, jen.Line())...)
 	f.Line()
 }
 

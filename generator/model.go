@@ -54,6 +54,9 @@ type Workflow struct {
 	siteDirectives map[token.Pos]directive
 	// allows maps a line of the body to its //resume:allow.
 	allows map[int]*allowance
+	// errorIDs are the error identities the body tests, sorted by id; see
+	// collectErrorIdentities.
+	errorIDs []errorIdentity
 }
 
 // Step is one step call site of a workflow.

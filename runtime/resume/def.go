@@ -98,6 +98,12 @@ type WorkflowDef struct {
 	// line ("input arg 2 Order: ID string"), as the generator hashed it
 	// into Version.
 	Shape []string
+	// Errors are the error identities the workflow body tests (sentinels
+	// it compares with errors.Is, == or a switch; types it tests with
+	// errors.As, a type assertion or a type switch), so that a step error
+	// replayed from the journal still matches them. They change no journal
+	// key and do not enter Version.
+	Errors []ErrorDef
 	// Run decodes the run's input and calls the durable body.
 	Run func(ctx context.Context, args Args) (any, error)
 }
