@@ -9,14 +9,16 @@ import (
 
 // analyze runs every check on one type-checked package: directives,
 // workflow signatures, step placement, non-determinism and JSON round
-// trips, recording problems in ds. It computes each workflow's version.
+// trips, recording problems in ds. It computes each workflow's JSON shape
+// and version.
 func analyze(pkg *typedPackage, ds *diagnostics) *packageModel {
 	m := buildModel(pkg, ds)
 	for _, w := range m.workflows {
 		m.checkWorkflow(w, ds)
 		m.checkPredeclared(w, ds)
 		w.errorIDs = collectErrorIdentities(w.errorScopes(), m.pkg.Types, ds)
-		w.Version = versionOf(w.Steps)
+		w.Shape = m.workflowShape(w)
+		w.Version = versionOf(w)
 	}
 	return m
 }

@@ -167,6 +167,9 @@ func (m *packageModel) generatedNames(ds *diagnostics) {
 		names := []string{defName(w), versionName(w), bodyName(w)}
 		for _, s := range w.Steps {
 			names = append(names, s.wrapper)
+			if len(s.outArgs) > 0 {
+				names = append(names, outTypeName(s))
+			}
 		}
 		for _, h := range w.helpers {
 			names = append(names, h.copyName)

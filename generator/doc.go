@@ -140,7 +140,17 @@
 //     (for methods), ctx and the callee's remaining parameters, and calling
 //     resume.Call or resume.Call0 with &resumeW.Steps[i]. A callee without a
 //     leading context.Context gets the workflow's own context at the call
-//     site.
+//     site. A step with pointer parameters (Fetch(ctx, id, &info)) may
+//     write its result through them: its wrapper journals a generated
+//     struct resumeW_<step>Out holding the result and each pointee after
+//     the call, and writes the pointees back from it, which on replay
+//     restores what the first execution wrote. A pointee JSON cannot carry
+//     entirely (an unexported or json:"-" field) and a variadic pointer
+//     parameter are refused, as is a call-site step on a method with a
+//     pointer receiver whose type has exported fields (cmd.Run(), then
+//     cmd.Stdout): the receiver's state is not journaled. A declared step
+//     method's receiver is a dependency (a client, *sql.DB) and is not
+//     journaled either.
 //
 // # Error identities
 //
@@ -226,14 +236,27 @@
 // # Version
 //
 // A workflow's version is the first 16 hex digits of the SHA-256 of its
-// canonical step list: one line per step call site in source order,
+// canonical text: the workflow's signature and the JSON shape of the run's
+// input and output, then its canonical step list: one line per step call
+// site in source order,
 // "name\tcallee\tsignature\tpolicy\n", with the callee and the types of the
 // signature fully qualified and parameter names left out. A keyed call site
 // adds "\tkey=EXPR" (EXPR printed canonically) before the newline: adding,
 // removing or changing a key changes the journal keys of a run, so it
 // changes the version; unkeyed steps hash exactly as before. The manifest
 // comment shows key=EXPR after the policy and the JSON manifest has a "key"
-// field. Inserting,
+// field. Each step's line is followed by the JSON shape of what it
+// journals: its result and, for a pointer parameter, the pointee, which the
+// wrapper journals after the call and writes back on replay. A shape is one
+// line per JSON field of each named struct type reached (visited once, so
+// recursive types end): its JSON key, type and encoding options, following
+// encoding/json (unexported and json:"-" fields left out, embedded structs
+// promoted); a type with its own MarshalJSON/UnmarshalJSON or
+// MarshalText/UnmarshalText is opaque and shown by name. The manifest
+// comment lists the shapes, "ScoreAll: result Score: Points int", and the
+// JSON manifest has a "shape" field. Adding, removing, renaming, retagging
+// or retyping a journaled field changes the version; reordering fields,
+// adding methods or unexported fields does not. Inserting,
 // removing or reordering steps, renaming one, changing a step's parameter or
 // result types or its policy changes the version; renaming variables,
 // editing comments or changing code between steps does not. Retry, backoff

@@ -196,6 +196,12 @@ func (e *workflowEmitter) manifest(f *jen.File) {
 			b.WriteString("//\t" + strings.TrimRightFunc(l, unicode.IsSpace))
 		}
 	}
+	if shape := manifestShape(w); len(shape) > 0 {
+		b.WriteString("\n//\n// It journals values of these JSON shapes (the run's input and output and\n// each step's result and pointees), which enter the version:\n//")
+		for _, l := range shape {
+			b.WriteString("\n//\t" + l)
+		}
+	}
 	if len(w.Exceptions) > 0 {
 		b.WriteString("\n//\n// Reviewed exceptions (//resume:allow), which do not enter the version:\n//")
 		for _, x := range w.Exceptions {
@@ -205,6 +211,18 @@ func (e *workflowEmitter) manifest(f *jen.File) {
 	f.Comment(b.String())
 	f.Const().Id(versionName(w)).Op("=").Lit(w.Version)
 	f.Line()
+}
+
+// manifestShape lists the JSON shape lines of the workflow's input and
+// output and of its steps, as resume.WorkflowDef.Manifest renders them.
+func manifestShape(w *Workflow) []string {
+	lines := append([]string(nil), w.Shape...)
+	for _, s := range w.Steps {
+		for _, l := range s.Shape {
+			lines = append(lines, s.Name+": "+l)
+		}
+	}
+	return lines
 }
 
 // guards emits compile-time checks that the workflow and its steps still
@@ -272,8 +290,10 @@ func (e *workflowEmitter) calleeExpr(s *Step) string {
 //		Name:    "Onboard",
 //		Version: resumeOnboardVersion,
 //		Steps: []resume.StepDef{
-//			{Name: "ScoreAll", Callee: "...", Signature: "...", Policy: resume.PolicyDefault, Attempts: 5},
+//			{Name: "ScoreAll", Callee: "...", Signature: "...", Policy: resume.PolicyDefault, Attempts: 5,
+//				Shape: []string{"result Score: Points int"}},
 //		},
+//		Shape: []string{"input arg 2 Input: CustomerID string"}, // see jsonShape
 //		Errors: []resume.ErrorDef{ // when the body tests error identities: see errorDefs
 //			resume.ErrorSentinel("example.com/billing.ErrDeclined", ErrDeclined),
 //		},
@@ -292,6 +312,7 @@ func (e *workflowEmitter) def(f *jen.File) {
 		jen.Line().Id("Name").Op(":").Lit(w.Name),
 		jen.Line().Id("Version").Op(":").Id(versionName(w)),
 		jen.Line().Id("Steps").Op(":").Index().Add(e.rt("StepDef")).Values(steps...),
+		shapeField(w.Shape),
 	}
 	if len(w.errorIDs) > 0 {
 		fields = append(fields, jen.Line().Id("Errors").Op(":").Index().Add(e.rt("ErrorDef")).Values(e.errorDefs()...))
@@ -322,7 +343,27 @@ func (e *workflowEmitter) stepFields(s *Step) []jen.Code {
 	if o.timeout != 0 {
 		fields = append(fields, jen.Id("Timeout").Op(":").Add(e.duration(o.timeout)))
 	}
+	if len(s.Shape) > 0 {
+		fields = append(fields, shapeField(s.Shape))
+	}
 	return fields
+}
+
+// shapeField is the Shape field of a StepDef or WorkflowDef literal, one
+// line of the shape a line of code; nothing when the shape is empty:
+//
+//	Shape: []string{
+//		"result Priced: Cents int",
+//	},
+func shapeField(lines []string) jen.Code {
+	if len(lines) == 0 {
+		return jen.Null()
+	}
+	var vals []jen.Code
+	for _, l := range lines {
+		vals = append(vals, jen.Line().Lit(l))
+	}
+	return jen.Line().Id("Shape").Op(":").Index().String().Values(append(vals, jen.Line())...)
 }
 
 // duration renders d as N * time.Unit with the largest exact unit.
@@ -492,7 +533,11 @@ func (e *workflowEmitter) wrapper(f *jen.File, s *Step) {
 			names.taken[id] = true
 		}
 	}
+	if len(s.outArgs) > 0 {
+		names.taken[outTypeName(s)] = true
+	}
 	ctx := names.pick("ctx", "ctx")
+	argNames := make([]string, params.Len())
 	var wparams, inner []jen.Code
 	var target *jen.Statement
 	if s.recv != nil {
@@ -509,6 +554,7 @@ func (e *workflowEmitter) wrapper(f *jen.File, s *Step) {
 			continue
 		}
 		name := names.pick(params.At(i).Name(), fmt.Sprintf("arg%d", i))
+		argNames[i] = name
 		if sig.Variadic() && i == params.Len()-1 {
 			wparams = append(wparams, jen.Id(name).Op("...").Id(paramTypes[i]))
 			inner = append(inner, jen.Id(name).Op("..."))
@@ -535,6 +581,14 @@ func (e *workflowEmitter) wrapper(f *jen.File, s *Step) {
 	if s.key != nil {
 		desc += ", key=" + s.opts.key
 	}
+	if len(s.outArgs) > 0 {
+		e.outType(f, s, resultTypes, paramTypes, argNames)
+		f.Comment(fmt.Sprintf("// %s journals step %s of %s (%s), with what the\n// step wrote through its pointer parameters: a replay writes it back.", s.wrapper, s.Name, w.Name, desc))
+		f.Func().Id(s.wrapper).Params(wparams...).Params(results...).Block(
+			e.outBody(s, names, ctx, innerCtx, stepRef, keyArg, target, inner, argNames, len(results) == 2)...)
+		f.Line()
+		return
+	}
 	f.Comment(fmt.Sprintf("%s journals step %s of %s (%s).", s.wrapper, s.Name, w.Name, desc))
 	f.Func().Id(s.wrapper).Params(wparams...).Params(results...).Block(
 		jen.Return(journal.Call(append(append([]jen.Code{jen.Id(ctx), stepRef}, keyArg...),
@@ -544,6 +598,101 @@ func (e *workflowEmitter) wrapper(f *jen.File, s *Step) {
 		)...)),
 	)
 	f.Line()
+}
+
+// outTypeName is the generated type holding what a step with pointer
+// parameters journals.
+func outTypeName(s *Step) string { return s.wrapper + "Out" }
+
+// outField is the field of the out type holding the pointee of the i-th
+// parameter; its JSON key is "argN" with N counted from 1, so that
+// renaming the parameter changes nothing in the journal.
+func outField(i int) (name, key string) {
+	return fmt.Sprintf("Arg%d", i+1), fmt.Sprintf("arg%d", i+1)
+}
+
+// outType emits the type a step with pointer parameters journals: its
+// result, if any, and each pointer parameter, whose pointee JSON encodes
+// after the call:
+//
+//	// resumeW_FetchOut is what step Fetch of W journals: ...
+//	type resumeW_FetchOut struct {
+//		Result int   `json:"result"`
+//		Arg3   *Info `json:"arg3"` // *info after the call
+//	}
+func (e *workflowEmitter) outType(f *jen.File, s *Step, resultTypes, paramTypes, argNames []string) {
+	var fields []jen.Code
+	if len(resultTypes) == 2 {
+		fields = append(fields, jen.Id("Result").Id(resultTypes[0]).Tag(map[string]string{"json": "result"}))
+	}
+	for _, i := range s.outArgs {
+		name, key := outField(i)
+		fields = append(fields, jen.Id(name).Id(paramTypes[i]).Tag(map[string]string{"json": key}).Comment("*"+argNames[i]+" after the call"))
+	}
+	what := "what it wrote through its pointer\n// parameters"
+	if len(resultTypes) == 2 {
+		what = "its result and what it wrote\n// through its pointer parameters"
+	}
+	f.Comment(fmt.Sprintf("// %s is what step %s of %s journals: %s.", outTypeName(s), s.Name, e.w.Name, what))
+	f.Type().Id(outTypeName(s)).Struct(fields...)
+	f.Line()
+}
+
+// outBody is the body of the wrapper of a step with pointer parameters:
+// the journaled call returns the out type, and the pointees are written
+// back from it. On the first execution that is the value the step left
+// there (a no-op); on replay it is the journaled one.
+//
+//	out, err := resume.Call(ctx, &resumeW.Steps[3], func(ctx context.Context) (resumeW_FetchOut, error) {
+//		res, err := Fetch(ctx, id, info)
+//		return resumeW_FetchOut{Result: res, Arg3: info}, err
+//	})
+//	if info != nil && out.Arg3 != nil {
+//		*info = *out.Arg3
+//	}
+//	return out.Result, err
+func (e *workflowEmitter) outBody(s *Step, names *localNames, ctx string, innerCtx jen.Code, stepRef jen.Code, keyArg []jen.Code,
+	target *jen.Statement, inner []jen.Code, argNames []string, hasResult bool) []jen.Code {
+	outT := outTypeName(s)
+	out, errName := names.pick("out", "out"), names.pick("err", "err")
+	res := ""
+	if hasResult {
+		res = names.pick("res", "res")
+	}
+	var values []jen.Code
+	var callStmt jen.Code
+	if hasResult {
+		values = append(values, jen.Id("Result").Op(":").Id(res))
+		callStmt = jen.List(jen.Id(res), jen.Id(errName)).Op(":=").Add(target.Clone().Call(inner...))
+	} else {
+		callStmt = jen.Id(errName).Op(":=").Add(target.Clone().Call(inner...))
+	}
+	for _, i := range s.outArgs {
+		name, _ := outField(i)
+		values = append(values, jen.Id(name).Op(":").Id(argNames[i]))
+	}
+	call := "Call"
+	if s.key != nil {
+		call += "Key"
+	}
+	args := append(append([]jen.Code{jen.Id(ctx), stepRef}, keyArg...),
+		jen.Func().Params(innerCtx).Params(jen.Id(outT), jen.Error()).Block(
+			callStmt,
+			jen.Return(jen.Id(outT).Values(values...), jen.Id(errName)),
+		))
+	stmts := []jen.Code{jen.List(jen.Id(out), jen.Id(errName)).Op(":=").Add(e.rt(call)).Call(args...)}
+	for _, i := range s.outArgs {
+		name, _ := outField(i)
+		stmts = append(stmts, jen.If(jen.Id(argNames[i]).Op("!=").Nil().Op("&&").Id(out).Dot(name).Op("!=").Nil()).Block(
+			jen.Op("*").Id(argNames[i]).Op("=").Op("*").Id(out).Dot(name),
+		))
+	}
+	if hasResult {
+		stmts = append(stmts, jen.Return(jen.Id(out).Dot("Result"), jen.Id(errName)))
+	} else {
+		stmts = append(stmts, jen.Return(jen.Id(errName)))
+	}
+	return stmts
 }
 
 // keyConversion returns how the wrapper converts its key parameter, named

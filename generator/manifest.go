@@ -11,6 +11,9 @@ type manifestWorkflow struct {
 	Workflow string         `json:"workflow"`
 	Version  string         `json:"version"`
 	Steps    []manifestStep `json:"steps"`
+	// Shape is the JSON shape of the run's input and output, one field a
+	// line, as hashed into the version.
+	Shape []string `json:"shape,omitempty"`
 	// Exceptions are the reviewed //resume:allow exceptions.
 	Exceptions []Exception `json:"exceptions,omitempty"`
 }
@@ -28,6 +31,9 @@ type manifestStep struct {
 	BackoffMax string `json:"backoff_max,omitempty"`
 	Timeout    string `json:"timeout,omitempty"`
 	Key        string `json:"key,omitempty"`
+	// Shape is the JSON shape of what the step journals (its result and
+	// its pointer parameters' pointees), one field a line.
+	Shape []string `json:"shape,omitempty"`
 }
 
 // Manifest renders every workflow with its version and steps as indented
@@ -35,7 +41,7 @@ type manifestStep struct {
 func (r *Result) Manifest() ([]byte, error) {
 	out := []manifestWorkflow{}
 	for _, w := range r.Workflows {
-		mw := manifestWorkflow{Package: w.Package, Workflow: w.Name, Version: w.Version, Steps: []manifestStep{}, Exceptions: w.Exceptions}
+		mw := manifestWorkflow{Package: w.Package, Workflow: w.Name, Version: w.Version, Steps: []manifestStep{}, Shape: w.Shape, Exceptions: w.Exceptions}
 		for _, s := range w.Steps {
 			ms := manifestStep{Name: s.Name, Callee: s.Callee, Signature: s.Signature, Policy: s.Policy, Attempts: max(s.opts.attempts, 1)}
 			if s.opts.hasBackoff {
@@ -45,6 +51,7 @@ func (r *Result) Manifest() ([]byte, error) {
 				ms.Timeout = s.opts.timeout.String()
 			}
 			ms.Key = s.opts.key
+			ms.Shape = s.Shape
 			mw.Steps = append(mw.Steps, ms)
 		}
 		out = append(out, mw)

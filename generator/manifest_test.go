@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -66,5 +67,33 @@ func S(ctx context.Context, id string) error { return nil }
 	}
 	if res2.Workflows[0].Version != got[0].Version {
 		t.Errorf("version moved with an exception: %s vs %s", res2.Workflows[0].Version, got[0].Version)
+	}
+}
+
+// TestManifestShapes checks that the JSON manifest carries the shapes the
+// version hashes: the run's input and output, and each step's result and
+// pointees.
+func TestManifestShapes(t *testing.T) {
+	dir := filepath.Join(testModule, "manifestshape")
+	writeFiles(t, dir, map[string]string{"p.go": shapeBase})
+	res := generateIn(t, dir)
+	b, err := res.Manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []struct {
+		Shape []string
+		Steps []struct {
+			Name  string
+			Shape []string
+		}
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || len(got[0].Steps) != 2 || !slices.Contains(got[0].Shape, "output Receipt: Total int") ||
+		!slices.Contains(got[0].Steps[0].Shape, "result Priced: amount int") ||
+		!slices.Equal(got[0].Steps[1].Shape, []string{"out arg 3 Info: Email string"}) {
+		t.Fatalf("manifest:\n%s", b)
 	}
 }

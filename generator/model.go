@@ -37,6 +37,10 @@ type Workflow struct {
 	Version string
 	// Steps are the workflow's step call sites in source order.
 	Steps []*Step
+	// Shape is the JSON shape of the run's input (the parameters after the
+	// context) and output, one line a field; see jsonShape. It enters the
+	// version.
+	Shape []string
 	// Exceptions are the reviewed exceptions (//resume:allow) in the
 	// workflow's body, in source order.
 	Exceptions []Exception
@@ -73,6 +77,10 @@ type Step struct {
 	Signature string
 	// Policy is default, once or tx.
 	Policy string
+	// Shape is the JSON shape of what the step journals (its result and
+	// what it writes through pointer parameters), one line a field; see
+	// jsonShape. It enters the version.
+	Shape []string
 
 	opts     stepOptions
 	call     *ast.CallExpr
@@ -87,6 +95,7 @@ type Step struct {
 	index    int              // position in Steps
 	wrapper  string           // name of the generated wrapper
 	key      *stepKey         // key=EXPR at the call site, or nil
+	outArgs  []int            // indices of the pointer parameters, journaled after the call
 	typeArgs *types.TypeList  // type arguments of a generic function, or nil
 }
 

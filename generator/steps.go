@@ -370,19 +370,28 @@ func stripPosition(err error) string {
 }
 
 // checkStepTypes refuses a step whose results are not error or (T, error)
-// or whose parameter and result types cannot be journaled as JSON.
+// or whose parameter and result types cannot be journaled as JSON, and a
+// call-site step whose receiver's state may carry its result. It records
+// the pointer parameters, whose pointees the wrapper journals after the
+// call and restores on replay, and the step's JSON shape.
 func (m *packageModel) checkStepTypes(s *Step, pos token.Pos, ds *diagnostics) bool {
 	ok := true
+	q := nameQualifier(m.pkg.Types)
 	res := s.sig.Results()
 	if !resultsOK(res) {
-		ds.errorf(pos, "step %s: %s returns %s; a step must return error or (T, error)", s.Name, s.display, tupleString(res, nameQualifier(m.pkg.Types)))
+		ds.errorf(pos, "step %s: %s returns %s; a step must return error or (T, error)", s.Name, s.display, tupleString(res, q))
 		return false
 	}
+	if !m.checkReceiver(s, pos, ds) {
+		ok = false
+	}
+	s.Shape = nil
 	if res.Len() == 2 {
-		if err := journalable(res.At(0).Type(), nameQualifier(m.pkg.Types)); err != nil {
+		if err := journalable(res.At(0).Type(), q); err != nil {
 			ds.errorf(pos, "step %s: result type %s cannot be journaled as JSON: %v", s.Name, typeString(res.At(0).Type(), m.pkg.Types), err)
 			ok = false
 		}
+		s.Shape = append(s.Shape, jsonShape("result", res.At(0).Type(), q)...)
 	}
 	params := s.sig.Params()
 	for i := 0; i < params.Len(); i++ {
@@ -390,15 +399,75 @@ func (m *packageModel) checkStepTypes(s *Step, pos token.Pos, ds *diagnostics) b
 			continue
 		}
 		t := params.At(i).Type()
-		if s.sig.Variadic() && i == params.Len()-1 {
+		variadic := s.sig.Variadic() && i == params.Len()-1
+		if variadic {
 			t = t.(*types.Slice).Elem()
 		}
-		if err := journalable(t, nameQualifier(m.pkg.Types)); err != nil {
+		if err := journalable(t, q); err != nil {
 			ds.errorf(pos, "step %s: parameter type %s cannot be journaled as JSON: %v", s.Name, typeString(t, m.pkg.Types), err)
 			ok = false
+			continue
 		}
+		ptr, isPtr := t.Underlying().(*types.Pointer)
+		if !isPtr {
+			continue
+		}
+		// The step may write its result through the pointer: the wrapper
+		// journals the pointee after the call and a replay restores it,
+		// which needs all of the pointee in its JSON.
+		if variadic {
+			ds.errorf(pos, "step %s: variadic parameter ...%s: the step may write through any of the pointers, which the journal does not record; pass a slice of values and return what the step computes", s.Name, typeString(t, m.pkg.Types))
+			ok = false
+			continue
+		}
+		if err := lossless(ptr.Elem(), q); err != nil {
+			ds.errorf(pos, "step %s: parameter %d (%s): what the step writes through it is journaled and restored on replay, but %v, or return the value as the step's result instead", s.Name, i+1, typeString(t, m.pkg.Types), err)
+			ok = false
+			continue
+		}
+		s.outArgs = append(s.outArgs, i)
+		s.Shape = append(s.Shape, jsonShape(fmt.Sprintf("out arg %d", i+1), ptr.Elem(), q)...)
 	}
 	return ok
+}
+
+// checkReceiver refuses a call-site step (a //resume:step at the call of a
+// method the user did not declare a step) on a pointer receiver of a type
+// with exported fields: its state may carry the step's result (cmd.Run(),
+// then cmd.Stdout), which the journal does not record. A declared step's
+// receiver is a dependency, like *sql.DB, and is not journaled.
+func (m *packageModel) checkReceiver(s *Step, pos token.Pos, ds *diagnostics) bool {
+	recv := s.sig.Recv()
+	if recv == nil || s.recv == nil {
+		return true
+	}
+	if _, declared := m.stepDecls[s.fn.Origin()]; declared || m.foreignStep(s.fn.Origin()) != nil {
+		return true
+	}
+	ptr, ok := recv.Type().(*types.Pointer)
+	if !ok {
+		return true
+	}
+	st, ok := ptr.Elem().Underlying().(*types.Struct)
+	if !ok {
+		return true
+	}
+	var exported []string
+	for i := 0; i < st.NumFields(); i++ {
+		if st.Field(i).Exported() {
+			exported = append(exported, st.Field(i).Name())
+		}
+	}
+	if len(exported) == 0 {
+		return true
+	}
+	if len(exported) > 3 {
+		exported = append(exported[:3], "...")
+	}
+	ds.errorf(pos, "step %s: %s has a pointer receiver whose exported fields (%s) may hold the call's result, which the journal does not record, so a replay would read them unset: "+
+		"wrap the call in a function of your own that makes it and returns what you read afterwards, and mark that function //resume:step",
+		s.Name, s.display, strings.Join(exported, ", "))
+	return false
 }
 
 // calleeIdent is the identifier naming the function in a call's Fun: F,

@@ -41,14 +41,16 @@ type deployJSON struct {
 	Unknown []string `json:"unknown_workflow_runs"`
 }
 
-// codeManifest renders the code's steps of w as resume.WorkflowDef.Manifest
-// does: one line a step, name, callee, signature and policy.
+// codeManifest renders the code's manifest of w exactly as the generated
+// code's resume.WorkflowDef.Manifest does: the JSON shape of the run's
+// input and output, and each step with the shape of what it journals.
 func codeManifest(w *generator.Workflow) string {
-	var b strings.Builder
+	policies := map[string]resume.Policy{"default": resume.PolicyDefault, "once": resume.PolicyOnce, "tx": resume.PolicyTx}
+	def := &resume.WorkflowDef{Shape: w.Shape}
 	for _, s := range w.Steps {
-		fmt.Fprintf(&b, "%s %s %s %s\n", s.Name, s.Callee, s.Signature, s.Policy)
+		def.Steps = append(def.Steps, resume.StepDef{Name: s.Name, Callee: s.Callee, Signature: s.Signature, Policy: policies[s.Policy], Shape: s.Shape})
 	}
-	return b.String()
+	return def.Manifest()
 }
 
 func checkDeploy(c *cli, o *options, args []string) error {

@@ -146,9 +146,9 @@ func (c *cli) printDiff(lines []resume.ManifestChange) {
 	for _, l := range lines {
 		switch l.Op {
 		case "+":
-			fmt.Fprintln(c.stdout, "  "+c.paint(green, "+ "+l.Step))
+			fmt.Fprintln(c.stdout, "  "+c.paint(green, l.String()))
 		case "-":
-			fmt.Fprintln(c.stdout, "  "+c.paint(red, "- "+l.Step))
+			fmt.Fprintln(c.stdout, "  "+c.paint(red, l.String()))
 		default:
 			fmt.Fprintln(c.stdout, "    "+l.Step)
 		}

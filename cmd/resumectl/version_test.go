@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -10,12 +11,22 @@ import (
 	"github.com/resumegen/resumegen/internal/fixture"
 )
 
-// The version-change test builds the example twice in a fixture module,
-// through the real resumegen: as committed, then with a step inserted.
+// The version-change tests build the example twice in a fixture module,
+// through the real resumegen: as committed, then edited.
 
-var built struct {
+// edit changes the example's onboard.go; ok is false when the source no
+// longer has what the edit changes.
+type edit func(src string) (changed string, ok bool)
+
+var (
+	fixturesMu sync.Mutex
+	fixtures   = map[string]*builtFixture{}
+)
+
+// builtFixture is one fixture module and its two binaries.
+type builtFixture struct {
 	once           sync.Once
-	dir            string // the module, holding the new code
+	dir            string // the module, holding the edited code
 	oldBin, newBin string
 	err            error
 }
@@ -38,22 +49,41 @@ func AuditOnboarding(ctx context.Context, customerID string) error {
 `, true
 }
 
-func buildFixture(t *testing.T) (dir, oldBin, newBin string) {
-	t.Helper()
-	built.once.Do(func() {
-		built.dir = filepath.Join(binDir, "fixture")
-		built.oldBin, built.newBin = filepath.Join(binDir, "onboard-old"), filepath.Join(binDir, "onboard-new")
-		built.err = makeFixture(built.dir, built.oldBin, built.newBin)
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
+// addScoreField adds a field to Score, the result of step ScoreAll: the
+// steps stay the same, what ScoreAll journals does not.
+func addScoreField(src string) (string, bool) {
+	const points = "\tPoints   int\n"
+	if !strings.Contains(src, "type Score struct {\n") || !strings.Contains(src, points) {
+		return src, false
 	}
-	return built.dir, built.oldBin, built.newBin
+	return strings.Replace(src, points, points+"\tRegion   string\n", 1), true
 }
 
-// makeFixture builds the example as a user's module (oldBin), then inserts
-// a step into its workflow, regenerates and builds again (newBin).
-func makeFixture(dir, oldBin, newBin string) error {
+// buildFixture builds (once per name) the example as committed (oldBin)
+// and with the edit (newBin).
+func buildFixture(t *testing.T, name string, change edit) (dir, oldBin, newBin string) {
+	t.Helper()
+	fixturesMu.Lock()
+	f := fixtures[name]
+	if f == nil {
+		f = &builtFixture{}
+		fixtures[name] = f
+	}
+	fixturesMu.Unlock()
+	f.once.Do(func() {
+		f.dir = filepath.Join(binDir, "fixture-"+name)
+		f.oldBin, f.newBin = filepath.Join(binDir, "onboard-old-"+name), filepath.Join(binDir, "onboard-new-"+name)
+		f.err = makeFixture(f.dir, f.oldBin, f.newBin, change)
+	})
+	if f.err != nil {
+		t.Fatal(f.err)
+	}
+	return f.dir, f.oldBin, f.newBin
+}
+
+// makeFixture builds the example as a user's module (oldBin), then edits
+// its workflow, regenerates and builds again (newBin).
+func makeFixture(dir, oldBin, newBin string, change edit) error {
 	m, err := fixture.FromExample("../..", "onboard", dir)
 	if err != nil {
 		return err
@@ -65,12 +95,147 @@ func makeFixture(dir, oldBin, newBin string) error {
 	if err != nil {
 		return err
 	}
-	changed, ok := insertStep(string(src))
+	changed, ok := change(string(src))
 	if !ok {
-		return errors.New("the fixture cannot insert a step: onboard.go's last line changed")
+		return errors.New("the fixture cannot edit onboard.go: the example changed")
 	}
 	if err := m.WriteFile("onboard.go", []byte(changed)); err != nil {
 		return err
 	}
 	return m.GenerateAndBuild(newBin)
+}
+
+// deployed is check-deploy -json.
+type deployed struct {
+	OK       bool `json:"ok"`
+	Checked  int  `json:"checked"`
+	Stopping []struct {
+		RunID       string `json:"run_id"`
+		Version     string `json:"version"`
+		CodeVersion string `json:"code_version"`
+	} `json:"stopping"`
+	Diffs []struct {
+		Runs []string `json:"runs"`
+		Diff []struct {
+			Op   string `json:"op"`
+			Step string `json:"step"`
+		} `json:"diff"`
+	} `json:"diffs"`
+}
+
+// TestCheckDeployNamesField proves that adding a field to a step's
+// result struct is a version change: check-deploy refuses the deploy
+// naming the step, the type and the field, the new code parks the
+// unfinished run instead of decoding its journaled scores into the new
+// struct, and runs show names the field too.
+func TestCheckDeployNamesField(t *testing.T) {
+	dir, oldBin, newBin := buildFixture(t, "field", addScoreField)
+	const field = "ScoreAll: result Score: + Region string"
+	backends(t, func(t *testing.T, e env) {
+		// ScoreAll is journaled, the run stops before WriteScores.
+		e.mustExample(oldBin, "r1", -9, "-crash", "WriteScores:before")
+		oldVersion := e.list()["r1"].Version
+
+		code, out, errOut := e.ctlIn(dir, "check-deploy", "./...")
+		if code != 1 || !strings.Contains(out, "r1") || !strings.Contains(out, field) {
+			t.Errorf("check-deploy exited %d, want 1 listing r1 and %q\nstdout: %s\nstderr: %s", code, field, out, errOut)
+		}
+		code, out, _ = e.ctlIn(dir, "check-deploy", "-json", "./...")
+		var d deployed
+		if err := json.Unmarshal([]byte(out), &d); err != nil || code != 1 {
+			t.Fatalf("check-deploy -json: exit %d, %v\n%s", code, err, out)
+		}
+		if d.OK || len(d.Stopping) != 1 || d.Stopping[0].RunID != "r1" || d.Stopping[0].Version != oldVersion || len(d.Diffs) != 1 {
+			t.Fatalf("check-deploy -json = %+v", d)
+		}
+		var changed []string
+		for _, l := range d.Diffs[0].Diff {
+			if l.Op != " " {
+				changed = append(changed, l.Op+" "+l.Step)
+			}
+		}
+		if len(changed) != 1 || changed[0] != "+ ScoreAll: result Score: Region string" {
+			t.Errorf("check-deploy -json changed lines %q, want only the added field", changed)
+		}
+
+		// The new code executes nothing of r1 and says why.
+		before := e.report("r1").Executions
+		e.mustExample(newBin, "r1", 3)
+		if after := e.report("r1").Executions; !equalCounts(before, after) {
+			t.Errorf("the new binary executed steps of a run of another version: %v, then %v", before, after)
+		}
+		r := e.list()["r1"]
+		if r.Status != "needs_attention" || r.AttentionKind != "version" {
+			t.Fatalf("r1 after the new binary: %+v, want needs_attention of kind version", r)
+		}
+		s, _ := e.show("r1")
+		if !strings.Contains(s.Error, "\n  "+field) {
+			t.Errorf("the parked run's error does not name the field %q:\n%s", field, s.Error)
+		}
+		if human := e.mustCtl("runs", "show", "r1"); !strings.Contains(human, field) {
+			t.Errorf("runs show r1 does not name the field %q:\n%s", field, human)
+		}
+	})
+}
+
+// TestVersionChange proves the version gate on an inserted step:
+// check-deploy names it, the new code parks the old run, and after
+// accept-version the run finishes without repeating a step.
+func TestVersionChange(t *testing.T) {
+	dir, oldBin, newBin := buildFixture(t, "step", insertStep)
+	const audit = "AuditOnboarding example.com/onboardfixture.AuditOnboarding func(context.Context, string) error default"
+	backends(t, func(t *testing.T, e env) {
+		e.mustExample(oldBin, "r0", 0)
+		e.mustExample(oldBin, "r1", -9, "-crash", "MarkComplete:before")
+
+		code, out, errOut := e.ctlIn(dir, "check-deploy", "./...")
+		if code != 1 || !strings.Contains(out, "r1") || !strings.Contains(out, "+ "+audit) || strings.Contains(out, "r0") {
+			t.Errorf("check-deploy exited %d, want 1 listing r1 and + %s\nstdout: %s\nstderr: %s", code, audit, out, errOut)
+		}
+		code, out, _ = e.ctlIn(dir, "check-deploy", "-json", "./...")
+		var d deployed
+		if err := json.Unmarshal([]byte(out), &d); err != nil || code != 1 || len(d.Diffs) != 1 {
+			t.Fatalf("check-deploy -json: exit %d, %v\n%s", code, err, out)
+		}
+		newVersion := d.Stopping[0].CodeVersion
+		var changed []string
+		for _, l := range d.Diffs[0].Diff {
+			if l.Op != " " {
+				changed = append(changed, l.Op+" "+l.Step)
+			}
+		}
+		if len(changed) != 1 || changed[0] != "+ "+audit {
+			t.Errorf("check-deploy diff: changed lines %q, want only + %s", changed, audit)
+		}
+
+		e.mustExample(newBin, "r1", 3)
+		if r := e.list()["r1"]; r.Status != "needs_attention" || r.AttentionKind != "version" {
+			t.Fatalf("r1 after the new binary: %+v", r)
+		}
+		out = e.mustCtl("runs", "accept-version", "r1")
+		if !strings.Contains(out, newVersion) {
+			t.Errorf("accept-version said %q", out)
+		}
+		if code, out, errOut := e.ctlIn(dir, "check-deploy", "./..."); code != 0 || !strings.Contains(out, "ok") {
+			t.Errorf("check-deploy after the accept: exit %d\n%s%s", code, out, errOut)
+		}
+		e.mustExample(newBin, "r1", 0)
+		rep := e.report("r1")
+		if rep.Status != "succeeded" {
+			t.Errorf("r1: %s, want succeeded", rep.Status)
+		}
+		wantExecutions(t, rep, map[string]int{"FetchRecords": 1, "ScoreAll": 1, "WriteScores": 1, "NotifyOwner": 3, "AuditOnboarding": 1, "MarkComplete": 1})
+	})
+}
+
+func equalCounts(a, b map[string]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
 }

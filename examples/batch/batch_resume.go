@@ -14,13 +14,23 @@ import (
 // A build error here means the runtime is older than this generated code.
 const _ = resume.SupportPackageIsVersion1
 
-// Settle (version ae82fda4bc35d3dc) runs these steps, in source order:
+// Settle (version 49d3878b898216f8) runs these steps, in source order:
 //
 //	ListItems  ListItems  func(context.Context, string) ([]Item, error)  default
 //	Charge     Charge     func(context.Context, Item, Quote) error       default key=it.ID
 //	Price      Price      func(context.Context, Item) (int, error)       default
 //	Close      Close      func(context.Context, string) error            default
-const resumeSettleVersion = "ae82fda4bc35d3dc"
+//
+// It journals values of these JSON shapes (the run's input and output and
+// each step's result and pointees), which enter the version:
+//
+//	input arg 2 Batch: ID string
+//	input arg 2 Batch: Limit int
+//	output Report: Charged int
+//	output Report: Stopped string
+//	ListItems: result Item: Amount int
+//	ListItems: result Item: ID string
+const resumeSettleVersion = "49d3878b898216f8"
 
 // A build error here means a step or the workflow changed signature without
 // regenerating: run go generate.
@@ -37,10 +47,20 @@ var resumeSettle = &resume.WorkflowDef{
 	Name:    "Settle",
 	Version: resumeSettleVersion,
 	Steps: []resume.StepDef{
-		{Name: "ListItems", Callee: "github.com/resumegen/resumegen/examples/batch.ListItems", Signature: "func(context.Context, string) ([]Item, error)", Policy: resume.PolicyDefault},
+		{Name: "ListItems", Callee: "github.com/resumegen/resumegen/examples/batch.ListItems", Signature: "func(context.Context, string) ([]Item, error)", Policy: resume.PolicyDefault,
+			Shape: []string{
+				"result Item: Amount int",
+				"result Item: ID string",
+			}},
 		{Name: "Charge", Callee: "github.com/resumegen/resumegen/examples/batch.Charge", Signature: "func(context.Context, Item, Quote) error", Policy: resume.PolicyDefault},
 		{Name: "Price", Callee: "github.com/resumegen/resumegen/examples/batch.Price", Signature: "func(context.Context, Item) (int, error)", Policy: resume.PolicyDefault},
 		{Name: "Close", Callee: "github.com/resumegen/resumegen/examples/batch.Close", Signature: "func(context.Context, string) error", Policy: resume.PolicyDefault},
+	},
+	Shape: []string{
+		"input arg 2 Batch: ID string",
+		"input arg 2 Batch: Limit int",
+		"output Report: Charged int",
+		"output Report: Stopped string",
 	},
 }
 

@@ -15,14 +15,27 @@ import (
 // A build error here means the runtime is older than this generated code.
 const _ = resume.SupportPackageIsVersion1
 
-// Onboard (version e82b147d665cacec) runs these steps, in source order:
+// Onboard (version 6717b96dc28b59b2) runs these steps, in source order:
 //
 //	FetchRecords  FetchRecords  func(context.Context, Input) ([]Record, error)    default
 //	ScoreAll      ScoreAll      func(context.Context, []Record) ([]Score, error)  default retry=5 backoff=200ms..30s
 //	WriteScores   WriteScores   func(context.Context, []Score) error              tx
 //	NotifyOwner   NotifyOwner   func(context.Context, Owner) error                once
 //	MarkComplete  MarkComplete  func(context.Context, string) error               default
-const resumeOnboardVersion = "e82b147d665cacec"
+//
+// It journals values of these JSON shapes (the run's input and output and
+// each step's result and pointees), which enter the version:
+//
+//	input arg 2 Input: CustomerID string
+//	output Summary: Notified int
+//	output Summary: Scored int
+//	FetchRecords: result Record: ID string
+//	FetchRecords: result Record: Owner string
+//	FetchRecords: result Record: Value int
+//	ScoreAll: result Score: Owner string
+//	ScoreAll: result Score: Points int
+//	ScoreAll: result Score: RecordID string
+const resumeOnboardVersion = "6717b96dc28b59b2"
 
 // A build error here means a step or the workflow changed signature without
 // regenerating: run go generate.
@@ -40,11 +53,26 @@ var resumeOnboard = &resume.WorkflowDef{
 	Name:    "Onboard",
 	Version: resumeOnboardVersion,
 	Steps: []resume.StepDef{
-		{Name: "FetchRecords", Callee: "github.com/resumegen/resumegen/examples/onboard.FetchRecords", Signature: "func(context.Context, Input) ([]Record, error)", Policy: resume.PolicyDefault},
-		{Name: "ScoreAll", Callee: "github.com/resumegen/resumegen/examples/onboard.ScoreAll", Signature: "func(context.Context, []Record) ([]Score, error)", Policy: resume.PolicyDefault, Attempts: 5, BackoffMin: 200 * time.Millisecond, BackoffMax: 30 * time.Second},
+		{Name: "FetchRecords", Callee: "github.com/resumegen/resumegen/examples/onboard.FetchRecords", Signature: "func(context.Context, Input) ([]Record, error)", Policy: resume.PolicyDefault,
+			Shape: []string{
+				"result Record: ID string",
+				"result Record: Owner string",
+				"result Record: Value int",
+			}},
+		{Name: "ScoreAll", Callee: "github.com/resumegen/resumegen/examples/onboard.ScoreAll", Signature: "func(context.Context, []Record) ([]Score, error)", Policy: resume.PolicyDefault, Attempts: 5, BackoffMin: 200 * time.Millisecond, BackoffMax: 30 * time.Second,
+			Shape: []string{
+				"result Score: Owner string",
+				"result Score: Points int",
+				"result Score: RecordID string",
+			}},
 		{Name: "WriteScores", Callee: "github.com/resumegen/resumegen/examples/onboard.WriteScores", Signature: "func(context.Context, []Score) error", Policy: resume.PolicyTx},
 		{Name: "NotifyOwner", Callee: "github.com/resumegen/resumegen/examples/onboard.NotifyOwner", Signature: "func(context.Context, Owner) error", Policy: resume.PolicyOnce},
 		{Name: "MarkComplete", Callee: "github.com/resumegen/resumegen/examples/onboard.MarkComplete", Signature: "func(context.Context, string) error", Policy: resume.PolicyDefault},
+	},
+	Shape: []string{
+		"input arg 2 Input: CustomerID string",
+		"output Summary: Notified int",
+		"output Summary: Scored int",
 	},
 }
 

@@ -67,6 +67,10 @@ type StepDef struct {
 	// Child marks a call of another workflow: the step runs it as a child
 	// run (see [CallChild]) and journals its outcome.
 	Child bool
+	// Shape is the JSON shape of what the step journals, one field a line
+	// ("result Priced: Cents int"), as the generator hashed it into the
+	// workflow's version.
+	Shape []string
 }
 
 // Default backoff bounds for a step that sets retry=N without backoff=.
@@ -93,6 +97,10 @@ type WorkflowDef struct {
 	Version string
 	// Steps lists the steps in source order.
 	Steps []StepDef
+	// Shape is the JSON shape of the run's input and output, one field a
+	// line ("input arg 2 Order: ID string"), as the generator hashed it
+	// into Version.
+	Shape []string
 	// Errors are the error identities the workflow body tests (sentinels
 	// it compares with errors.Is, == or a switch; types it tests with
 	// errors.As, a type assertion or a type switch), so that a step error
@@ -107,12 +115,22 @@ type WorkflowDef struct {
 // dot, and the function name.
 func (w *WorkflowDef) QualifiedName() string { return w.Package + "." + w.Name }
 
-// Manifest renders the step signature list, one step a line, as the
-// generator hashed it into Version.
+// Manifest renders what the generator hashed into Version, one line each:
+// first the JSON shape of the run's input and output, then each step,
+// "Name Callee Signature Policy", followed by the JSON shape of what it
+// journals, "Name: result Priced: Cents int". A manifest stored before
+// shapes were recorded has the step lines only, so a diff against it
+// shows the same steps and the shapes added.
 func (w *WorkflowDef) Manifest() string {
 	var b strings.Builder
+	for _, l := range w.Shape {
+		b.WriteString(l + "\n")
+	}
 	for _, s := range w.Steps {
 		fmt.Fprintf(&b, "%s %s %s %s\n", s.Name, s.Callee, s.Signature, s.Policy)
+		for _, l := range s.Shape {
+			fmt.Fprintf(&b, "%s: %s\n", s.Name, l)
+		}
 	}
 	return b.String()
 }

@@ -583,7 +583,7 @@ func (e *Engine) versionMismatch(ctx context.Context, run RunRecord, def *Workfl
 		b.WriteString("; steps differ:")
 		for _, c := range DiffManifests(old, def.Manifest()) {
 			if c.Op != " " {
-				b.WriteString("\n  " + c.Op + " " + c.Step)
+				b.WriteString("\n  " + c.String())
 			}
 		}
 	}

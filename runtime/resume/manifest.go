@@ -3,11 +3,25 @@ package resume
 import "strings"
 
 // ManifestChange is one line of a step-by-step diff between two versions'
-// manifests: Op is " " (the step is in both), "-" (only in the old
-// version) or "+" (only in the new one); Step is the manifest line.
+// manifests: Op is " " (the line is in both), "-" (only in the old
+// version) or "+" (only in the new one); Step is the manifest line: a
+// step, or a field of the JSON shape of what a step or the run journals
+// (see [WorkflowDef.Manifest]).
 type ManifestChange struct {
 	Op   string `json:"op"`
 	Step string `json:"step"`
+}
+
+// String renders the change as a diff line. A step line gets its mark in
+// front, "+ Charge example.com/shop.Charge func(...) error once"; a shape
+// line gets it before the field, after what owns it, so that the diff
+// names the field: "ValidateOrder: result Priced: + Cents int". An
+// unchanged line is marked by a space.
+func (c ManifestChange) String() string {
+	if i := strings.LastIndex(c.Step, ": "); i >= 0 {
+		return c.Step[:i+2] + c.Op + " " + c.Step[i+2:]
+	}
+	return c.Op + " " + c.Step
 }
 
 // DiffManifests diffs two manifests (one step a line, as
