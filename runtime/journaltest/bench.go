@@ -186,3 +186,109 @@ func BenchResume(b *testing.B, h BenchHarness, steps int) {
 	b.StopTimer()
 	b.ReportMetric(float64(h.Journal.Counters().Reads-before.Reads)/float64(b.N), "reads/op")
 }
+
+// NestFlow is the nested-resume benchmark's workflow: n steps reached
+// through a helper (two a call), then NestKid as a child run with n more.
+// Its durable form is registered by hand below, as resumegen would
+// generate it.
+func NestFlow(ctx context.Context, n int) error { return nil }
+
+// NestKid is NestFlow's child workflow: n-1 steps, then KLast.
+func NestKid(ctx context.Context, n int) error { return nil }
+
+var nestSteps = []resume.StepDef{
+	{Name: "HA", Callee: "journaltest.Empty", Signature: "func(context.Context) error"},
+	{Name: "HB", Callee: "journaltest.Empty", Signature: "func(context.Context) error"},
+	{Name: "NestKid", Callee: "journaltest.NestKid", Signature: "func(context.Context, int) error", Child: true},
+	{Name: "K", Callee: "journaltest.Empty", Signature: "func(context.Context) error"},
+	{Name: "KLast", Callee: "journaltest.Empty", Signature: "func(context.Context) error"},
+}
+
+func empty(context.Context) error { return nil }
+
+// nestHelper is the helper NestFlow's body calls: two steps.
+func nestHelper(ctx context.Context) error {
+	if err := resume.Call0(ctx, &nestSteps[0], empty); err != nil {
+		return err
+	}
+	return resume.Call0(ctx, &nestSteps[1], empty)
+}
+
+var nestDef = &resume.WorkflowDef{
+	Package: "github.com/resumegen/resumegen/runtime/journaltest", Name: "NestFlow", Version: "nest-v1", Steps: nestSteps[:3],
+	Run: func(ctx context.Context, args resume.Args) (any, error) {
+		var n int
+		if err := args.Decode(&n); err != nil {
+			return nil, err
+		}
+		for i := 0; i < n/2; i++ {
+			if err := nestHelper(ctx); err != nil {
+				return nil, err
+			}
+		}
+		return nil, resume.CallChild0(ctx, &nestSteps[2], NestKid, func(ctx context.Context) error { return NestKid(ctx, n) }, n)
+	},
+}
+
+var nestKidDef = &resume.WorkflowDef{
+	Package: "github.com/resumegen/resumegen/runtime/journaltest", Name: "NestKid", Version: "nestkid-v1", Steps: nestSteps[3:],
+	Run: func(ctx context.Context, args resume.Args) (any, error) {
+		var n int
+		if err := args.Decode(&n); err != nil {
+			return nil, err
+		}
+		for i := 0; i < n-1; i++ {
+			if err := resume.Call0(ctx, &nestSteps[3], empty); err != nil {
+				return nil, err
+			}
+		}
+		return nil, resume.Call0(ctx, &nestSteps[4], empty)
+	},
+}
+
+func init() {
+	resume.Register(NestFlow, nestDef)
+	resume.Register(NestKid, nestKidDef)
+}
+
+// BenchResumeNested measures resuming a run that died inside its child: a
+// parent whose half steps went through a helper, then a child run that
+// died before its last step. Timed: entering the parent (one read of its
+// journal), replaying its steps, entering the child (one read), replaying
+// its steps, executing the last one and finishing both. half is the number
+// of steps on each side. Target for 2 x 500: <= 5 ms plus the few commits
+// the resume makes (child step, child finish, parent's child step, parent
+// finish). It reports the journal's reads per resume (2: one per run).
+func BenchResumeNested(b *testing.B, h BenchHarness, half int) {
+	b.Helper()
+	ctx := context.Background()
+	var reads int64
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		id := benchRunID("nested")
+		crasher := resume.NewEngine(h.Journal, resume.WithOwner("crasher"), resume.WithLease(time.Millisecond),
+			resume.WithFault(resume.Fault{Step: "KLast", Point: resume.FaultBefore}),
+			resume.WithFaultAction(func() { panic(crash{}) }))
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					if _, ok := r.(crash); !ok {
+						panic(r)
+					}
+				}
+			}()
+			_, _ = crasher.Start(ctx, id, NestFlow, half)
+			b.Fatal("the run did not die inside its child")
+		}()
+		time.Sleep(2 * time.Millisecond) // the dead engine's leases expire
+		e := resume.NewEngine(h.Journal)
+		before := h.Journal.Counters().Reads
+		b.StartTimer()
+		if _, err := e.Resume(ctx, id); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		reads += h.Journal.Counters().Reads - before
+	}
+	b.ReportMetric(float64(reads)/float64(b.N), "reads/op")
+}

@@ -97,3 +97,12 @@ func BenchmarkStepByRunLength(b *testing.B) {
 func BenchmarkResume1000(b *testing.B) {
 	journaltest.BenchResume(b, openBench(b), 1000)
 }
+
+// BenchmarkResumeNested1000: resuming a run that died inside its child run,
+// 500 steps on each side (the parent's through a helper): both journals
+// read once each, 999 replays, the child's last step and both finishes.
+// Target: within the resume budget, 5 ms per 1000 journaled steps, plus
+// the resume's four commits.
+func BenchmarkResumeNested1000(b *testing.B) {
+	journaltest.BenchResumeNested(b, openBench(b), 500)
+}
