@@ -192,7 +192,8 @@ func (e *Engine) deadLocalRuns(ctx context.Context, workflows []string) ([]RunRe
 	}
 	var dead []RunRecord
 	for _, r := range runs {
-		if known[r.Workflow] && ownerDead(r.LeaseOwner) {
+		if known[r.Workflow] && r.Parent == "" && ownerDead(r.LeaseOwner) {
+			// A child run is left to its parent, which resumes it.
 			dead = append(dead, r)
 		}
 	}
