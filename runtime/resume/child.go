@@ -156,9 +156,8 @@ func (st *runState) claimChild(ctx context.Context, r RunRecord, info StepInfo) 
 			return r, nil, true, nil
 		}
 		req := ClaimRequest{RunID: r.RunID, Owner: e.owner, Until: e.now().Add(e.lease)}
-		if r.Status == StatusRunning && r.LeaseOwner == st.run.LeaseOwner {
-			// Held by the process that held the parent: it lost the
-			// parent, so it lost the child too.
+		if r.Status == StatusRunning && ownerDead(r.LeaseOwner) {
+			// Its process died on this host: no need to wait out the lease.
 			req.Abandoned = &Lease{RunID: r.RunID, Owner: r.LeaseOwner, Epoch: r.Epoch}
 		}
 		claimed, steps, err := e.journal.Claim(ctx, req)
