@@ -32,7 +32,7 @@ func (m *packageModel) childAt(w *Workflow, call *ast.CallExpr, fn *types.Func, 
 	site, hasSite := m.siteDirectives[call.Lparen]
 	if hasSite {
 		if bad := site.opts.policyOptions(); bad != "" {
-			ds.errorf(site.pos, "%s: %s does not apply to a call of workflow %s, which runs as a child run: the child's own steps carry their policies and retries; keep only name= and key= here, and set the options on the steps inside %s", site.text, bad, fn.Name(), fn.Name())
+			ds.errorf(site.pos, "%s: a call of workflow %s is a child run, which takes no %s: the child's own steps carry their policies and retries; keep only name= and key= here, and set the options on the steps inside %s", site.text, fn.Name(), bad, fn.Name())
 			return nil
 		}
 	}
@@ -57,6 +57,10 @@ func (m *packageModel) childAt(w *Workflow, call *ast.CallExpr, fn *types.Func, 
 	s.canonSig = types.TypeString(bare, nil)
 	s.Signature = types.TypeString(bare, nameQualifier(w.pkg.Types))
 	if s.opts.key != "" {
+		if sig.Variadic() {
+			ds.errorf(site.pos, "%s: key= on a call of the variadic workflow %s is not supported: give %s a slice parameter instead", site.text, fn.Name(), fn.Name())
+			return nil
+		}
 		key, err := m.checkKey(s.opts.key, call, sig)
 		if err != nil {
 			ds.errorf(site.pos, "%s: %v", site.text, err)

@@ -317,8 +317,12 @@ func (s *stepSearch) checkUnfollowed(call *ast.CallExpr, fr *frame) {
 		}
 		for _, r := range m.reachers(ds) {
 			if funcValueCould(r.fn, t) {
-				ds.errorf(call.Pos(), "call of %s, a function value, may run %s, which has its type and %s: the generator cannot follow a call through a function value, so that step would not be journaled; call %s directly, or mark the callee //resume:step%s",
-					types.ExprString(call.Fun), displayName(r.fn), r.what, displayName(r.fn), fr.via())
+				fix := "call " + displayName(r.fn) + " directly, or mark the callee //resume:step"
+				if m.workflowFuncs[r.fn] {
+					fix = "call " + displayName(r.fn) + " directly: only a call the generator sees is a child run"
+				}
+				ds.errorf(call.Pos(), "call of %s, a function value, may run %s, which has its type and %s: the generator cannot follow a call through a function value, so that step would not be journaled; %s%s",
+					types.ExprString(call.Fun), displayName(r.fn), r.what, fix, fr.via())
 				return
 			}
 		}
