@@ -64,6 +64,20 @@ func Kid(ctx context.Context, id string) (int, error) {
 
 func step(ctx context.Context, n int) (int, error) { return One(ctx, n) }
 
+// Countdown calls itself: each level is a child run of the one above.
+//
+//resume:workflow
+func Countdown(ctx context.Context, n int) (int, error) {
+	if n == 0 {
+		return 0, nil
+	}
+	if _, err := Two(ctx, n); err != nil {
+		return 0, err
+	}
+	m, err := Countdown(ctx, n-1)
+	return m + n, err
+}
+
 //resume:step
 func Before(ctx context.Context, id string) error { track(ctx); return nil }
 
@@ -87,6 +101,11 @@ func main() {
 	// A short lease: the resumed parent waits out the lease of a child
 	// its dead process held (see TestChildRunSurvivesResume).
 	opts := []resume.Option{resume.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), resume.WithLease(time.Second)}
+	if len(os.Args) > 3 && os.Args[3] == "countdown" {
+		n, err := resume.Run(ctx, resume.NewEngine(j, opts...), "c-1", Countdown, 3)
+		fmt.Println("countdown", n, err)
+		return
+	}
 	if len(os.Args) > 3 {
 		f, err := resume.ParseFault(os.Args[3])
 		if err != nil {
@@ -110,7 +129,8 @@ func main() {
 // twice except the one a default step's effect point allows, and the
 // parent's step after the child runs once. Before a workflow called from a
 // workflow was a child run, its steps were not journaled at all and the
-// kill points inside it were never reached.
+// kill points inside it were never reached. A recursive workflow runs
+// each level as a run of its own.
 //
 // The program runs with a one-second lease: today a resumed parent takes
 // over its own abandoned run at once but waits out the lease of the child
@@ -127,6 +147,23 @@ func TestChildRunSurvivesResume(t *testing.T) {
 	}
 	bin := filepath.Join(t.TempDir(), "childrun")
 	goCmd(t, dir, "build", "-o", bin, ".")
+
+	t.Run("recursion", func(t *testing.T) {
+		db := filepath.Join(t.TempDir(), "j.db")
+		effects := db + ".effects"
+		out, err := exec.Command(bin, db, effects, "countdown").CombinedOutput()
+		if err != nil || strings.TrimSpace(string(out)) != "countdown 6 <nil>" {
+			t.Fatalf("countdown: %v\n%s", err, out)
+		}
+		b, err := os.ReadFile(effects)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "c-1 Two\nc-1/Countdown Two\nc-1/Countdown/Countdown Two\n"
+		if string(b) != want {
+			t.Errorf("step executions:\n%s\nwant, each level a run of its own:\n%s", b, want)
+		}
+	})
 
 	once := []string{"r-1 Before", "r-1/Kid One", "r-1/Kid Two", "r-1 After"}
 	for _, tc := range []struct {
