@@ -44,6 +44,9 @@ func (m *packageModel) childAt(w *Workflow, call *ast.CallExpr, fn *types.Func, 
 		// The workflow's own declaration is refused (checkWorkflow).
 		return nil
 	}
+	if !m.checkChildPointers(fn, sig, call, ds) {
+		return nil
+	}
 	s := &Step{call: call, fn: fn, sig: sig, Policy: policyChild, child: true, takesCtx: true}
 	if hasSite {
 		s.opts.name, s.opts.key = site.opts.name, site.opts.key
@@ -156,4 +159,22 @@ func (s *Step) what() string {
 		return "child workflow " + s.fn.Name() + " (step " + s.Name + ")"
 	}
 	return "child workflow " + s.Name
+}
+
+// checkChildPointers refuses a child call of a workflow that takes a
+// pointer: the child run gets its input decoded from the journal, so what
+// it writes through the pointer would reach the caller as a plain call but
+// never from a child run.
+func (m *packageModel) checkChildPointers(fn *types.Func, sig *types.Signature, call *ast.CallExpr, ds *diagnostics) bool {
+	ok := true
+	params := sig.Params()
+	for i := 1; i < params.Len(); i++ {
+		t := params.At(i).Type()
+		if _, ptr := t.Underlying().(*types.Pointer); !ptr {
+			continue
+		}
+		ds.errorf(call.Pos(), "child workflow %s takes %s: a child run decodes its input from the journal, so what it writes through the pointer never reaches this caller; pass the value and return what %s computes", fn.Name(), typeString(t, m.pkg.Types), fn.Name())
+		ok = false
+	}
+	return ok
 }

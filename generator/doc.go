@@ -233,6 +233,8 @@
 // initialization cycle (Run is set in init). Refused at the call site,
 // with the fix: once, tx, retry=, backoff= or timeout= at a child call
 // (the child's steps carry their policies), key= on a variadic workflow,
+// a workflow that takes a pointer (the child decodes its input from the
+// journal, so its writes through it would never reach the caller),
 // a workflow used as a function value or a call through a value of a
 // workflow's type, a workflow of another package whose signature a
 // workflow may not have or whose input or output JSON cannot carry, and a
