@@ -201,7 +201,8 @@
 // the copies; the body's calls go to the copies. A helper step whose
 // callee takes no context.Context gets the helper's own context
 // parameter. Helpers that reach no step stay plain calls. Workflows
-// called from a workflow are not followed (they are child runs).
+// called from a workflow are not followed: they are child runs (see
+// Child runs).
 //
 // Every check of a workflow body applies in the helpers it reaches, at
 // the helper's line, with the path from the workflow in the message
@@ -221,6 +222,35 @@
 // package declares //resume:step, of a same-named function or method of
 // its package, or of pkg.F in another module package, is followed;
 // function values and interface calls inside other packages are not.
+//
+// # Child runs
+//
+// A call of a //resume:workflow function, of the package or of another
+// package of the module (its directive read from source, foreign.go), in
+// a workflow body or a helper it reaches, is a child run (child.go,
+// childemit.go): a run of its own, with its own journal and version, whose
+// id is the parent's id, a slash and the call's step key. The call site is
+// a step of the caller, named after the callee (name= and key= at the call
+// site work, and every placement rule applies), with the policy "child" in
+// the manifest comment, the JSON manifest and the version's canonical
+// line; the child's own steps do not enter the caller's version. Its
+// StepDef has Policy PolicyDefault and Child true, and its wrapper
+// resumeW_<step> calls resume.CallChild or resume.CallChild0 (Key with
+// key=) with the workflow function itself, the plain call (used outside a
+// run) and the parameters after the context (the child's journaled input;
+// a variadic parameter as its slice). Recursion and mutual recursion are
+// allowed: each level is a run of its own, and the generated code has no
+// initialization cycle (Run is set in init). Refused at the call site,
+// with the fix: once, tx, retry=, backoff= or timeout= at a child call
+// (the child's steps carry their policies), key= on a variadic workflow,
+// a workflow that takes a pointer (the child decodes its input from the
+// journal, so its writes through it would never reach the caller),
+// a workflow used as a function value or a call through a value of a
+// workflow's type, a workflow of another package whose signature a
+// workflow may not have or whose input or output JSON cannot carry, and a
+// call of a function of another package that calls a workflow. A function
+// marked both //resume:workflow and //resume:step is refused at its
+// declaration.
 //
 // # Near-miss directives
 //

@@ -156,6 +156,10 @@ func (e *workflowEmitter) emit(f *jen.File) error {
 		f.Line()
 	}
 	for _, s := range e.w.Steps {
+		if s.child {
+			e.childWrapper(f, s)
+			continue
+		}
 		e.wrapper(f, s)
 	}
 	return nil
@@ -235,7 +239,7 @@ func manifestShape(w *Workflow) []string {
 func (e *workflowEmitter) guards(f *jen.File) {
 	w := e.w
 	defs := []jen.Code{jen.Id("_").Id(e.typ(bareSignature(w.sig))).Op("=").Id(w.Name)}
-	seen := map[string]bool{}
+	seen := map[string]bool{w.Package + "." + w.Name: true} // a recursive child call
 	for _, s := range w.Steps {
 		if seen[s.Callee] {
 			continue
@@ -324,12 +328,17 @@ func (e *workflowEmitter) def(f *jen.File) {
 // stepFields are the fields of one resume.StepDef literal; zero tuning
 // fields are left out.
 func (e *workflowEmitter) stepFields(s *Step) []jen.Code {
-	policies := map[string]string{"default": "PolicyDefault", "once": "PolicyOnce", "tx": "PolicyTx"}
+	// A child call is journaled at least once: re-executed after a
+	// crash, it finds its child run and resumes or replays it.
+	policies := map[string]string{"default": "PolicyDefault", "once": "PolicyOnce", "tx": "PolicyTx", policyChild: "PolicyDefault"}
 	fields := []jen.Code{
 		jen.Id("Name").Op(":").Lit(s.Name),
 		jen.Id("Callee").Op(":").Lit(s.Callee),
 		jen.Id("Signature").Op(":").Lit(s.Signature),
 		jen.Id("Policy").Op(":").Add(e.rt(policies[s.Policy])),
+	}
+	if s.child {
+		fields = append(fields, jen.Id("Child").Op(":").True())
 	}
 	o := s.opts
 	if o.attempts != 0 {

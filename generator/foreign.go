@@ -3,7 +3,6 @@ package generator
 import (
 	"go/ast"
 	"go/build"
-	"go/parser"
 	"go/token"
 	"go/types"
 	"path/filepath"
@@ -29,26 +28,7 @@ func (m *packageModel) foreignStep(fn *types.Func) *stepOptions {
 }
 
 func (m *packageModel) readForeignStep(fn *types.Func) *stepOptions {
-	pos := m.pkg.Fset.Position(fn.Pos())
-	name := pos.Filename
-	if !filepath.IsAbs(name) || !strings.HasSuffix(name, ".go") || within(name, build.Default.GOROOT) {
-		return nil
-	}
-	if m.pkg.ModuleDir != "" && !within(name, m.pkg.ModuleDir) {
-		return nil
-	}
-	f, ok := m.parsed[name]
-	if !ok {
-		if m.foreignFset == nil {
-			m.foreignFset = token.NewFileSet()
-		}
-		f, _ = parser.ParseFile(m.foreignFset, name, nil, parser.ParseComments|parser.SkipObjectResolution)
-		m.parsed[name] = f
-	}
-	if f == nil {
-		return nil
-	}
-	doc := declDoc(m.foreignFset, f, fn, pos.Line)
+	doc := m.foreignDoc(fn)
 	if doc == nil {
 		return nil
 	}
@@ -61,6 +41,49 @@ func (m *packageModel) readForeignStep(fn *types.Func) *stepOptions {
 		}
 	}
 	return nil
+}
+
+// foreignWorkflow reports whether fn, a function declared in another
+// package of the user's module, is marked //resume:workflow: a call of it
+// from a workflow is a child run. It reads the directive from source like
+// [packageModel.foreignStep].
+func (m *packageModel) foreignWorkflow(fn *types.Func) bool {
+	if fn.Pkg() == nil || fn.Pkg() == m.pkg.Types || fn.Type().(*types.Signature).Recv() != nil {
+		return false
+	}
+	if wf, ok := m.foreignWF[fn]; ok {
+		return wf
+	}
+	wf := false
+	if doc := m.foreignDoc(fn); doc != nil {
+		for _, c := range doc.List {
+			if isDirective(c.Text) {
+				if d, err := parseDirective(c, false); err == nil && d.verb == "workflow" {
+					wf = true
+				}
+			}
+		}
+	}
+	m.foreignWF[fn] = wf
+	return wf
+}
+
+// foreignDoc returns the doc comment of the declaration of fn, declared in
+// another package of the module, parsing its file alone (once), or nil.
+func (m *packageModel) foreignDoc(fn *types.Func) *ast.CommentGroup {
+	pos := m.pkg.Fset.Position(fn.Pos())
+	name := pos.Filename
+	if !filepath.IsAbs(name) || !strings.HasSuffix(name, ".go") || within(name, build.Default.GOROOT) {
+		return nil
+	}
+	if m.pkg.ModuleDir != "" && !within(name, m.pkg.ModuleDir) {
+		return nil
+	}
+	f := m.parseForeign(name)
+	if f == nil {
+		return nil
+	}
+	return declDoc(m.foreignFset, f, fn, pos.Line)
 }
 
 // declDoc finds the doc comment of fn's declaration in f: a function or

@@ -20,6 +20,7 @@ type srcPackage struct {
 	files []*ast.File
 	funcs map[string][]*ast.FuncDecl // by name; methods by method name
 	steps map[string]bool            // names declared //resume:step
+	flows map[string]bool            // functions declared //resume:workflow
 }
 
 // foreignReach says how fn, a function or method of another package of
@@ -110,6 +111,9 @@ func (m *packageModel) nameReach(sp *srcPackage, name string, method bool) strin
 	if sp.steps[name] {
 		return "calls step " + name
 	}
+	if !method && sp.flows[name] {
+		return "calls workflow " + name + " (a child run)"
+	}
 	for _, d := range sp.funcs[name] {
 		if (d.Recv != nil) != method {
 			continue
@@ -136,7 +140,7 @@ func (m *packageModel) srcPackage(pkg *types.Package) *srcPackage {
 	if err != nil {
 		return nil
 	}
-	sp := &srcPackage{pkg: pkg, funcs: map[string][]*ast.FuncDecl{}, steps: map[string]bool{}}
+	sp := &srcPackage{pkg: pkg, funcs: map[string][]*ast.FuncDecl{}, steps: map[string]bool{}, flows: map[string]bool{}}
 	for _, e := range entries {
 		name := filepath.Join(dir, e.Name())
 		if e.IsDir() || !strings.HasSuffix(name, ".go") || isTestFile(name) || strings.HasSuffix(name, generatedSuffix) {
@@ -163,6 +167,9 @@ func (sp *srcPackage) add(f *ast.File) {
 			}
 			if docHasStep(n.Doc) {
 				sp.steps[n.Name.Name] = true
+			}
+			if n.Recv == nil && docHasVerb(n.Doc, "workflow") {
+				sp.flows[n.Name.Name] = true
 			}
 			return false
 		case *ast.Field:
@@ -212,12 +219,15 @@ func (m *packageModel) parseForeign(name string) *ast.File {
 	return f
 }
 
-func docHasStep(doc *ast.CommentGroup) bool {
+func docHasStep(doc *ast.CommentGroup) bool { return docHasVerb(doc, "step") }
+
+// docHasVerb reports whether doc holds the directive //resume:VERB.
+func docHasVerb(doc *ast.CommentGroup, verb string) bool {
 	if doc == nil {
 		return false
 	}
 	for _, c := range doc.List {
-		if c.Text == directivePrefix+"step" || strings.HasPrefix(c.Text, directivePrefix+"step ") {
+		if c.Text == directivePrefix+verb || strings.HasPrefix(c.Text, directivePrefix+verb+" ") {
 			return true
 		}
 	}

@@ -254,6 +254,9 @@ func (m *packageModel) findReachers(ds *diagnostics) []reacher {
 			out = append(out, reacher{fn, "is a //resume:step"})
 		}
 	}
+	for fn := range m.workflowFuncs {
+		out = append(out, reacher{fn, "is a //resume:workflow, whose call from a workflow is a child run"})
+	}
 	sortReachers(out)
 	return out
 }
@@ -278,7 +281,13 @@ func (s *stepSearch) checkValueUse(id *ast.Ident, fr *frame) {
 		return
 	}
 	fn, ok := s.m.pkg.TypesInfo.Uses[id].(*types.Func)
-	if !ok || fn.Pkg() != s.m.pkg.Types || isInterfaceMethod(fn) {
+	if !ok || isInterfaceMethod(fn) {
+		return
+	}
+	if fn.Pkg() != s.m.pkg.Types {
+		if s.m.foreignWorkflow(fn.Origin()) {
+			s.ds.errorf(id.Pos(), "%s.%s is a //resume:workflow, whose call from a workflow is a child run, and is used here as a value: whatever calls the value runs it outside the journal; call %s.%s directly in the workflow body or in a helper it calls%s", fn.Pkg().Name(), fn.Name(), fn.Pkg().Name(), fn.Name(), fr.via())
+		}
 		return
 	}
 	for _, r := range s.m.reachers(s.ds) {
@@ -308,8 +317,12 @@ func (s *stepSearch) checkUnfollowed(call *ast.CallExpr, fr *frame) {
 		}
 		for _, r := range m.reachers(ds) {
 			if funcValueCould(r.fn, t) {
-				ds.errorf(call.Pos(), "call of %s, a function value, may run %s, which has its type and %s: the generator cannot follow a call through a function value, so that step would not be journaled; call %s directly, or mark the callee //resume:step%s",
-					types.ExprString(call.Fun), displayName(r.fn), r.what, displayName(r.fn), fr.via())
+				fix := "call " + displayName(r.fn) + " directly, or mark the callee //resume:step"
+				if m.workflowFuncs[r.fn] {
+					fix = "call " + displayName(r.fn) + " directly: only a call the generator sees is a child run"
+				}
+				ds.errorf(call.Pos(), "call of %s, a function value, may run %s, which has its type and %s: the generator cannot follow a call through a function value, so that step would not be journaled; %s%s",
+					types.ExprString(call.Fun), displayName(r.fn), r.what, fix, fr.via())
 				return
 			}
 		}
@@ -318,7 +331,7 @@ func (s *stepSearch) checkUnfollowed(call *ast.CallExpr, fr *frame) {
 			s.checkInterfaceCall(call, fn, fr)
 			return
 		}
-		if fn.Pkg() != nil && fn.Pkg() != m.pkg.Types {
+		if fn.Pkg() != nil && fn.Pkg() != m.pkg.Types && !m.foreignWorkflow(fn.Origin()) {
 			if step := m.foreignReach(fn.Origin()); step != "" {
 				ds.errorf(call.Pos(), "%s.%s is a function of another package that %s: the generator only follows calls into functions of the workflow's own package, so that step would not be journaled; move the helper into this package, or mark it //resume:step%s",
 					fn.Pkg().Name(), displayName(fn), step, fr.via())
@@ -384,8 +397,9 @@ func (h *helper) sourceName(fset *token.FileSet) string {
 }
 
 // isStepCall reports whether call is a step call wherever it is: a call
-// carrying a trailing //resume:step, or a call of a function or method
-// declared //resume:step, in this package or another of the module.
+// carrying a trailing //resume:step, a call of a function or method
+// declared //resume:step, or a call of a //resume:workflow (a child run),
+// in this package or another of the module.
 func (m *packageModel) isStepCall(call *ast.CallExpr) bool {
 	if _, ok := m.siteDirectives[call.Lparen]; ok {
 		return true
@@ -397,5 +411,5 @@ func (m *packageModel) isStepCall(call *ast.CallExpr) bool {
 	if _, ok := m.stepDecls[fn.Origin()]; ok {
 		return true
 	}
-	return m.foreignStep(fn.Origin()) != nil
+	return m.foreignStep(fn.Origin()) != nil || m.isWorkflowFunc(fn.Origin())
 }

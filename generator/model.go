@@ -97,6 +97,7 @@ type Step struct {
 	key      *stepKey         // key=EXPR at the call site, or nil
 	outArgs  []int            // indices of the pointer parameters, journaled after the call
 	typeArgs *types.TypeList  // type arguments of a generic function, or nil
+	child    bool             // a call of a workflow: a child run (see childAt)
 }
 
 // stepKey is a call site's key=EXPR, type-checked in the call's scope.
@@ -127,6 +128,7 @@ type packageModel struct {
 	// foreign caches the directives of callees declared in other packages
 	// of the module, read from their source files.
 	foreign     map[*types.Func]*stepOptions
+	foreignWF   map[*types.Func]bool // foreignWorkflow's cache
 	parsed      map[string]*ast.File
 	foreignFset *token.FileSet
 	// siteDirectives maps the Lparen of a call carrying a trailing
@@ -170,7 +172,7 @@ type bodyDirective struct {
 // every workflow that was recognized, valid or not.
 func buildModel(pkg *typedPackage, ds *diagnostics) *packageModel {
 	m := &packageModel{pkg: pkg, stepDecls: map[*types.Func]stepOptions{},
-		foreign: map[*types.Func]*stepOptions{}, parsed: map[string]*ast.File{},
+		foreign: map[*types.Func]*stepOptions{}, foreignWF: map[*types.Func]bool{}, parsed: map[string]*ast.File{},
 		siteDirectives: map[token.Pos]directive{}, allows: map[lineKey]*allowance{},
 		followed: map[*ast.FuncDecl]bool{}, workflowFuncs: map[*types.Func]bool{}}
 	claimed := map[*ast.Comment]bool{}
@@ -203,6 +205,7 @@ func buildModel(pkg *typedPackage, ds *diagnostics) *packageModel {
 			}
 		}
 	}
+	m.refuseWorkflowSteps(ds)
 	if len(m.workflows) > 0 {
 		// Only a step search uses the graph: a package without
 		// workflows (most of what go vet sees) does not pay for it.

@@ -95,7 +95,7 @@ func (s *stepSearch) call(n *ast.CallExpr, why string, fr *frame) bool {
 	}
 	if st := m.stepAt(w, n, ds); st != nil {
 		if why != "" {
-			ds.errorf(n.Pos(), "step %s is called %s%s", st.Name, why, fr.via())
+			ds.errorf(n.Pos(), "%s is called %s%s", st.what(), why, fr.via())
 		} else if prev, dup := s.first[st.Name]; dup {
 			ds.errorf(n.Pos(), "step name %s is already used by the call at %s: add //resume:step name=NAME at the end of one call's line to tell them apart", st.Name, m.posString(prev, ds))
 		} else {
@@ -240,6 +240,9 @@ func (m *packageModel) stepAt(w *Workflow, call *ast.CallExpr, ds *diagnostics) 
 	info := m.pkg.TypesInfo
 	site, hasSite := m.siteDirectives[call.Lparen]
 	fn, _ := typeutil.Callee(info, call).(*types.Func)
+	if fn != nil && m.isWorkflowFunc(fn.Origin()) {
+		return m.childAt(w, call, fn.Origin(), ds)
+	}
 	var declOpts stepOptions
 	isStep := hasSite
 	if fn != nil {

@@ -11,7 +11,8 @@ import (
 // testdata/src/a, including a reviewed exception, a generated file that
 // must be skipped and a workflow in a test file, refused as resumegen
 // refuses it (analysistest loads the package's tests), and of
-// testdata/src/b: near-miss directives and checks inside helpers.
+// testdata/src/b: near-miss directives and checks inside helpers, and of
+// testdata/src/c: calls of workflows (child runs) refused.
 func TestAnalyzer(t *testing.T) {
-	analysistest.Run(t, analysistest.TestData(), resumecheck.Analyzer, "a", "b")
+	analysistest.Run(t, analysistest.TestData(), resumecheck.Analyzer, "a", "b", "c")
 }

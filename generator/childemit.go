@@ -1,0 +1,101 @@
+package generator
+
+import (
+	"fmt"
+	"go/types"
+
+	"github.com/dave/jennifer/jen"
+)
+
+// childWrapper emits the wrapper of a call of a workflow from a workflow:
+// the call runs as a child run, whose outcome is the step's. The workflow
+// function is passed as itself (its generated init registered it), the
+// plain call for use outside a run, and the parameters after the context
+// as the child's journaled input:
+//
+//	// resumeTransfer_Notify runs workflow Notify as a child run of Transfer (step 4).
+//	func resumeTransfer_Notify(ctx context.Context, n Notice) (int, error) {
+//		return resume.CallChild(ctx, &resumeTransfer.Steps[4], Notify, func(ctx context.Context) (int, error) {
+//			return Notify(ctx, n)
+//		}, n)
+//	}
+func (e *workflowEmitter) childWrapper(f *jen.File, s *Step) {
+	w := e.w
+	sig := s.sig
+	// Type strings and package names first: they decide the names the
+	// parameters must not shadow.
+	params := sig.Params()
+	paramTypes := make([]string, params.Len())
+	for i := 1; i < params.Len(); i++ {
+		t := params.At(i).Type()
+		if sig.Variadic() && i == params.Len()-1 {
+			t = t.(*types.Slice).Elem()
+		}
+		paramTypes[i] = e.typ(t)
+	}
+	var results []jen.Code
+	var resultTypes []string
+	for i := 0; i < sig.Results().Len(); i++ {
+		rt := e.typ(sig.Results().At(i).Type())
+		resultTypes = append(resultTypes, rt)
+		results = append(results, jen.Id(rt))
+	}
+	callee := e.calleeExpr(s)
+	var keyType string
+	if s.key != nil {
+		keyType = e.typ(s.key.typ)
+	}
+	ctxType := e.std("context", "Context")
+	call := "CallChild"
+	if len(results) == 1 {
+		call = "CallChild0"
+	}
+	if s.key != nil {
+		call += "Key"
+	}
+	journal := e.rt(call)
+	keyConv := e.keyConversion(s.key)
+
+	names := e.locals(defName(w))
+	if s.key != nil && s.key.conversion() != "" {
+		names.taken[s.key.conversion()] = true
+	}
+	for _, t := range append(append([]string{callee, keyType}, paramTypes...), resultTypes...) {
+		for _, id := range identsIn(t) {
+			names.taken[id] = true
+		}
+	}
+	ctx := names.pick("ctx", "ctx")
+	wparams := []jen.Code{jen.Id(ctx).Add(ctxType)}
+	inner := []jen.Code{jen.Id(ctx)}
+	var input []jen.Code // the child's input: a variadic parameter as its slice
+	for i := 1; i < params.Len(); i++ {
+		name := names.pick(params.At(i).Name(), fmt.Sprintf("arg%d", i))
+		if sig.Variadic() && i == params.Len()-1 {
+			wparams = append(wparams, jen.Id(name).Op("...").Id(paramTypes[i]))
+			inner = append(inner, jen.Id(name).Op("..."))
+		} else {
+			wparams = append(wparams, jen.Id(name).Id(paramTypes[i]))
+			inner = append(inner, jen.Id(name))
+		}
+		input = append(input, jen.Id(name))
+	}
+	args := []jen.Code{jen.Id(ctx), jen.Op("&").Id(defName(w)).Dot("Steps").Index(jen.Lit(s.index))}
+	desc := ""
+	if s.key != nil {
+		name := names.pick("key", "stepKey")
+		wparams = append(wparams, jen.Id(name).Id(keyType))
+		args = append(args, keyConv(name))
+		desc = ", key=" + s.opts.key
+	}
+	args = append(args, jen.Id(callee),
+		jen.Func().Params(jen.Id(ctx).Add(ctxType)).Params(results...).Block(
+			jen.Return(jen.Id(callee).Call(inner...)),
+		))
+	args = append(args, input...)
+	f.Comment(fmt.Sprintf("%s runs workflow %s as a child run of %s (step %s%s).", s.wrapper, s.display, w.Name, s.Name, desc))
+	f.Func().Id(s.wrapper).Params(wparams...).Params(results...).Block(
+		jen.Return(journal.Call(args...)),
+	)
+	f.Line()
+}

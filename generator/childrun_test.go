@@ -1,0 +1,204 @@
+package generator
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// childRunSource is a program whose workflow Parent runs step Before, then
+// workflow Kid as a child run (steps One and Two, reached in Kid through a
+// helper), then step After. Every step execution appends its run id and
+// journal key to the effects file.
+const childRunSource = `package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/resumegen/resumegen/runtime/resume"
+	"github.com/resumegen/resumegen/runtime/sqlitejournal"
+)
+
+var effects string
+
+func track(ctx context.Context) {
+	info, _ := resume.StepFromContext(ctx)
+	f, err := os.OpenFile(effects, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Fprintln(f, info.RunID, info.StepKey)
+	f.Close()
+}
+
+//resume:workflow
+func Parent(ctx context.Context, id string) (int, error) {
+	if err := Before(ctx, id); err != nil {
+		return 0, err
+	}
+	n, err := Kid(ctx, id+"-kid")
+	if err != nil {
+		return 0, err
+	}
+	return n + 100, After(ctx, id)
+}
+
+//resume:workflow
+func Kid(ctx context.Context, id string) (int, error) {
+	a, err := step(ctx, 1)
+	if err != nil {
+		return 0, err
+	}
+	b, err := Two(ctx, 2)
+	return a + b, err
+}
+
+func step(ctx context.Context, n int) (int, error) { return One(ctx, n) }
+
+// Countdown calls itself: each level is a child run of the one above.
+//
+//resume:workflow
+func Countdown(ctx context.Context, n int) (int, error) {
+	if n == 0 {
+		return 0, nil
+	}
+	if _, err := Two(ctx, n); err != nil {
+		return 0, err
+	}
+	m, err := Countdown(ctx, n-1)
+	return m + n, err
+}
+
+//resume:step
+func Before(ctx context.Context, id string) error { track(ctx); return nil }
+
+//resume:step once
+func One(ctx context.Context, n int) (int, error) { track(ctx); return n, nil }
+
+//resume:step
+func Two(ctx context.Context, n int) (int, error) { track(ctx); return n, nil }
+
+//resume:step once
+func After(ctx context.Context, id string) error { track(ctx); return nil }
+
+func main() {
+	ctx := context.Background()
+	db, effectsFile := os.Args[1], os.Args[2]
+	effects = effectsFile
+	j, err := sqlitejournal.Open(ctx, db)
+	if err != nil {
+		panic(err)
+	}
+	// A short lease: the resumed parent waits out the lease of a child
+	// its dead process held (see TestChildRunSurvivesResume).
+	opts := []resume.Option{resume.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), resume.WithLease(time.Second)}
+	if len(os.Args) > 3 && os.Args[3] == "countdown" {
+		n, err := resume.Run(ctx, resume.NewEngine(j, opts...), "c-1", Countdown, 3)
+		fmt.Println("countdown", n, err)
+		return
+	}
+	if len(os.Args) > 3 {
+		f, err := resume.ParseFault(os.Args[3])
+		if err != nil {
+			panic(err)
+		}
+		opts = append(opts, resume.WithFault(f))
+	}
+	n, err := resume.Run(ctx, resume.NewEngine(j, opts...), "r-1", Parent, "o-1")
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
+	fmt.Println("result", n)
+}
+`
+
+// TestChildRunSurvivesResume kills a parent run inside its child run (at
+// the child's second step, before and after its effect), and at the
+// parent's own step of the child call once the child finished, and resumes
+// it in a new process: the child resumes where it stopped, no step runs
+// twice except the one a default step's effect point allows, and the
+// parent's step after the child runs once. Before a workflow called from a
+// workflow was a child run, its steps were not journaled at all and the
+// kill points inside it were never reached. A recursive workflow runs
+// each level as a run of its own.
+//
+// The program runs with a one-second lease: today a resumed parent takes
+// over its own abandoned run at once but waits out the lease of the child
+// run its dead process held (the runtime's claimChild), 30s by default.
+func TestChildRunSurvivesResume(t *testing.T) {
+	dir := filepath.Join(testModule, "childrun")
+	writeFiles(t, dir, map[string]string{"main.go": childRunSource})
+	res := generateIn(t, dir)
+	if len(res.Diagnostics) > 0 {
+		t.Fatalf("diagnostics: %v", res.Diagnostics)
+	}
+	if _, err := res.Write(); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "childrun")
+	goCmd(t, dir, "build", "-o", bin, ".")
+
+	t.Run("recursion", func(t *testing.T) {
+		db := filepath.Join(t.TempDir(), "j.db")
+		effects := db + ".effects"
+		out, err := exec.Command(bin, db, effects, "countdown").CombinedOutput()
+		if err != nil || strings.TrimSpace(string(out)) != "countdown 6 <nil>" {
+			t.Fatalf("countdown: %v\n%s", err, out)
+		}
+		b, err := os.ReadFile(effects)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "c-1 Two\nc-1/Countdown Two\nc-1/Countdown/Countdown Two\n"
+		if string(b) != want {
+			t.Errorf("step executions:\n%s\nwant, each level a run of its own:\n%s", b, want)
+		}
+	})
+
+	once := []string{"r-1 Before", "r-1/Kid One", "r-1/Kid Two", "r-1 After"}
+	for _, tc := range []struct {
+		fault string
+		want  []string
+	}{
+		{"Two:before", once},
+		{"Two:effect", []string{"r-1 Before", "r-1/Kid One", "r-1/Kid Two", "r-1/Kid Two", "r-1 After"}},
+		{"Two:after", once},
+		{"Kid:effect", once},
+		{"Kid:after", once},
+	} {
+		t.Run(tc.fault, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "j.db")
+			effects := db + ".effects"
+			out, err := exec.Command(bin, db, effects, tc.fault).CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || !exit.Sys().(syscall.WaitStatus).Signaled() {
+				t.Fatalf("first run was not killed at %s: %v\n%s", tc.fault, err, out)
+			}
+			out, err = exec.Command(bin, db, effects).CombinedOutput()
+			if err != nil || strings.TrimSpace(string(out)) != "result 103" {
+				t.Fatalf("resumed run: %v\n%s", err, out)
+			}
+			b, err := os.ReadFile(effects)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+				got = append(got, strings.Join(strings.Fields(l), " "))
+			}
+			if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Errorf("step executions = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
