@@ -59,6 +59,10 @@ func (m *packageModel) childAt(w *Workflow, call *ast.CallExpr, fn *types.Func, 
 	bare := bareSignature(sig)
 	s.canonSig = types.TypeString(bare, nil)
 	s.Signature = types.TypeString(bare, nameQualifier(w.pkg.Types))
+	if res := sig.Results(); res.Len() == 2 {
+		// The parent journals the child's output as this step's result.
+		s.Shape = jsonShape("result", res.At(0).Type(), nameQualifier(m.pkg.Types))
+	}
 	if s.opts.key != "" {
 		if sig.Variadic() {
 			ds.errorf(site.pos, "%s: key= on a call of the variadic workflow %s is not supported: give %s a slice parameter instead", site.text, fn.Name(), fn.Name())

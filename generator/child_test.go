@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -79,5 +80,55 @@ func S(ctx context.Context, id string) error { return nil }
 	}
 	if len(plain["P"].Steps) != 1 || plain["P"].Steps[0].Name != "Kid" || plain["P"].Steps[0].Policy != "default" {
 		t.Errorf("plain callee: want the call-site step Kid (default), got %+v", *plain["P"].Steps[0])
+	}
+}
+
+// The parent journals its child's output as the child step's result: the
+// output's JSON shape is the step's, and enters the parent's version.
+func TestChildOutputShape(t *testing.T) {
+	const src = `package cs
+
+import "context"
+
+type Out struct {
+	N int
+	%s
+}
+
+//resume:workflow
+func P(ctx context.Context, id string) (Out, error) {
+	return C(ctx, id)
+}
+
+//resume:workflow
+func C(ctx context.Context, id string) (Out, error) {
+	return Out{}, S(ctx, id)
+}
+
+//resume:step
+func S(ctx context.Context, id string) error { return nil }
+`
+	dir := filepath.Join(testModule, "cs")
+	gen := func(field string) *Workflow {
+		t.Helper()
+		writeFiles(t, dir, map[string]string{"cs.go": fmt.Sprintf(src, field)})
+		res := generateIn(t, dir)
+		if len(res.Diagnostics) > 0 {
+			t.Fatalf("%s: %v", field, res.Diagnostics)
+		}
+		for _, w := range res.Workflows {
+			if w.Name == "P" {
+				return w
+			}
+		}
+		t.Fatal("no workflow P")
+		return nil
+	}
+	before, after := gen(""), gen("Region string")
+	if got := strings.Join(before.Steps[0].Shape, "\n"); got != "result Out: N int" {
+		t.Errorf("child step shape = %q, want the child's output", got)
+	}
+	if before.Version == after.Version {
+		t.Errorf("a field added to the child's output kept the parent's version %s", before.Version)
 	}
 }
