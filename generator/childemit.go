@@ -2,7 +2,6 @@ package generator
 
 import (
 	"fmt"
-	"go/types"
 
 	"github.com/dave/jennifer/jen"
 )
@@ -22,49 +21,13 @@ import (
 func (e *workflowEmitter) childWrapper(f *jen.File, s *Step) {
 	w := e.w
 	sig := s.sig
-	// Type strings and package names first: they decide the names the
-	// parameters must not shadow.
 	params := sig.Params()
-	paramTypes := make([]string, params.Len())
-	for i := 1; i < params.Len(); i++ {
-		t := params.At(i).Type()
-		if sig.Variadic() && i == params.Len()-1 {
-			t = t.(*types.Slice).Elem()
-		}
-		paramTypes[i] = e.typ(t)
-	}
-	var results []jen.Code
-	var resultTypes []string
-	for i := 0; i < sig.Results().Len(); i++ {
-		rt := e.typ(sig.Results().At(i).Type())
-		resultTypes = append(resultTypes, rt)
-		results = append(results, jen.Id(rt))
-	}
-	callee := e.calleeExpr(s)
-	var keyType string
-	if s.key != nil {
-		keyType = e.typ(s.key.typ)
-	}
+	ws := e.wrapperSig(s)
+	paramTypes, results, callee, keyType := ws.paramTypes, ws.results, ws.callee, ws.keyType
 	ctxType := e.std("context", "Context")
-	call := "CallChild"
-	if len(results) == 1 {
-		call = "CallChild0"
-	}
-	if s.key != nil {
-		call += "Key"
-	}
-	journal := e.rt(call)
+	journal := e.rt(journalCall("CallChild", s))
 	keyConv := e.keyConversion(s.key)
-
-	names := e.locals(defName(w))
-	if s.key != nil && s.key.conversion() != "" {
-		names.taken[s.key.conversion()] = true
-	}
-	for _, t := range append(append([]string{callee, keyType}, paramTypes...), resultTypes...) {
-		for _, id := range identsIn(t) {
-			names.taken[id] = true
-		}
-	}
+	names := e.wrapperNames(s, ws)
 	ctx := names.pick("ctx", "ctx")
 	wparams := []jen.Code{jen.Id(ctx).Add(ctxType)}
 	inner := []jen.Code{jen.Id(ctx)}

@@ -495,53 +495,13 @@ func (l *localNames) pick(name, fallback string) string {
 func (e *workflowEmitter) wrapper(f *jen.File, s *Step) {
 	w := e.w
 	sig := s.sig
-	// Type strings and package names first: they decide the names the
-	// parameters must not shadow.
 	params := sig.Params()
-	paramTypes := make([]string, params.Len())
-	for i := range paramTypes {
-		t := params.At(i).Type()
-		if sig.Variadic() && i == params.Len()-1 {
-			t = t.(*types.Slice).Elem()
-		}
-		paramTypes[i] = e.typ(t)
-	}
-	var results []jen.Code
-	var resultTypes []string
-	for i := 0; i < sig.Results().Len(); i++ {
-		rt := e.typ(sig.Results().At(i).Type())
-		resultTypes = append(resultTypes, rt)
-		results = append(results, jen.Id(rt))
-	}
-	recvType := ""
-	if s.recv != nil {
-		recvType = e.typ(s.recvType)
-	}
-	callee := e.calleeExpr(s)
-	var keyType string
-	if s.key != nil {
-		keyType = e.typ(s.key.typ)
-	}
+	ws := e.wrapperSig(s)
+	paramTypes, results, resultTypes, recvType, callee, keyType := ws.paramTypes, ws.results, ws.resultTypes, ws.recvType, ws.callee, ws.keyType
 	ctxType := e.std("context", "Context")
-	call := "Call"
-	if len(results) == 1 {
-		call = "Call0"
-	}
-	if s.key != nil {
-		call += "Key"
-	}
-	journal := e.rt(call)
+	journal := e.rt(journalCall("Call", s))
 	keyConv := e.keyConversion(s.key)
-
-	names := e.locals(defName(w))
-	if s.key != nil && s.key.conversion() != "" {
-		names.taken[s.key.conversion()] = true // string(key), int64(key), ...
-	}
-	for _, t := range append(append([]string{recvType, callee, keyType}, paramTypes...), resultTypes...) {
-		for _, id := range identsIn(t) {
-			names.taken[id] = true
-		}
-	}
+	names := e.wrapperNames(s, ws)
 	if len(s.outArgs) > 0 {
 		names.taken[outTypeName(s)] = true
 	}
@@ -766,4 +726,71 @@ func identsIn(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool {
 		return !(r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r))
 	})
+}
+
+// wrapperSig is what a step wrapper's signature is made of, as type strings
+// named through the generated file's imports. They are made first: they
+// decide the package names the wrapper's parameters must not shadow.
+type wrapperSig struct {
+	paramTypes  []string // the callee's parameters; a variadic one's element type
+	results     []jen.Code
+	resultTypes []string
+	recvType    string // the receiver's type of a method call, else ""
+	callee      string
+	keyType     string // key=EXPR's type, else ""
+}
+
+func (e *workflowEmitter) wrapperSig(s *Step) wrapperSig {
+	sig := s.sig
+	params := sig.Params()
+	ws := wrapperSig{paramTypes: make([]string, params.Len())}
+	for i := range ws.paramTypes {
+		t := params.At(i).Type()
+		if sig.Variadic() && i == params.Len()-1 {
+			t = t.(*types.Slice).Elem()
+		}
+		ws.paramTypes[i] = e.typ(t)
+	}
+	for i := 0; i < sig.Results().Len(); i++ {
+		rt := e.typ(sig.Results().At(i).Type())
+		ws.resultTypes = append(ws.resultTypes, rt)
+		ws.results = append(ws.results, jen.Id(rt))
+	}
+	if s.recv != nil {
+		ws.recvType = e.typ(s.recvType)
+	}
+	ws.callee = e.calleeExpr(s)
+	if s.key != nil {
+		ws.keyType = e.typ(s.key.typ)
+	}
+	return ws
+}
+
+// wrapperNames starts the names of a wrapper's parameters and locals: clear
+// of the workflow's definition, the key's conversion and every identifier
+// in the wrapper's types.
+func (e *workflowEmitter) wrapperNames(s *Step, ws wrapperSig) *localNames {
+	names := e.locals(defName(e.w))
+	if s.key != nil && s.key.conversion() != "" {
+		names.taken[s.key.conversion()] = true // string(key), int64(key), ...
+	}
+	for _, t := range append(append([]string{ws.recvType, ws.callee, ws.keyType}, ws.paramTypes...), ws.resultTypes...) {
+		for _, id := range identsIn(t) {
+			names.taken[id] = true
+		}
+	}
+	return names
+}
+
+// journalCall names the runtime function a wrapper calls: base (Call or
+// CallChild), with 0 for a step that returns only an error and Key for a
+// call site with key=.
+func journalCall(base string, s *Step) string {
+	if s.sig.Results().Len() == 1 {
+		base += "0"
+	}
+	if s.key != nil {
+		base += "Key"
+	}
+	return base
 }

@@ -266,21 +266,9 @@ func BenchResumeNested(b *testing.B, h BenchHarness, half int) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		id := benchRunID("nested")
-		crasher := resume.NewEngine(h.Journal, resume.WithOwner("crasher"), resume.WithLease(time.Millisecond),
-			resume.WithFault(resume.Fault{Step: "KLast", Point: resume.FaultBefore}),
-			resume.WithFaultAction(func() { panic(crash{}) }))
-		func() {
-			defer func() {
-				if r := recover(); r != nil {
-					if _, ok := r.(crash); !ok {
-						panic(r)
-					}
-				}
-			}()
-			_, _ = crasher.Start(ctx, id, NestFlow, half)
+		if !startDying(h.Journal, id, NestFlow, half, resume.Fault{Step: "KLast", Point: resume.FaultBefore}) {
 			b.Fatal("the run did not die inside its child")
-		}()
-		time.Sleep(2 * time.Millisecond) // the dead engine's leases expire
+		}
 		e := resume.NewEngine(h.Journal)
 		before := h.Journal.Counters().Reads
 		b.StartTimer()

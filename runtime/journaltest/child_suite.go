@@ -99,19 +99,9 @@ func runChildren(t *testing.T, open func(t *testing.T) resume.Journal) {
 		}}
 		id := newRunID(t)
 		childID := resume.ChildRunID(id, "Kid")
-		e := resume.NewEngine(j, resume.WithLease(30*time.Millisecond), resume.WithOwner("crasher"))
-		func() {
-			defer func() {
-				if r := recover(); r != nil {
-					if _, ok := r.(crash); !ok {
-						panic(r)
-					}
-				}
-			}()
-			_, _ = e.Start(ctx, id, Parent, KidPlan{Refuse: true})
+		if !startDying(j, id, Parent, KidPlan{Refuse: true}, resume.Fault{}) {
 			t.Fatal("the child's finish did not crash the process")
-		}()
-		time.Sleep(40 * time.Millisecond)
+		}
 		res, err := resume.NewEngine(j.Journal).Resume(ctx, id)
 		if err != nil || outOf(t, res).Branch != "undone" || seen.count(childID, "K2") != 1 {
 			t.Fatalf("resume: %+v, %v, K2 executed %d times; want the undone branch and K2 once", res, err, seen.count(childID, "K2"))
@@ -167,19 +157,7 @@ func fmtPlan(p KidPlan) string {
 // startParentCrashing runs Parent with p on an engine that "dies" at f.
 func startParentCrashing(t *testing.T, j resume.Journal, runID string, p KidPlan, f resume.Fault) (crashed bool) {
 	t.Helper()
-	e := resume.NewEngine(j, resume.WithLease(30*time.Millisecond), resume.WithOwner("crasher"),
-		resume.WithFaultAction(func() { panic(crash{f}) }), resume.WithFault(f))
-	defer func() {
-		if r := recover(); r != nil {
-			if _, ok := r.(crash); !ok {
-				panic(r)
-			}
-			crashed = true
-			time.Sleep(40 * time.Millisecond) // let the dead engine's leases expire
-		}
-	}()
-	_, _ = e.Start(context.Background(), runID, Parent, p)
-	return false
+	return startDying(j, runID, Parent, p, f)
 }
 
 // crashAfterFinish is a journal on which the process "dies" right after

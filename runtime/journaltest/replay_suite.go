@@ -410,23 +410,7 @@ func journalRows(t *testing.T, j resume.Journal, id, workflow, version, input st
 // (or where j's crashAfterWrite strikes), and reports whether it did.
 func startTransferCrashing(t *testing.T, j resume.Journal, runID string, p TransferPlan, f resume.Fault) (crashed bool) {
 	t.Helper()
-	opts := []resume.Option{resume.WithLease(30 * time.Millisecond), resume.WithOwner("crasher"),
-		resume.WithFaultAction(func() { panic(crash{f}) })}
-	if f.Step != "" {
-		opts = append(opts, resume.WithFault(f))
-	}
-	e := resume.NewEngine(j, opts...)
-	defer func() {
-		if r := recover(); r != nil {
-			if _, ok := r.(crash); !ok {
-				panic(r)
-			}
-			crashed = true
-			time.Sleep(40 * time.Millisecond) // let the dead engine's lease expire
-		}
-	}()
-	_, _ = e.Start(context.Background(), runID, Transfer, p)
-	return false
+	return startDying(j, runID, Transfer, p, f)
 }
 
 // crashAfterWrite is a journal on which the process "dies" right after the

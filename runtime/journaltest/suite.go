@@ -56,6 +56,14 @@ type crash struct{ f resume.Fault }
 // whether it did.
 func startCrashing(t *testing.T, j resume.Journal, runID string, p Plan, f resume.Fault) (crashed bool) {
 	t.Helper()
+	return startDying(j, runID, Chain, p, f)
+}
+
+// startDying starts run runID of workflow wf with input on an engine that
+// "dies" (panics with crash) at f, if f names a step, or wherever j or the
+// workflow panics with crash, and reports whether it did. A dead engine's
+// leases have expired when it returns.
+func startDying(j resume.Journal, runID string, wf, input any, f resume.Fault) (crashed bool) {
 	opts := []resume.Option{resume.WithLease(30 * time.Millisecond), resume.WithOwner("crasher"),
 		resume.WithFaultAction(func() { panic(crash{f}) })}
 	if f.Step != "" {
@@ -71,7 +79,7 @@ func startCrashing(t *testing.T, j resume.Journal, runID string, p Plan, f resum
 			time.Sleep(40 * time.Millisecond) // let the dead engine's lease expire
 		}
 	}()
-	_, _ = e.Start(context.Background(), runID, Chain, p)
+	_, _ = e.Start(context.Background(), runID, wf, input)
 	return false
 }
 
