@@ -82,7 +82,11 @@ func (s *stepSearch) walk(n ast.Node, why string, fr *frame) {
 func (s *stepSearch) call(n *ast.CallExpr, why string, fr *frame) bool {
 	m, w, ds := s.m, s.w, s.ds
 	s.callees[calleeIdent(n.Fun)] = true
-	m.checkDeterministic(w, n, fr.via(), ds)
+	if _, marked := m.siteDirectives[n.Lparen]; !marked {
+		// A call marked //resume:step is journaled: its outcome is
+		// replayed, whatever it is (time.Now, os.Hostname, os.ReadFile).
+		m.checkDeterministic(w, n, fr.via(), ds)
+	}
 	m.checkBuiltinWrite(w, n, fr.via(), ds)
 	if lit, ok := ast.Unparen(n.Fun).(*ast.FuncLit); ok {
 		// Called where it is written: its body runs here, once, after
@@ -381,20 +385,27 @@ func (m *packageModel) checkStepTypes(s *Step, pos token.Pos, ds *diagnostics) b
 	ok := true
 	q := nameQualifier(m.pkg.Types)
 	res := s.sig.Results()
-	if !resultsOK(res) {
-		ds.errorf(pos, "step %s: %s returns %s; a step must return error or (T, error)", s.Name, s.display, tupleString(res, q))
+	values, hasErr, valid := splitResults(res)
+	if !valid {
+		ds.errorf(pos, "step %s: %s returns %s; a step's error, if it returns one, must be its last result, and the only error", s.Name, s.display, tupleString(res, q))
 		return false
 	}
+	s.values, s.hasErr = values, hasErr
 	if !m.checkReceiver(s, pos, ds) {
 		ok = false
 	}
 	s.Shape = nil
-	if res.Len() == 2 {
-		if err := journalable(res.At(0).Type(), q); err != nil {
-			ds.errorf(pos, "step %s: result type %s cannot be journaled as JSON: %v", s.Name, typeString(res.At(0).Type(), m.pkg.Types), err)
+	for n, i := range values {
+		t := res.At(i).Type()
+		if err := journalable(t, q); err != nil {
+			ds.errorf(pos, "step %s: result type %s cannot be journaled as JSON: %v", s.Name, typeString(t, m.pkg.Types), err)
 			ok = false
 		}
-		s.Shape = append(s.Shape, jsonShape("result", res.At(0).Type(), q)...)
+		role := "result"
+		if len(values) > 1 {
+			role = fmt.Sprintf("result %d", n+1)
+		}
+		s.Shape = append(s.Shape, jsonShape(role, t, q)...)
 	}
 	params := s.sig.Params()
 	for i := 0; i < params.Len(); i++ {
@@ -501,6 +512,24 @@ func typeArgsString(l *types.TypeList, q types.Qualifier) string {
 	}
 	b.WriteByte(']')
 	return b.String()
+}
+
+// splitResults splits a step's results into the values the journal
+// carries (their indices) and a trailing error: a step may return any
+// number of values, with or without an error, which must then be last.
+// valid is false when an error stands anywhere else.
+func splitResults(res *types.Tuple) (values []int, hasErr, valid bool) {
+	for i := 0; i < res.Len(); i++ {
+		if isError(res.At(i).Type()) {
+			if i != res.Len()-1 {
+				return nil, false, false
+			}
+			hasErr = true
+			continue
+		}
+		values = append(values, i)
+	}
+	return values, hasErr, true
 }
 
 // resultsOK reports whether results are error or (T, error).
