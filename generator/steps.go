@@ -139,6 +139,9 @@ func (m *packageModel) rangeReason(body *ast.BlockStmt, r *ast.RangeStmt) string
 	if t == nil {
 		return ""
 	}
+	if fn := m.unorderedSeq(r.X); fn != "" {
+		return "in a range over " + fn + ": it yields in map order, which is random, so a resume would replay its occurrences against other keys; range over sorted keys instead (slices.Sorted(maps.Keys(m)))"
+	}
 	switch t.Underlying().(type) {
 	case *types.Map:
 		return "in a range over a map: map order is random, so a resume would replay its occurrences against other keys; range over sorted keys instead (slices.Sorted(maps.Keys(m)))"
@@ -148,6 +151,33 @@ func (m *packageModel) rangeReason(body *ast.BlockStmt, r *ast.RangeStmt) string
 		}
 		return "in a range over a channel the workflow body does not own: received values are not journaled, so a resume would see other values; " +
 			"receive them in a step that returns a slice and range over that, or make, fill and close the channel in the body itself"
+	}
+	return ""
+}
+
+// unorderedSeq names the call of x that yields a map's entries in map
+// order (maps.Keys, maps.Values, maps.All, or slices.Collect or
+// slices.AppendSeq of one), or returns "". Sorting them
+// (slices.Sorted(maps.Keys(m))) gives an order a resume sees again.
+func (m *packageModel) unorderedSeq(x ast.Expr) string {
+	call, ok := ast.Unparen(x).(*ast.CallExpr)
+	if !ok {
+		return ""
+	}
+	fn, ok := typeutil.Callee(m.pkg.TypesInfo, call).(*types.Func)
+	if !ok || fn.Pkg() == nil {
+		return ""
+	}
+	name := fn.Pkg().Path() + "." + fn.Name()
+	switch name {
+	case "maps.Keys", "maps.Values", "maps.All":
+		return name
+	case "slices.Collect", "slices.AppendSeq":
+		if len(call.Args) > 0 {
+			if inner := m.unorderedSeq(call.Args[len(call.Args)-1]); inner != "" {
+				return name + "(" + inner + ")"
+			}
+		}
 	}
 	return ""
 }
@@ -314,10 +344,11 @@ func (m *packageModel) stepAt(w *Workflow, call *ast.CallExpr, ds *diagnostics) 
 	bare := bareSignature(sig)
 	s.canonSig = types.TypeString(bare, nil)
 	s.Signature = types.TypeString(bare, nameQualifier(w.pkg.Types))
-	if !m.checkStepTypes(s, call.Pos(), ds) {
-		return nil
-	}
-	if opts.key != "" {
+	// A step whose types are refused is still a step: where it is called
+	// is checked too, so that one pass reports every error of the call.
+	// Nothing is generated for a package with errors.
+	typesOK := m.checkStepTypes(s, call.Pos(), ds)
+	if opts.key != "" && typesOK {
 		key, err := m.checkKey(opts.key, call, sig)
 		if err != nil {
 			ds.errorf(site.pos, "%s: %v", site.text, err)
