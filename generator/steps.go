@@ -448,25 +448,34 @@ func (m *packageModel) checkStepTypes(s *Step, pos token.Pos, ds *diagnostics) b
 		if variadic {
 			t = t.(*types.Slice).Elem()
 		}
-		if err := journalable(t, q); err != nil {
-			ds.errorf(pos, "step %s: parameter type %s cannot be journaled as JSON: %v", s.Name, typeString(t, m.pkg.Types), err)
-			ok = false
-			continue
-		}
+		// Parameters are not journaled: the replayed body computes them
+		// again. Only what the step may write through a pointer is.
 		ptr, isPtr := t.Underlying().(*types.Pointer)
 		if !isPtr {
 			continue
 		}
-		// The step may write its result through the pointer: the wrapper
-		// journals the pointee after the call and a replay restores it,
-		// which needs all of the pointee in its JSON.
-		if variadic {
-			ds.errorf(pos, "step %s: variadic parameter ...%s: the step may write through any of the pointers, which the journal does not record; pass a slice of values and return what the step computes", s.Name, typeString(t, m.pkg.Types))
-			ok = false
+		jerr := journalable(ptr.Elem(), q)
+		if jerr == nil {
+			jerr = lossless(ptr.Elem(), q)
+		}
+		if jerr != nil {
+			// JSON cannot carry the pointee: a dependency (a client, a
+			// pool, a logger), unless its state may be the step's result.
+			why, buffer := mayHoldResult(ptr.Elem())
+			switch {
+			case buffer:
+				ds.errorf(pos, "step %s: parameter %d (%s): %s, which the journal cannot record, so a replay would leave it empty: return the contents as the step's result instead", s.Name, i+1, typeString(t, m.pkg.Types), why)
+				ok = false
+			case why != "":
+				ds.errorf(pos, "step %s: parameter %d (%s): %s, which is journaled to be restored on replay, but %v, or return what the step computes as its result instead", s.Name, i+1, typeString(t, m.pkg.Types), why, jerr)
+				ok = false
+			}
 			continue
 		}
-		if err := lossless(ptr.Elem(), q); err != nil {
-			ds.errorf(pos, "step %s: parameter %d (%s): what the step writes through it is journaled and restored on replay, but %v, or return the value as the step's result instead", s.Name, i+1, typeString(t, m.pkg.Types), err)
+		// The step may write its result through the pointer: the wrapper
+		// journals the pointee after the call and a replay restores it.
+		if variadic {
+			ds.errorf(pos, "step %s: variadic parameter ...%s: the step may write through any of the pointers, which the journal does not record; pass a slice of values and return what the step computes", s.Name, typeString(t, m.pkg.Types))
 			ok = false
 			continue
 		}
@@ -474,6 +483,49 @@ func (m *packageModel) checkStepTypes(s *Step, pos token.Pos, ds *diagnostics) b
 		s.Shape = append(s.Shape, jsonShape(fmt.Sprintf("out arg %d", i+1), ptr.Elem(), q)...)
 	}
 	return ok
+}
+
+// dependencyTypes are standard-library types with exported fields that a
+// step takes as a dependency, not to write its result into: their fields
+// configure them.
+var dependencyTypes = map[string]bool{
+	"net/http.Client": true, "net/http.Transport": true, "crypto/tls.Config": true,
+	"text/template.Template": true, "html/template.Template": true,
+}
+
+// mayHoldResult says why a value of t, which JSON cannot carry, may hold
+// what a step writes into it through a pointer (its exported fields, or,
+// with buffer set, a buffer's contents), or returns "" for a dependency: a
+// type with no exported field (*sql.DB, *slog.Logger, a service of
+// unexported clients) or a known configured client.
+func mayHoldResult(t types.Type) (why string, buffer bool) {
+	t = types.Unalias(t)
+	if n, ok := t.(*types.Named); ok && n.Obj().Pkg() != nil {
+		name := n.Obj().Pkg().Path() + "." + n.Obj().Name()
+		switch {
+		case name == "bytes.Buffer" || name == "strings.Builder":
+			return "a " + n.Obj().Pkg().Name() + "." + n.Obj().Name() + " holds what the step writes into it", true
+		case dependencyTypes[name]:
+			return "", false
+		}
+	}
+	st, ok := t.Underlying().(*types.Struct)
+	if !ok {
+		return "the step may write its result through it", false
+	}
+	var exported []string
+	for i := 0; i < st.NumFields(); i++ {
+		if f := st.Field(i); f.Exported() {
+			exported = append(exported, f.Name())
+		}
+	}
+	if len(exported) == 0 {
+		return "", false
+	}
+	if len(exported) > 3 {
+		exported = append(exported[:3], "...")
+	}
+	return "its exported fields (" + strings.Join(exported, ", ") + ") may hold the step's result", false
 }
 
 // checkReceiver refuses a call-site step (a //resume:step at the call of a
@@ -493,25 +545,16 @@ func (m *packageModel) checkReceiver(s *Step, pos token.Pos, ds *diagnostics) bo
 	if !ok {
 		return true
 	}
-	st, ok := ptr.Elem().Underlying().(*types.Struct)
-	if !ok {
+	if _, isStruct := ptr.Elem().Underlying().(*types.Struct); !isStruct {
 		return true
 	}
-	var exported []string
-	for i := 0; i < st.NumFields(); i++ {
-		if st.Field(i).Exported() {
-			exported = append(exported, st.Field(i).Name())
-		}
-	}
-	if len(exported) == 0 {
+	why, _ := mayHoldResult(ptr.Elem())
+	if why == "" {
 		return true
 	}
-	if len(exported) > 3 {
-		exported = append(exported[:3], "...")
-	}
-	ds.errorf(pos, "step %s: %s has a pointer receiver whose exported fields (%s) may hold the call's result, which the journal does not record, so a replay would read them unset: "+
+	ds.errorf(pos, "step %s: %s has a pointer receiver: %s, which the journal does not record, so a replay would read it unset: "+
 		"wrap the call in a function of your own that makes it and returns what you read afterwards, and mark that function //resume:step",
-		s.Name, s.display, strings.Join(exported, ", "))
+		s.Name, s.display, why)
 	return false
 }
 
