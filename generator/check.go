@@ -167,7 +167,7 @@ func (m *packageModel) generatedNames(ds *diagnostics) {
 		names := []string{defName(w), versionName(w), bodyName(w)}
 		for _, s := range w.Steps {
 			names = append(names, s.wrapper)
-			if len(s.outArgs) > 0 {
+			if s.needsOut() {
 				names = append(names, outTypeName(s))
 			}
 		}
