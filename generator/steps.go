@@ -35,7 +35,12 @@ func (s *stepSearch) walk(n ast.Node, why string, fr *frame) {
 			s.walk(n.Call, whyNot(why, "in a go statement: it would run concurrently with the steps after it, in no fixed order; call it directly in the workflow body, or start the goroutine inside a step"), fr)
 			return false
 		case *ast.DeferStmt:
-			s.walk(n.Call, whyNot(why, "in a defer statement: it would run after the workflow body returned, outside the journal's order; call it explicitly before each return"), fr)
+			// A deferred call runs when the function returns, after the
+			// calls deferred later (last in, first out): a fixed order on
+			// a fixed path, which a replay takes again, so a deferred step
+			// (a saga's compensation) is journaled and replayed in it. Its
+			// arguments are evaluated here, as Go does.
+			s.walk(n.Call, why, fr)
 			return false
 		case *ast.FuncLit:
 			s.walk(n.Body, whyNot(why, "inside a function literal: a closure may run later, several times or never, so the journal cannot order it; call the step directly in the workflow body, or call the literal where it is written (func() { ... }())"), fr)
