@@ -13,6 +13,7 @@ func (m *packageModel) checkWorkflow(w *Workflow, ds *diagnostics) {
 	self := m.pkg.Types
 	if w.sig.TypeParams().Len() > 0 {
 		ds.errorf(pos, "workflow %s: a workflow cannot be generic: its journaled input and output need one type, and its version one step list; declare a workflow per type you run it with, each calling the steps with its own types", w.Name)
+		return // its type parameters are not types JSON can be checked for
 	}
 	params := w.sig.Params()
 	if params.Len() == 0 || !isContext(params.At(0).Type()) {
