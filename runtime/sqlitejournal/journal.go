@@ -41,10 +41,12 @@ type Journal struct {
 var _ resume.Journal = (*Journal)(nil)
 
 // Open opens (creating if needed) the journal in the SQLite file at path and
-// brings its schema up to date.
+// brings its schema up to date. A file it creates is mode 0600, and so are
+// its -wal and -shm files. To read a journal without writing, see
+// [OpenReadOnly].
 func Open(ctx context.Context, path string) (*Journal, error) {
-	if path == "" {
-		return nil, errors.New("sqlitejournal: empty path")
+	if err := checkPath(path, true); err != nil {
+		return nil, err
 	}
 	dsn := func(extra string) string {
 		q := url.Values{}
