@@ -15,9 +15,9 @@ import (
 // OpenReadOnly opens the journal on pool for reading: it creates no schema,
 // table or function and migrates nothing; it reads the schema version once.
 // A database (or schema) without a journal is an error wrapping
-// [resume.ErrNoJournal]; so is a journal older than this package's schema
-// (a program that opens it with [Open] upgrades it). A newer one is
-// refused. The caller keeps ownership of pool.
+// [resume.ErrNoJournal]. A journal older than this package's schema is
+// refused (a program that opens it with [Open] upgrades it), and so is a
+// newer one. The caller keeps ownership of pool.
 //
 // Nothing stops a write through the journal OpenReadOnly returns but the
 // pool's own settings: [ConnectReadOnly] opens a pool whose transactions
@@ -43,8 +43,8 @@ func OpenReadOnly(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Jou
 	case have > len(migrations):
 		return nil, fmt.Errorf("pgjournal: %w", newerSchema(c.schema, have))
 	case have < len(migrations):
-		return nil, fmt.Errorf("pgjournal: schema %s: %w at schema version %d (this program reads %d): a program that opens it for writing upgrades it",
-			c.schema, resume.ErrNoJournal, have, len(migrations))
+		return nil, fmt.Errorf("pgjournal: schema %s: %w (version %d, this program's %d): a program that opens it for writing (a worker) upgrades it",
+			c.schema, resume.ErrOlderJournal, have, len(migrations))
 	}
 	return &Journal{pool: pool, schema: c.schema, sql: newQueries(c.schema)}, nil
 }

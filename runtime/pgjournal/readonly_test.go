@@ -91,7 +91,7 @@ func TestReadOnlyReadsJournal(t *testing.T) {
 	if _, err := pool.Exec(ctx, `UPDATE `+pgx.Identifier{schema}.Sanitize()+`.resume_schema SET version = 1`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pgjournal.OpenReadOnly(ctx, pool, pgjournal.WithSchema(schema)); !errors.Is(err, resume.ErrNoJournal) {
-		t.Errorf("OpenReadOnly of a version 1 schema: %v, want ErrNoJournal", err)
+	if _, err := pgjournal.OpenReadOnly(ctx, pool, pgjournal.WithSchema(schema)); !errors.Is(err, resume.ErrOlderJournal) {
+		t.Errorf("OpenReadOnly of a version 1 schema: %v, want an error saying it is older", err)
 	}
 }

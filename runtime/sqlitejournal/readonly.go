@@ -20,9 +20,9 @@ import (
 // other database as it was. Writes through the returned journal fail.
 //
 // A file that is not a SQLite database, or a database without a journal,
-// is an error wrapping [resume.ErrNoJournal]; so is a journal whose schema
-// is older than this package's (a program that opens it with [Open]
-// upgrades it). A schema newer than this package's is refused.
+// is an error wrapping [resume.ErrNoJournal]. A journal whose schema is
+// older than this package's is refused (a program that opens it with
+// [Open] upgrades it), and so is a newer one.
 //
 // Reading a WAL database needs its -shm index: where the folder is
 // writable SQLite creates the -wal and -shm files a writer would (empty,
@@ -82,7 +82,7 @@ func OpenReadOnly(ctx context.Context, path string) (*Journal, error) {
 		return nil, fmt.Errorf("sqlitejournal: %s: the database has schema version %d, newer than this program's %d: upgrade the program", path, have, len(migrations))
 	case have < len(migrations):
 		db.Close()
-		return nil, fmt.Errorf("sqlitejournal: %s: %w at schema version %d (this program reads %d): a program that opens it for writing upgrades it", path, resume.ErrNoJournal, have, len(migrations))
+		return nil, fmt.Errorf("sqlitejournal: %s: %w (version %d, this program's %d): a program that opens it for writing (a worker) upgrades it", path, resume.ErrOlderJournal, have, len(migrations))
 	}
 	j := &Journal{db: db, read: db}
 	for _, p := range []struct {
