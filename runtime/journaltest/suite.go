@@ -942,6 +942,7 @@ func Run(t *testing.T, h Harness) {
 
 	runReplay(t, open)
 	runChildren(t, open)
+	runCodec(t, open, effectsOf)
 }
 
 // startWorker runs e.Work with opts in the background; stop cancels it and
