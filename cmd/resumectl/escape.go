@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -170,4 +171,45 @@ func escDeploy(out deployJSON) deployJSON {
 	}
 	out.Diffs = diffs
 	return out
+}
+
+// encrypted stands for a value a codec sealed (resume.WithCodec):
+// resumectl has no key.
+const encrypted = "(encrypted)"
+
+// forDisplay prepares show's human form: free-text values escaped, and
+// sealed values shown as (encrypted).
+func forDisplay(r resume.RunRecord, out showJSON) (resume.RunRecord, showJSON) {
+	r, out.VersionChange = escRun(r), escVersionChange(out.VersionChange)
+	if resume.IsSealed(r.Input) {
+		r.Input = json.RawMessage(encrypted)
+	}
+	if resume.IsSealed(r.Output) {
+		r.Output = json.RawMessage(encrypted)
+	}
+	if resume.IsSealed([]byte(r.Error)) {
+		r.Error = encrypted
+	}
+	steps := make([]stepJSON, len(out.Steps))
+	for i, s := range out.Steps {
+		if resume.IsSealed(s.Result) {
+			s.Result = json.RawMessage(encrypted)
+		}
+		if resume.IsSealed([]byte(s.Error)) {
+			s.Error = encrypted
+		}
+		if len(s.Attempts) > 0 {
+			as := make([]attemptJSON, len(s.Attempts))
+			for k, a := range s.Attempts {
+				if resume.IsSealed([]byte(a.Error)) {
+					a.Error = encrypted
+				}
+				as[k] = a
+			}
+			s.Attempts = as
+		}
+		steps[i] = s
+	}
+	out.Steps = steps
+	return r, out
 }

@@ -176,3 +176,46 @@ func TestEscKeepsColoursOnly(t *testing.T) {
 		t.Errorf("escWriter wrote %q, want %q", got, want)
 	}
 }
+
+// TestEncryptedValuesShown: a journal written through resume.WithCodec
+// holds sealed values; resumectl, which has no key, shows them as
+// (encrypted) rather than failing or printing ciphertext.
+func TestEncryptedValuesShown(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "journal.db")
+	raw, err := sqlitejournal.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	codec, err := resume.NewAESGCMCodec([]byte("0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := resume.SealJournal(raw, codec)
+	now := time.Now()
+	if _, _, err := j.CreateRun(ctx, resume.RunRecord{RunID: "r1", Workflow: "example.com/app.Onboard", Version: "v1",
+		Input: []byte(`[{"email":"ada@example.com"}]`), LeaseOwner: "me", LeaseUntil: now.Add(time.Minute), CreatedAt: now, UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	l := resume.Lease{RunID: "r1", Owner: "me", Epoch: 1}
+	if err := j.WriteStep(ctx, l, resume.StepRecord{RunID: "r1", StepKey: "Fetch", Name: "Fetch", Status: resume.StepFailed,
+		Error: "lookup ada@example.com: refused", Attempt: 1, Seq: 1, StartedAt: now, FinishedAt: now, Final: true,
+		History: []resume.AttemptRecord{{Attempt: 1, StartedAt: now, Error: "lookup ada@example.com: refused"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.FinishRun(ctx, l, resume.RunRecord{RunID: "r1", Status: resume.StatusFailed, Error: "lookup ada@example.com: refused",
+		FailedStep: "Fetch", UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	code, out, stderr := ctl(t, "runs", "show", "r1", "-db", path)
+	if code != exitOK {
+		t.Fatalf("runs show: exit %d: %s", code, stderr)
+	}
+	if strings.Contains(out, "ada@") || strings.Contains(out, "resume:sealed") {
+		t.Errorf("runs show printed a sealed value:\n%s", out)
+	}
+	if n := strings.Count(out, encrypted); n < 4 { // input, error, the step's error, its failed attempt
+		t.Errorf("runs show says (encrypted) %d times, want 4 or more:\n%s", n, out)
+	}
+}

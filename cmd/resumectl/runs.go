@@ -296,7 +296,7 @@ func storedVersionChange(c *cli, j resume.Journal, r resume.RunRecord) (*version
 
 // printRun prints show's human form.
 func (c *cli) printRun(r resume.RunRecord, out showJSON) {
-	r, out.VersionChange = escRun(r), escVersionChange(out.VersionChange)
+	r, out = forDisplay(r, out)
 	now := c.now()
 	st := statusText(r)
 	t := c.table()
