@@ -29,7 +29,7 @@ const usage = `usage:
   resumectl runs cancel ID [-running]
   resumectl runs accept-version ID [-version V]
   resumectl check-deploy [packages]
-every command takes -db (a SQLite file or a postgres:// DSN; default $RESUME_DB) and -json
+every command takes -db (a SQLite file or a PostgreSQL DSN; default $RESUME_DB) and -json
 `
 
 // usageError is a command line resumectl cannot run: exit status 2.
