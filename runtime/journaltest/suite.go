@@ -947,6 +947,7 @@ func Run(t *testing.T, h Harness) {
 
 	runReplay(t, open)
 	runChildren(t, open)
+	runFaults(t, open, effectsOf)
 }
 
 // startWorker runs e.Work with opts in the background; stop cancels it and

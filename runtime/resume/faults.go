@@ -1,6 +1,7 @@
 package resume
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -87,11 +88,24 @@ func (e *Engine) recovered(v any) *PanicError {
 		e.dying.Store(true) // the process is dead: nothing of it recovers
 		panic(v)
 	}
-	stack := debug.Stack()
+	stack := trimStack(debug.Stack())
 	if len(stack) > maxPanicStack {
 		stack = append(stack[:maxPanicStack:maxPanicStack], "\n... (stack cut)"...)
 	}
 	return &PanicError{Value: v, Stack: string(stack)}
+}
+
+// trimStack drops the frames of the recovery from a stack taken in a
+// deferred function, up to and including the call to panic: the stack then
+// starts where the panic was raised.
+func trimStack(stack []byte) []byte {
+	lines := bytes.SplitAfter(stack, []byte("\n"))
+	for i := 1; i+1 < len(lines); i++ {
+		if bytes.HasPrefix(lines[i], []byte("panic(")) {
+			return bytes.Join(append(lines[:1:1], lines[i+2:]...), nil)
+		}
+	}
+	return stack
 }
 
 // callBody runs a step's body, turning a panic into a *PanicError.
