@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -130,6 +131,30 @@ func runFaults(t *testing.T, open func(t *testing.T) resume.Journal, effectsOf f
 		}
 	})
 
+	t.Run("a panic in a child run stays in the child: failed, or parked for a once step", func(t *testing.T) {
+		j := open(t)
+		e := resume.NewEngine(j)
+		id := newRunID(t)
+		res, err := e.Start(ctx, id, PoisonParent, PoisonPlan{PanicBody: true})
+		if !errors.Is(err, resume.ErrRunFailed) || !hasStack(res.Error, "assignment to entry in nil map", "poisonBody") {
+			t.Fatalf("parent: %v (%q); want failed with the child's panic and stack", err, res.Error)
+		}
+		child, _, err := j.LoadRun(ctx, resume.ChildRunID(id, "Poison"))
+		if err != nil || child.Status != resume.StatusFailed {
+			t.Fatalf("child: %v, %v; want failed", child.Status, err)
+		}
+
+		id = newRunID(t)
+		res, err = e.Start(ctx, id, PoisonParent, PoisonPlan{PanicSend: true})
+		if !errors.Is(err, resume.ErrNeedsAttention) || res.AttentionKind != resume.AttentionKindChild {
+			t.Fatalf("parent of a once panic: %v (kind %q); want needs_attention for its child", err, res.AttentionKind)
+		}
+		child, _, err = j.LoadRun(ctx, resume.ChildRunID(id, "Poison"))
+		if err != nil || child.Status != resume.StatusNeedsAttention || child.AttentionStep != "Send" || !hasStack(child.Error, "send boom", "Send") {
+			t.Fatalf("child: %v at %q (%q), %v; want needs_attention at Send with the stack", child.Status, child.AttentionStep, child.Error, err)
+		}
+	})
+
 	t.Run("a queue of 10 runs, one of which always panics: 9 succeed, 1 fails with its panic", func(t *testing.T) {
 		j := open(t)
 		e := resume.NewEngine(j)
@@ -157,6 +182,23 @@ func runFaults(t *testing.T, open func(t *testing.T) resume.Journal, effectsOf f
 		}
 		if run.Status != resume.StatusFailed || !hasStack(run.Error, "risky boom 3", "Risky") {
 			t.Errorf("the poison run is %s with %q, want failed with its panic", run.Status, run.Error)
+		}
+	})
+
+	t.Run("a panic of the engine's own, in a worker, does not end the process", func(t *testing.T) {
+		pj := &panicOnFinish{Journal: open(t)}
+		e := resume.NewEngine(pj, resume.WithLease(100*time.Millisecond))
+		id := newRunID(t)
+		if _, err := e.Enqueue(ctx, id, Poison, PoisonPlan{}); err != nil {
+			t.Fatal(err)
+		}
+		stop := startWorker(ctx, e, resume.WorkerOptions{PollInterval: 5 * time.Millisecond})
+		waitFor(t, pj, 1, resume.StatusSucceeded) // taken over once its lease expired
+		if err := stop(); err != nil {
+			t.Fatalf("work: %v", err)
+		}
+		if !pj.panicked.Load() {
+			t.Fatal("the journal never panicked: the test did not bite")
 		}
 	})
 
@@ -320,6 +362,20 @@ func (f *flakyJournal) FinishRun(ctx context.Context, l resume.Lease, r resume.R
 		}
 	}
 	return fmt.Errorf("finish: %w", errDatabaseDown)
+}
+
+// panicOnFinish is a journal whose first FinishRun panics: a bug outside
+// the run's code.
+type panicOnFinish struct {
+	resume.Journal
+	panicked atomic.Bool
+}
+
+func (p *panicOnFinish) FinishRun(ctx context.Context, l resume.Lease, r resume.RunRecord) error {
+	if p.panicked.CompareAndSwap(false, true) {
+		panic("journal bug")
+	}
+	return p.Journal.FinishRun(ctx, l, r)
 }
 
 // Worker process environment: the journal test's TestWorkerProcess runs

@@ -139,3 +139,40 @@ var poisonDef = &resume.WorkflowDef{
 }
 
 func init() { resume.Register(Poison, poisonDef) }
+
+// PoisonParent runs Poison as a child run: a panic in the child stays in
+// the child.
+func PoisonParent(ctx context.Context, p PoisonPlan) (string, error) {
+	return poisonParentBody(ctx, p, false)
+}
+
+func poisonParentBody(ctx context.Context, p PoisonPlan, durable bool) (string, error) {
+	child := Poison
+	if durable {
+		child = func(ctx context.Context, p PoisonPlan) (string, error) {
+			return resume.CallChild(ctx, &poisonParentSteps[0], Poison, func(ctx context.Context) (string, error) { return Poison(ctx, p) }, p)
+		}
+	}
+	out, err := child(ctx, p)
+	if err != nil {
+		return "", fmt.Errorf("child: %w", err)
+	}
+	return "parent of " + out, nil
+}
+
+var poisonParentSteps = []resume.StepDef{
+	{Name: "Poison", Callee: "journaltest.Poison", Signature: "func(context.Context, PoisonPlan) (string, error)", Child: true},
+}
+
+var poisonParentDef = &resume.WorkflowDef{
+	Package: "github.com/resumegen/resumegen/runtime/journaltest", Name: "PoisonParent", Version: "poison-parent-v1", Steps: poisonParentSteps,
+	Run: func(ctx context.Context, args resume.Args) (any, error) {
+		var p PoisonPlan
+		if err := args.Decode(&p); err != nil {
+			return nil, err
+		}
+		return poisonParentBody(ctx, p, true)
+	},
+}
+
+func init() { resume.Register(PoisonParent, poisonParentDef) }

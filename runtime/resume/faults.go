@@ -108,14 +108,18 @@ func trimStack(stack []byte) []byte {
 	return stack
 }
 
-// callBody runs a step's body, turning a panic into a *PanicError.
-func (st *runState) callBody(ctx context.Context, body func(context.Context) (json.RawMessage, error)) (raw json.RawMessage, err error) {
+// callBody runs a step's body, turning a panic into a *PanicError, which
+// it returns as panicked and as the error (a *PanicError the body returned,
+// from a child run, is only its error).
+func (st *runState) callBody(ctx context.Context, body func(context.Context) (json.RawMessage, error)) (raw json.RawMessage, panicked *PanicError, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			raw, err = nil, st.e.recovered(v)
+			panicked = st.e.recovered(v)
+			raw, err = nil, panicked
 		}
 	}()
-	return body(ctx)
+	raw, err = body(ctx)
+	return raw, nil, err
 }
 
 // runBody runs a workflow body, turning a panic into a *PanicError.

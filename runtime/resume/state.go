@@ -316,15 +316,14 @@ func (st *runState) attempt(ctx context.Context, def *StepDef, rec *StepRecord, 
 		sctx = context.WithValue(sctx, txKey{}, tx.Handle())
 	}
 
-	raw, err := st.callBody(sctx, body)
+	raw, panicked, err := st.callBody(sctx, body)
 	if stop := st.stopped(); stop != nil && err != nil {
 		// The run stopped while the step ran (a child run it executes
 		// needs a person, the lease was lost): the attempt has no outcome
 		// to journal.
 		return stop
 	}
-	var panicked *PanicError
-	if def.Policy == PolicyOnce && errors.As(err, &panicked) {
+	if def.Policy == PolicyOnce && panicked != nil {
 		// Its effect may have happened: its row stays in_flight.
 		return st.parkFor(AttentionKindStep, rec.StepKey, fmt.Sprintf(
 			"step %s (once) panicked in attempt %d, and its outcome is unknown: resolve it as done or redo; %v",
