@@ -143,6 +143,17 @@ const runColumns = `run_id, workflow, version, status, input, output, error, att
 const stepColumns = `run_id, step_key, name, status, result, error, attempt, attempt_base, seq, started_at, finished_at,
 	error_detail, final, history`
 
+// stepFence begins a step row's write: run is the run's row if the lease
+// ($12 run, $13 owner, $14 epoch) is still the writer's, share-locked, and
+// progress marks the run's progress at the entry's first step row (see
+// resume.RunRecord.ClaimsSinceProgress).
+const stepFence = `WITH run AS (
+				SELECT attempts <> progress_attempt AS first FROM {schema}.resume_runs
+				WHERE run_id = $12 AND lease_owner = $13 AND epoch = $14 FOR SHARE),
+			progress AS (
+				UPDATE {schema}.resume_runs SET progress_attempt = attempts
+				WHERE run_id = $12 AND (SELECT first FROM run))`
+
 // claimable is the condition under which a run may be claimed: pending, or
 // running under a lease that expired ($3 is the claimer's clock).
 const claimable = `(status = 'pending' OR (status = 'running' AND lease_until < $3::timestamptz))`
@@ -197,10 +208,12 @@ func newQueries(schema string) queries {
 		// the run's lease is still the writer's. FOR SHARE holds the run
 		// row until the write commits, so a claim cannot slip in between
 		// the check and the commit: it waits, or the check sees its epoch.
-		writeStep: `INSERT INTO {schema}.resume_steps (` + stepColumns + `)
+		// The entry's first step row is its progress (progress_attempt);
+		// later ones skip that update without scanning.
+		writeStep: stepFence + `
+			INSERT INTO {schema}.resume_steps (` + stepColumns + `)
 			SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $15, $16, $17
-			WHERE EXISTS (SELECT 1 FROM {schema}.resume_runs
-				WHERE run_id = $12 AND lease_owner = $13 AND epoch = $14 FOR SHARE)
+			WHERE EXISTS (SELECT 1 FROM run)
 			ON CONFLICT (run_id, step_key) DO UPDATE SET
 				status = excluded.status, result = excluded.result, error = excluded.error,
 				attempt = excluded.attempt, attempt_base = excluded.attempt_base, seq = excluded.seq,
@@ -246,7 +259,7 @@ func newQueries(schema string) queries {
 	// fenced upsert, failing (resume_lease_lost) where writeStep would
 	// write nothing, so the COMMIT queued behind it cannot commit the
 	// step's writes without its row.
-	q.writeStepTx = `WITH w AS (` + q.writeStep + `
+	q.writeStepTx = stepFence + `, w AS (` + strings.TrimPrefix(q.writeStep, stepFence) + `
 			RETURNING 1)
 		SELECT CASE WHEN EXISTS (SELECT 1 FROM w) THEN 1 ELSE {schema}.resume_lease_lost($12, $14) END`
 	for _, s := range []*string{

@@ -127,26 +127,14 @@ ALTER TABLE {schema}.resume_runs ADD COLUMN parent_run_id text NOT NULL DEFAULT 
 ALTER TABLE {schema}.resume_runs ADD COLUMN error_detail json;
 `,
 	// 7: crash loops. progress_attempt is the value of attempts when the
-	// run last made progress: a step row written (by the trigger, so that
-	// every writer counts: the engine, Resolve, Retry) or an entry
-	// finished (FinishRun sets it). attempts - progress_attempt is the
-	// claims since: a run whose claims keep ending without progress, its
-	// process dying each time, is failed as a crash loop. Existing runs
-	// start with a clean count. The trigger updates the run's row only
-	// at the first step write of an entry.
+	// run last made progress: the entry's first step row written (the
+	// step write sets it) or an entry finished (FinishRun sets it).
+	// attempts - progress_attempt is the claims since: a run whose claims
+	// keep ending without progress, its process dying each time, is
+	// failed as a crash loop. Existing runs start with a clean count.
 	`
 ALTER TABLE {schema}.resume_runs ADD COLUMN progress_attempt integer NOT NULL DEFAULT 0;
 UPDATE {schema}.resume_runs SET progress_attempt = attempts;
-CREATE FUNCTION {schema}.resume_step_progress() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-	UPDATE {schema}.resume_runs SET progress_attempt = attempts
-	WHERE run_id = NEW.run_id AND progress_attempt <> attempts;
-	RETURN NULL;
-END
-$$;
-CREATE TRIGGER resume_steps_progress AFTER INSERT OR UPDATE ON {schema}.resume_steps
-	FOR EACH ROW EXECUTE FUNCTION {schema}.resume_step_progress();
 `,
 }
 
