@@ -141,7 +141,8 @@ const (
 
 // retryWrite calls write until it succeeds, the lease is lost
 // ([ErrLeaseLost]: another process owns the run, and retrying cannot
-// help), or the lease as last renewed (until) expires; the first call is
+// help), write returns an error marked [Permanent], or the lease as last
+// renewed (until) expires; the first call is
 // always made. Each call gets its own timeout, at most the engine's write
 // timeout. Between calls it waits with exponential backoff and full
 // jitter. It is not cancelled with ctx: what it records already happened.
@@ -163,7 +164,7 @@ func (e *Engine) retryWrite(ctx context.Context, runID, what string, until func(
 			}
 			return nil
 		}
-		if errors.Is(err, ErrLeaseLost) {
+		if errors.Is(err, ErrLeaseLost) || IsPermanent(err) {
 			return err
 		}
 		wait := time.Duration(rand.Int64N(int64(bound) + 1))

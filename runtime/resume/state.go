@@ -306,7 +306,9 @@ func (st *runState) attempt(ctx context.Context, def *StepDef, rec *StepRecord, 
 		// Nothing happened yet, but a database blip is no reason to stop.
 		err := st.e.retryWrite(ctx, st.run.RunID, "begin "+rec.StepKey, st.leaseDeadline, func(context.Context) error {
 			var err error
-			tx, err = st.e.journal.BeginStep(ctx, st.lease)
+			if tx, err = st.e.journal.BeginStep(ctx, st.lease); err != nil && ctx.Err() != nil {
+				return Permanent(err) // shutting down: start nothing new
+			}
 			return err
 		})
 		if err != nil {
