@@ -304,8 +304,8 @@ type Journal interface {
 	// RenewLease extends a held lease.
 	RenewLease(ctx context.Context, l Lease, until time.Time) error
 	// WriteStep inserts or replaces the step's row in one commit. Writing
-	// a step row (here, in a StepTx's Commit, or by Resolve and Retry) is
-	// the run's progress: it sets its ClaimsSinceProgress to 0. A write
+	// a step row under a lease (here, or in a StepTx's Commit) is the
+	// run's progress: it sets its ClaimsSinceProgress to 0. A write
 	// the engine retries after an error may find the row written: it
 	// replaces it.
 	WriteStep(ctx context.Context, l Lease, s StepRecord) error

@@ -86,9 +86,8 @@ ALTER TABLE resume_runs ADD COLUMN parent_run_id TEXT NOT NULL DEFAULT '';
 ALTER TABLE resume_runs ADD COLUMN error_detail TEXT;
 `,
 	// 5: crash loops. progress_attempt is the value of attempts when the
-	// run last made progress: a step row written (by the triggers, so that
-	// every writer counts: the engine, Resolve, Retry) or an entry
-	// finished (FinishRun sets it). attempts - progress_attempt is the
+	// run last made progress: a step row written (the triggers set it,
+	// whoever writes the row) or an entry finished (FinishRun sets it). attempts - progress_attempt is the
 	// claims since: a run whose claims keep ending without progress, its
 	// process dying each time, is failed as a crash loop. Existing runs
 	// start with a clean count.
