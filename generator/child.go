@@ -48,6 +48,7 @@ func (m *packageModel) childAt(w *Workflow, call *ast.CallExpr, fn *types.Func, 
 		return nil
 	}
 	s := &Step{call: call, fn: fn, sig: sig, Policy: policyChild, child: true, takesCtx: true}
+	s.values, s.hasErr, _ = splitResults(sig.Results())
 	if hasSite {
 		s.opts.name, s.opts.key = site.opts.name, site.opts.key
 	}

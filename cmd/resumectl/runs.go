@@ -102,7 +102,7 @@ func runsList(c *cli, o *options, args []string) error {
 	}
 	since, _ := time.ParseDuration(flagValue(fs, "since"))
 	workflow := flagValue(fs, "workflow")
-	j, err := c.open(o)
+	j, err := c.openReadOnly(o)
 	if err != nil {
 		return err
 	}
@@ -211,7 +211,7 @@ type showJSON struct {
 }
 
 func runsShow(c *cli, o *options, args []string) error {
-	j, runID, err := c.openRun(o, args)
+	j, runID, err := c.openRunReadOnly(o, args)
 	if err != nil {
 		return err
 	}
@@ -296,6 +296,7 @@ func storedVersionChange(c *cli, j resume.Journal, r resume.RunRecord) (*version
 
 // printRun prints show's human form.
 func (c *cli) printRun(r resume.RunRecord, out showJSON) {
+	r, out = forDisplay(r, out)
 	now := c.now()
 	st := statusText(r)
 	t := c.table()
@@ -446,7 +447,7 @@ func (c *cli) report(o *options, a actionJSON) error {
 	if o.json {
 		return c.writeJSON(a)
 	}
-	fmt.Fprintln(c.stdout, a.Message)
+	fmt.Fprintln(c.stdout, esc(a.Message))
 	return nil
 }
 

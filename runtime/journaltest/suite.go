@@ -230,6 +230,8 @@ func Run(t *testing.T, h Harness) {
 		}
 		if _, err := e.Start(ctx, id, Chain, Plan{Loop: 2}); !errors.Is(err, resume.ErrRunConflict) {
 			t.Errorf("start with another input: err = %v, want ErrRunConflict", err)
+		} else if strings.Contains(err.Error(), "FailFetch") { // a field of the stored input
+			t.Errorf("the conflict error repeats the stored input (inputs hold personal data): %v", err)
 		}
 	})
 
@@ -947,6 +949,7 @@ func Run(t *testing.T, h Harness) {
 
 	runReplay(t, open)
 	runChildren(t, open)
+	runCodec(t, open, effectsOf)
 	runFaults(t, open, effectsOf)
 }
 

@@ -614,7 +614,7 @@ func (j *Journal) BeginStep(ctx context.Context, l resume.Lease) (resume.StepTx,
 		conn.Release()
 		return nil, fmt.Errorf("run %s: begin step: %w", l.RunID, err)
 	}
-	return &stepTx{j: j, conn: conn, tx: tx, handle: &stepHandle{tx: tx}, lease: l}, nil
+	return &stepTx{j: j, conn: conn, tx: tx, handle: &stepHandle{Tx: tx, tx: tx}, lease: l}, nil
 }
 
 // stepTx is a tx step's transaction on a connection it holds until Commit

@@ -224,3 +224,13 @@ func nullable(t reflect.Type) bool {
 	return t.Implements(marshalerType) || pt.Implements(marshalerType) ||
 		t.Implements(unmarshalerType) || pt.Implements(unmarshalerType)
 }
+
+// Unwind stops the durable body at a step that returns no error, with the
+// error its journaled call returned: the run stopped (its lease was lost,
+// a person must look, the worker is draining), or the step failed for good
+// (a step with no error result fails only by panicking). It panics with
+// err; the engine recovers the panic and ends the run's entry as err says.
+// For generated code only.
+func Unwind(err error) {
+	panic(err)
+}

@@ -260,7 +260,8 @@ func (e *Engine) create(ctx context.Context, runID string, wf any, args []any, h
 		return RunRecord{}, false, fmt.Errorf("run %s: create: %w", runID, err)
 	}
 	if stored.Workflow != def.QualifiedName() || !bytes.Equal(compactJSON(stored.Input), compactJSON(input)) {
-		return stored, false, fmt.Errorf("run %s: %w: it is %s with input %s", runID, ErrRunConflict, stored.Workflow, stored.Input)
+		// The stored input is not repeated: inputs hold personal data.
+		return stored, false, fmt.Errorf("run %s: %w: it is a run of %s with other input (runs show %s prints it)", runID, ErrRunConflict, stored.Workflow, runID)
 	}
 	return stored, created, nil
 }

@@ -41,14 +41,16 @@ type Journal struct {
 var _ resume.Journal = (*Journal)(nil)
 
 // Open opens (creating if needed) the journal in the SQLite file at path and
-// brings its schema up to date.
+// brings its schema up to date. A file it creates is mode 0600, and so are
+// its -wal and -shm files. To read a journal without writing, see
+// [OpenReadOnly].
 func Open(ctx context.Context, path string) (*Journal, error) {
-	if path == "" {
-		return nil, errors.New("sqlitejournal: empty path")
+	if err := checkPath(path, true); err != nil {
+		return nil, err
 	}
 	dsn := func(extra string) string {
 		q := url.Values{}
-		q.Add("_pragma", "busy_timeout(10000)")
+		q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
 		q.Add("_pragma", "journal_mode(WAL)")
 		q.Add("_pragma", "synchronous(FULL)")
 		q.Add("_pragma", "foreign_keys(ON)")
@@ -254,7 +256,7 @@ func (j *Journal) CreateRun(ctx context.Context, r resume.RunRecord) (resume.Run
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
 		r.RunID, r.Workflow, r.Version, r.Status, string(r.Input), r.LeaseOwner, ts(r.LeaseUntil), r.Epoch, r.Attempts, ts(r.CreatedAt), ts(r.UpdatedAt), r.Parent)
 	if err != nil {
-		return r, false, err
+		return r, false, writeLock(err)
 	}
 	j.commits.Add(1)
 	if n, _ := res.RowsAffected(); n == 1 {
@@ -335,7 +337,7 @@ func (j *Journal) Claim(ctx context.Context, c resume.ClaimRequest) (resume.RunR
 	}
 	tx, err := j.db.BeginTx(ctx, nil)
 	if err != nil {
-		return resume.RunRecord{}, nil, err
+		return resume.RunRecord{}, nil, writeLock(err)
 	}
 	defer tx.Rollback()
 	now := ts(time.Now())
@@ -374,7 +376,7 @@ func (j *Journal) ClaimNext(ctx context.Context, c resume.ClaimNextRequest) (res
 	}
 	tx, err := j.db.BeginTx(ctx, nil)
 	if err != nil {
-		return resume.RunRecord{}, nil, err
+		return resume.RunRecord{}, nil, writeLock(err)
 	}
 	defer tx.Rollback()
 	now := ts(time.Now())
@@ -415,7 +417,7 @@ func (j *Journal) RenewLease(ctx context.Context, l resume.Lease, until time.Tim
 		WHERE run_id = ? AND lease_owner = ? AND epoch = ? AND status = 'running'`,
 		ts(until), l.RunID, l.Owner, l.Epoch)
 	if err != nil {
-		return err
+		return writeLock(err)
 	}
 	j.commits.Add(1)
 	return leaseHeld(res, l)
@@ -462,7 +464,7 @@ func writeStep(ctx context.Context, stmt *sql.Stmt, l resume.Lease, s resume.Ste
 // WriteStep upserts the step's row in one commit.
 func (j *Journal) WriteStep(ctx context.Context, l resume.Lease, s resume.StepRecord) error {
 	if err := writeStep(ctx, j.writeStepStmt, l, s); err != nil {
-		return err
+		return writeLock(err)
 	}
 	j.commits.Add(1)
 	return nil
@@ -473,7 +475,7 @@ func (j *Journal) WriteStep(ctx context.Context, l resume.Lease, s resume.StepRe
 func (j *Journal) BeginStep(ctx context.Context, l resume.Lease) (resume.StepTx, error) {
 	tx, err := j.db.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, err
+		return nil, writeLock(err)
 	}
 	return &stepTx{j: j, tx: tx, lease: l}, nil
 }
@@ -519,7 +521,7 @@ func (j *Journal) FinishRun(ctx context.Context, l resume.Lease, r resume.RunRec
 		string(r.Status), nullJSON(r.Output), r.Error, r.AttentionStep, r.AttentionKind, ts(r.UpdatedAt),
 		r.FailedStep, nullJSON(r.ErrorDetail), l.RunID, l.Owner, l.Epoch)
 	if err != nil {
-		return err
+		return writeLock(err)
 	}
 	j.commits.Add(1)
 	return leaseHeld(res, l)
@@ -700,7 +702,7 @@ func (j *Journal) SaveManifest(ctx context.Context, workflow, version, manifest 
 	if err == nil {
 		j.commits.Add(1)
 	}
-	return err
+	return writeLock(err)
 }
 
 // Manifest returns a stored manifest, or "" when the version is unknown.
@@ -770,7 +772,7 @@ func acceptable(r resume.RunRecord) error {
 func (j *Journal) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, err := j.db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return writeLock(err)
 	}
 	defer tx.Rollback()
 	if err := fn(tx); err != nil {
