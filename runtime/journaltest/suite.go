@@ -52,6 +52,13 @@ func newRunID(t *testing.T) string {
 // matrix, which kills real processes).
 type crash struct{ f resume.Fault }
 
+// isCrash recognizes the suite's stand-in for SIGKILL, which the engine
+// must not recover.
+func isCrash(v any) bool {
+	_, ok := v.(crash)
+	return ok
+}
+
 // startCrashing runs the plan on an engine that "dies" at f, and reports
 // whether it did.
 func startCrashing(t *testing.T, j resume.Journal, runID string, p Plan, f resume.Fault) (crashed bool) {
@@ -65,7 +72,7 @@ func startCrashing(t *testing.T, j resume.Journal, runID string, p Plan, f resum
 // leases have expired when it returns.
 func startDying(j resume.Journal, runID string, wf, input any, f resume.Fault) (crashed bool) {
 	opts := []resume.Option{resume.WithLease(30 * time.Millisecond), resume.WithOwner("crasher"),
-		resume.WithFaultAction(func() { panic(crash{f}) })}
+		resume.WithFaultAction(func() { panic(crash{f}) }), resume.WithCrashPanics(isCrash)}
 	if f.Step != "" {
 		opts = append(opts, resume.WithFault(f))
 	}
@@ -943,6 +950,7 @@ func Run(t *testing.T, h Harness) {
 	runReplay(t, open)
 	runChildren(t, open)
 	runCodec(t, open, effectsOf)
+	runFaults(t, open, effectsOf)
 }
 
 // startWorker runs e.Work with opts in the background; stop cancels it and

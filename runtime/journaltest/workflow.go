@@ -87,9 +87,17 @@ func Fetch(ctx context.Context, p Plan) (string, error) {
 	return "data", nil
 }
 
+// notifyHook, if set, runs in every execution of Notify, after its
+// effect: an attack's trigger (see DatabaseBlip).
+var notifyHook atomic.Pointer[func()]
+
 // Notify is a once step.
 func Notify(ctx context.Context, p Plan) error {
-	if n := seen.record(ctx, "Notify"); n <= p.FailNotify {
+	n := seen.record(ctx, "Notify")
+	if h := notifyHook.Load(); h != nil {
+		(*h)()
+	}
+	if n <= p.FailNotify {
 		return fmt.Errorf("notify %d: %w", n, errTransient)
 	}
 	return nil

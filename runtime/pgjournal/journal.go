@@ -137,10 +137,22 @@ type queries struct {
 }
 
 const runColumns = `run_id, workflow, version, status, input, output, error, attention_step, attention_kind,
-	attempts, lease_owner, lease_until, epoch, created_at, updated_at, failed_step, parent_run_id, error_detail`
+	attempts, lease_owner, lease_until, epoch, created_at, updated_at, failed_step, parent_run_id, error_detail,
+	attempts - progress_attempt`
 
 const stepColumns = `run_id, step_key, name, status, result, error, attempt, attempt_base, seq, started_at, finished_at,
 	error_detail, final, history`
+
+// stepFence begins a step row's write: run is the run's row if the lease
+// ($12 run, $13 owner, $14 epoch) is still the writer's, share-locked, and
+// progress marks the run's progress at the entry's first step row (see
+// resume.RunRecord.ClaimsSinceProgress).
+const stepFence = `WITH run AS (
+				SELECT attempts <> progress_attempt AS first FROM {schema}.resume_runs
+				WHERE run_id = $12 AND lease_owner = $13 AND epoch = $14 FOR SHARE),
+			progress AS (
+				UPDATE {schema}.resume_runs SET progress_attempt = attempts
+				WHERE run_id = $12 AND (SELECT first FROM run))`
 
 // claimable is the condition under which a run may be claimed: pending, or
 // running under a lease that expired ($3 is the claimer's clock).
@@ -196,10 +208,12 @@ func newQueries(schema string) queries {
 		// the run's lease is still the writer's. FOR SHARE holds the run
 		// row until the write commits, so a claim cannot slip in between
 		// the check and the commit: it waits, or the check sees its epoch.
-		writeStep: `INSERT INTO {schema}.resume_steps (` + stepColumns + `)
+		// The entry's first step row is its progress (progress_attempt);
+		// later ones skip that update without scanning.
+		writeStep: stepFence + `
+			INSERT INTO {schema}.resume_steps (` + stepColumns + `)
 			SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $15, $16, $17
-			WHERE EXISTS (SELECT 1 FROM {schema}.resume_runs
-				WHERE run_id = $12 AND lease_owner = $13 AND epoch = $14 FOR SHARE)
+			WHERE EXISTS (SELECT 1 FROM run)
 			ON CONFLICT (run_id, step_key) DO UPDATE SET
 				status = excluded.status, result = excluded.result, error = excluded.error,
 				attempt = excluded.attempt, attempt_base = excluded.attempt_base, seq = excluded.seq,
@@ -208,7 +222,7 @@ func newQueries(schema string) queries {
 		finish: `UPDATE {schema}.resume_runs SET
 				status = $1, output = $2, error = $3, attention_step = $4,
 				lease_owner = '', lease_until = NULL, updated_at = $5, attention_kind = $9, failed_step = $10,
-				error_detail = $11
+				error_detail = $11, progress_attempt = attempts
 			WHERE run_id = $6 AND lease_owner = $7 AND epoch = $8`,
 		selectStepStatus: `SELECT status FROM {schema}.resume_steps WHERE run_id = $1 AND step_key = $2 FOR UPDATE`,
 		resolveDone: `UPDATE {schema}.resume_steps SET status = 'succeeded', result = $1, error = '', finished_at = $2
@@ -245,7 +259,7 @@ func newQueries(schema string) queries {
 	// fenced upsert, failing (resume_lease_lost) where writeStep would
 	// write nothing, so the COMMIT queued behind it cannot commit the
 	// step's writes without its row.
-	q.writeStepTx = `WITH w AS (` + q.writeStep + `
+	q.writeStepTx = stepFence + `, w AS (` + strings.TrimPrefix(q.writeStep, stepFence) + `
 			RETURNING 1)
 		SELECT CASE WHEN EXISTS (SELECT 1 FROM w) THEN 1 ELSE {schema}.resume_lease_lost($12, $14) END`
 	for _, s := range []*string{
@@ -298,7 +312,7 @@ func scanRun(row pgx.Row, extra ...any) (resume.RunRecord, error) {
 	var created, updated time.Time
 	err := row.Scan(append([]any{&r.RunID, &r.Workflow, &r.Version, &r.Status, &input, &output, &r.Error,
 		&r.AttentionStep, &r.AttentionKind, &r.Attempts, &r.LeaseOwner, &leaseUntil, &r.Epoch, &created, &updated, &r.FailedStep,
-		&r.Parent, &detail}, extra...)...)
+		&r.Parent, &detail, &r.ClaimsSinceProgress}, extra...)...)
 	if err != nil {
 		return r, err
 	}

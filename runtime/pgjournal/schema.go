@@ -126,6 +126,16 @@ WHERE status = 'failed';
 ALTER TABLE {schema}.resume_runs ADD COLUMN parent_run_id text NOT NULL DEFAULT '';
 ALTER TABLE {schema}.resume_runs ADD COLUMN error_detail json;
 `,
+	// 7: crash loops. progress_attempt is the value of attempts when the
+	// run last made progress: the entry's first step row written (the
+	// step write sets it) or an entry finished (FinishRun sets it).
+	// attempts - progress_attempt is the claims since: a run whose claims
+	// keep ending without progress, its process dying each time, is
+	// failed as a crash loop. Existing runs start with a clean count.
+	`
+ALTER TABLE {schema}.resume_runs ADD COLUMN progress_attempt integer NOT NULL DEFAULT 0;
+UPDATE {schema}.resume_runs SET progress_attempt = attempts;
+`,
 }
 
 // leaseLostCode is the SQLSTATE resume_lease_lost raises.

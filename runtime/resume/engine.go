@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -30,6 +31,14 @@ type Engine struct {
 	faultAction func()
 	faultMu     sync.Mutex
 	faultsFired map[Fault]bool
+
+	// dying is set once a panic that stands for the process's death
+	// unwinds (see WithCrashPanics): no later panic is recovered.
+	dying   atomic.Bool
+	isCrash func(any) bool
+	// crashLoopLimit is how many claims of a run in a row may end without
+	// progress (see WithCrashLoopLimit).
+	crashLoopLimit int
 
 	manifests sync.Map // workflow+"@"+version → struct{}: manifest saved
 }
@@ -80,6 +89,8 @@ func NewEngine(j Journal, opts ...Option) *Engine {
 		now:          time.Now,
 		faultAction:  KillProcess,
 		faultsFired:  map[Fault]bool{},
+
+		crashLoopLimit: DefaultCrashLoopLimit,
 	}
 	for _, o := range opts {
 		o(e)
@@ -444,8 +455,16 @@ func (e *Engine) runEntry(ctx context.Context, run RunRecord, steps []StepRecord
 		run.Error = e.versionMismatch(ctx, run, def)
 		return e.finish(ctx, lease, run)
 	}
+	if n := run.ClaimsSinceProgress - 1; e.crashLoopLimit > 0 && n >= e.crashLoopLimit {
+		run.Status, run.FailedStep = StatusFailed, ""
+		run.Error = fmt.Sprintf("crash loop: the last %d claims of this run ended without progress (no step journaled, the entry never finished): "+
+			"the process executing it kept dying (killed, out of memory, os.Exit, a crash in cgo); nothing was executed this time: fix the cause, then retry the run", n)
+		e.logger.Error("run failed: crash loop", "run", runID, "workflow", run.Workflow, "claims_without_progress", n)
+		return e.finish(ctx, lease, run)
+	}
 	st := newRunState(e, def, run, steps)
 	st.drain = drain
+	st.leaseUntil = time.Now().Add(e.lease)
 	for _, s := range steps {
 		if s.Status == StepInFlight {
 			st.park(s.StepKey, s)
@@ -458,12 +477,13 @@ func (e *Engine) runEntry(ctx context.Context, run RunRecord, steps []StepRecord
 	rctx, cancel := context.WithCancel(context.WithValue(ctx, stateKey{}, st))
 	defer cancel()
 	renewDone := e.renew(rctx, cancel, st)
-	out, bodyErr := def.Run(rctx, Args(run.Input))
+	out, bodyErr := e.runBody(rctx, def, Args(run.Input))
 	cancel()
 	<-renewDone
 
 	stop := st.stopped()
 	var runErr *RunError
+	panicked, _ := bodyErr.(*PanicError)
 	switch {
 	case errors.As(stop, &runErr):
 		run.Status, run.AttentionStep, run.Error = runErr.Status, runErr.Step, runErr.Msg
@@ -489,6 +509,14 @@ func (e *Engine) runEntry(ctx context.Context, run RunRecord, steps []StepRecord
 	case stop != nil:
 		// The journal could not record a step: leave the run to a resume.
 		run.Status, run.Error = StatusPending, stop.Error()
+	case panicked != nil:
+		// The body itself panicked (a step's panic reaches it as an error):
+		// that is the run's failure, shutting down or not.
+		run.Status, run.Error, run.FailedStep = StatusFailed, "workflow body "+bodyErr.Error(), ""
+		e.logger.Error("workflow body panicked", "run", runID, "workflow", run.Workflow, "panic", fmt.Sprint(panicked.Value))
+		if outcome != nil {
+			outcome.bodyErr = bodyErr
+		}
 	case bodyErr != nil && ctx.Err() != nil:
 		// Shutting down: the run is not failed, only interrupted.
 		run.Status, run.Error = StatusPending, ""
@@ -512,16 +540,24 @@ func (e *Engine) runEntry(ctx context.Context, run RunRecord, steps []StepRecord
 			run.Status, run.Output, run.Error = StatusSucceeded, b, ""
 		}
 	}
-	res, err := e.finish(ctx, lease, run)
+	res, err := e.finishBy(ctx, lease, run, st.leaseDeadline)
 	if stop != nil && runErr == nil && err == nil {
 		err = stop
 	}
 	return res, err
 }
 
-// finish records the run's state at the end of this entry and releases its
-// lease. The write outlives ctx's cancellation.
+// finish records the run's state at the end of this entry, just claimed,
+// and releases its lease; see finishBy.
 func (e *Engine) finish(ctx context.Context, lease Lease, run RunRecord) (Result, error) {
+	until := time.Now().Add(e.lease)
+	return e.finishBy(ctx, lease, run, func() time.Time { return until })
+}
+
+// finishBy records the run's state at the end of this entry and releases
+// its lease, retrying a failed write with backoff until the lease expires
+// (until). The write outlives ctx's cancellation.
+func (e *Engine) finishBy(ctx context.Context, lease Lease, run RunRecord, until func() time.Time) (Result, error) {
 	run.UpdatedAt = e.now()
 	if run.Status != StatusNeedsAttention {
 		run.AttentionKind = ""
@@ -529,9 +565,18 @@ func (e *Engine) finish(ctx context.Context, lease Lease, run RunRecord) (Result
 	if run.Status != StatusFailed {
 		run.FailedStep = ""
 	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.writeTimeout)
-	defer cancel()
-	if err := e.journal.FinishRun(wctx, lease, run); err != nil {
+	retried := false
+	err := e.retryWrite(ctx, run.RunID, "finish "+string(run.Status), until, func(wctx context.Context) error {
+		err := e.journal.FinishRun(wctx, lease, run)
+		if retried && errors.Is(err, ErrLeaseLost) && e.finished(wctx, lease, run) {
+			// An earlier try committed, but its answer was lost: FinishRun
+			// released the lease, so this one finds it gone.
+			return nil
+		}
+		retried = true
+		return err
+	})
+	if err != nil {
 		return resultOf(run), fmt.Errorf("run %s: record status %s: %w", run.RunID, run.Status, err)
 	}
 	if run.Status == StatusNeedsAttention {
@@ -539,6 +584,13 @@ func (e *Engine) finish(ctx context.Context, lease Lease, run RunRecord) (Result
 	}
 	res := resultOf(run)
 	return res, res.err()
+}
+
+// finished reports whether the journal holds run as FinishRun under lease
+// records it: the same epoch, status and error, and no lease.
+func (e *Engine) finished(ctx context.Context, lease Lease, run RunRecord) bool {
+	got, _, err := e.journal.LoadRun(ctx, run.RunID)
+	return err == nil && got.Epoch == lease.Epoch && got.LeaseOwner == "" && got.Status == run.Status && got.Error == run.Error
 }
 
 // renew keeps the run's lease alive while its body executes. If the lease
@@ -554,7 +606,11 @@ func (e *Engine) renew(ctx context.Context, cancel context.CancelFunc, st *runSt
 			case <-ctx.Done():
 				return
 			case <-t.C:
+				asked := time.Now()
 				err := e.journal.RenewLease(ctx, st.lease, e.now().Add(e.lease))
+				if err == nil {
+					st.leaseRenewed(asked)
+				}
 				if errors.Is(err, ErrLeaseLost) {
 					st.stopf("run %s: %w", st.run.RunID, err)
 					cancel()
@@ -607,6 +663,10 @@ func (e *Engine) fault(key, name string, p FaultPoint) {
 	}
 	e.faultMu.Unlock()
 	if hit {
+		// A fault action that panics stands for the process's death: that
+		// panic is never recovered (see recovered).
+		e.dying.Store(true)
 		e.faultAction()
+		e.dying.Store(false)
 	}
 }

@@ -72,7 +72,17 @@ type RunRecord struct {
 	// ListRuns fills it, so that listing runs needs no query per run.
 	LastStep string
 	// Attempts counts the times a process entered the run.
-	Attempts  int
+	Attempts int
+	// ClaimsSinceProgress counts the run's claims since it last made
+	// progress: since a step row was journaled or an entry of the run
+	// finished (FinishRun), whichever was last. A run just claimed whose
+	// previous entry made progress has 1; n+1 means the n claims before
+	// this one each ended with nothing journaled: their process died. The
+	// engine fails a run in such a crash loop (see [WithCrashLoopLimit]).
+	// Journals store the Attempts of the last progress and return
+	// Attempts minus it; 0 means that the journal does not track progress.
+	ClaimsSinceProgress int
+
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	// LeaseOwner, LeaseUntil and Epoch fence the process running the run.
@@ -158,9 +168,9 @@ type AttemptRecord struct {
 // first attempt, until r.LeaseUntil). Journals call it so the rule lives in
 // one place.
 func (r RunRecord) Created() RunRecord {
-	r.Status, r.Epoch, r.Attempts = StatusPending, 0, 0
+	r.Status, r.Epoch, r.Attempts, r.ClaimsSinceProgress = StatusPending, 0, 0, 0
 	if r.LeaseOwner != "" {
-		r.Status, r.Epoch, r.Attempts = StatusRunning, 1, 1
+		r.Status, r.Epoch, r.Attempts, r.ClaimsSinceProgress = StatusRunning, 1, 1, 1
 	} else {
 		r.LeaseUntil = time.Time{}
 	}
@@ -279,7 +289,8 @@ type Journal interface {
 	CreateRun(ctx context.Context, r RunRecord) (RunRecord, bool, error)
 	// Claim takes the run for c.Owner until c.Until: a pending run, a
 	// running run whose lease expired, or one held by c.Abandoned, becomes
-	// running with its epoch and attempts incremented. It returns the run
+	// running with its epoch and attempts incremented (and so its
+	// ClaimsSinceProgress). It returns the run
 	// and its journal, read in one query, in any order; a succeeded step
 	// needs only its key, status, result and seq, any other all of its
 	// columns but name and finished_at. A run in another state is
@@ -292,13 +303,18 @@ type Journal interface {
 	ClaimNext(ctx context.Context, c ClaimNextRequest) (RunRecord, []StepRecord, error)
 	// RenewLease extends a held lease.
 	RenewLease(ctx context.Context, l Lease, until time.Time) error
-	// WriteStep inserts or replaces the step's row in one commit.
+	// WriteStep inserts or replaces the step's row in one commit. Writing
+	// a step row under a lease (here, or in a StepTx's Commit) is the
+	// run's progress: it sets its ClaimsSinceProgress to 0. A write
+	// the engine retries after an error may find the row written: it
+	// replaces it.
 	WriteStep(ctx context.Context, l Lease, s StepRecord) error
 	// BeginStep opens a transaction on the journal's database for a tx step.
 	BeginStep(ctx context.Context, l Lease) (StepTx, error)
 	// FinishRun records the run's end of this entry: succeeded, failed,
 	// needs_attention or pending (released), with r's Output, Error,
 	// AttentionStep, AttentionKind and FailedStep, and releases the lease.
+	// It is progress: ClaimsSinceProgress becomes 0.
 	FinishRun(ctx context.Context, l Lease, r RunRecord) error
 	// LoadRun reads a run and its journal.
 	LoadRun(ctx context.Context, runID string) (RunRecord, []StepRecord, error)

@@ -141,6 +141,15 @@ claiming:
 		go func() {
 			defer running.Done()
 			defer func() { <-slots }()
+			defer func() {
+				// The engine recovers the run's panics; one of its own must
+				// not end the process either. The run's lease expires, and
+				// it is taken over.
+				if v := recover(); v != nil {
+					p := e.recovered(v)
+					e.logger.Error("run stopped by a panic", "run", run.RunID, "panic", fmt.Sprint(p.Value), "stack", p.Stack)
+				}
+			}()
 			if _, err := e.runClaimed(runCtx, run, steps, drain); err != nil && !errors.Is(err, errDraining) {
 				var runErr *RunError
 				if !errors.As(err, &runErr) {

@@ -139,7 +139,8 @@ func nullJSON(b json.RawMessage) any {
 }
 
 const runColumns = `run_id, workflow, version, status, input, output, error, attention_step, attention_kind,
-	attempts, lease_owner, lease_until, epoch, created_at, updated_at, failed_step, parent_run_id, error_detail`
+	attempts, lease_owner, lease_until, epoch, created_at, updated_at, failed_step, parent_run_id, error_detail,
+	attempts - progress_attempt`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -151,7 +152,7 @@ func scanRun(s scanner, extra ...any) (resume.RunRecord, error) {
 	var leaseUntil, created, updated string
 	err := s.Scan(append([]any{&r.RunID, &r.Workflow, &r.Version, &r.Status, &input, &output, &r.Error,
 		&r.AttentionStep, &r.AttentionKind, &r.Attempts, &r.LeaseOwner, &leaseUntil, &r.Epoch, &created, &updated, &r.FailedStep,
-		&r.Parent, &detail}, extra...)...)
+		&r.Parent, &detail, &r.ClaimsSinceProgress}, extra...)...)
 	if err != nil {
 		return r, err
 	}
@@ -511,7 +512,7 @@ func (t *stepTx) Rollback() error {
 
 const finishSQL = `UPDATE resume_runs SET
 		status = ?, output = ?, error = ?, attention_step = ?, attention_kind = ?, lease_owner = '', lease_until = '', updated_at = ?,
-		failed_step = ?, error_detail = ?
+		failed_step = ?, error_detail = ?, progress_attempt = attempts
 	WHERE run_id = ? AND lease_owner = ? AND epoch = ?`
 
 // FinishRun records the run's status and releases its lease, fenced.
