@@ -76,6 +76,32 @@ func runFaults(t *testing.T, open func(t *testing.T) resume.Journal, effectsOf f
 		}
 	})
 
+	t.Run("a step without an error result fails by panicking: retried, then the body unwinds and the run fails", func(t *testing.T) {
+		j := open(t)
+		ok, bad := newRunID(t), newRunID(t)
+		e := resume.NewEngine(j)
+		res, err := e.Start(ctx, ok, Quiet, QuietPlan{PanicTick: 1})
+		if err != nil || string(res.Output) != "7" || seen.count(ok, "Tick") != 2 {
+			t.Fatalf("start: %+v, %v, Tick executed %d times; want 7 on the second attempt", res, err, seen.count(ok, "Tick"))
+		}
+		res, err = e.Start(ctx, bad, Quiet, QuietPlan{PanicTick: 99})
+		if !errors.Is(err, resume.ErrRunFailed) || !strings.Contains(res.Error, "tick boom 2") || res.FailedStep != "Tick" || seen.count(bad, "Ping") != 0 {
+			t.Fatalf("start: %+v, %v, Ping executed %d times; want failed with Tick's second panic, Ping never", res, err, seen.count(bad, "Ping"))
+		}
+	})
+
+	t.Run("a step without an error result unwinds the body when the run stops: it parks, it does not fail", func(t *testing.T) {
+		j := open(t)
+		id := newRunID(t)
+		if !startDying(j, id, Quiet, QuietPlan{}, resume.Fault{Step: "Ping", Point: resume.FaultEffect}) {
+			t.Fatal("did not crash")
+		}
+		res, err := resume.NewEngine(j).Resume(ctx, id)
+		if !errors.Is(err, resume.ErrNeedsAttention) || res.AttentionStep != "Ping" || seen.count(id, "Ping") != 1 {
+			t.Fatalf("resume: %+v, %v, Ping executed %d times; want needs attention at Ping, executed once", res, err, seen.count(id, "Ping"))
+		}
+	})
+
 	t.Run("a panicking tx step is rolled back and retried", func(t *testing.T) {
 		j := open(t)
 		id := newRunID(t)

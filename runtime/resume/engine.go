@@ -477,13 +477,12 @@ func (e *Engine) runEntry(ctx context.Context, run RunRecord, steps []StepRecord
 	rctx, cancel := context.WithCancel(context.WithValue(ctx, stateKey{}, st))
 	defer cancel()
 	renewDone := e.renew(rctx, cancel, st)
-	out, bodyErr := e.runBody(rctx, def, Args(run.Input))
+	out, bodyErr, panicked := e.runBody(rctx, def, Args(run.Input))
 	cancel()
 	<-renewDone
 
 	stop := st.stopped()
 	var runErr *RunError
-	panicked, _ := bodyErr.(*PanicError)
 	switch {
 	case errors.As(stop, &runErr):
 		run.Status, run.AttentionStep, run.Error = runErr.Status, runErr.Step, runErr.Msg

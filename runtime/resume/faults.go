@@ -122,14 +122,24 @@ func (st *runState) callBody(ctx context.Context, body func(context.Context) (js
 	return raw, nil, err
 }
 
-// runBody runs a workflow body, turning a panic into a *PanicError.
-func (e *Engine) runBody(ctx context.Context, def *WorkflowDef, input Args) (out any, err error) {
+// runBody runs a workflow body. A panic of the body itself is returned as
+// panicked (and as err); resume.Unwind's, by a step that returns no error,
+// is that step's outcome, returned as err like any step error the body
+// returns: a step's *PanicError the body returns is the step's failure,
+// not the body's panic.
+func (e *Engine) runBody(ctx context.Context, def *WorkflowDef, input Args) (out any, err error, panicked *PanicError) {
 	defer func() {
 		if v := recover(); v != nil {
-			out, err = nil, e.recovered(v)
+			if u, ok := v.(*unwinding); ok {
+				out, err, panicked = nil, u.err, nil
+				return
+			}
+			panicked = e.recovered(v)
+			out, err = nil, panicked
 		}
 	}()
-	return def.Run(ctx, input)
+	out, err = def.Run(ctx, input)
+	return out, err, nil
 }
 
 // Journal writes after an effect are retried between these delays
