@@ -330,9 +330,7 @@ func scanStep(row pgx.Row) (resume.StepRecord, error) {
 		s.ErrorDetail = detail
 	}
 	s.StartedAt, s.FinishedAt = started.UTC(), timeOf(finished)
-	if s.History, err = parseHistory(s.StepKey, history); err != nil {
-		return s, err
-	}
+	s.History, s.Unreadable = parseHistory(history)
 	return s, nil
 }
 
@@ -348,15 +346,23 @@ func historyArg(h []resume.AttemptRecord) (any, error) {
 	return string(b), nil
 }
 
-func parseHistory(stepKey string, h []byte) ([]resume.AttemptRecord, error) {
+// parseHistory reads the history column: a JSON list of attempts, or
+// NULL. A history that is not such a list is returned as why the row
+// cannot be read, not as an error: the read goes on, and the engine parks
+// the row's run, not every run of the journal.
+func parseHistory(h []byte) ([]resume.AttemptRecord, string) {
 	if len(h) == 0 {
-		return nil, nil
+		return nil, ""
 	}
 	var out []resume.AttemptRecord
 	if err := json.Unmarshal(h, &out); err != nil {
-		return nil, fmt.Errorf("step %s: attempt history: %w", stepKey, err)
+		shown := string(h)
+		if len(shown) > 60 {
+			shown = shown[:60] + "..."
+		}
+		return nil, fmt.Sprintf("history %q is not a list of attempts: %v", shown, err)
 	}
-	return out, nil
+	return out, ""
 }
 
 // stepArgs are the arguments of writeStep and writeStepTx.
@@ -426,10 +432,7 @@ func scanEntrySteps(rows pgx.Rows, runID string) ([]resume.StepRecord, error) {
 		}
 		s.Final = final != nil && *final
 		s.FinishedAt = timeOf(finished)
-		var err error
-		if s.History, err = parseHistory(s.StepKey, history); err != nil {
-			return nil, err
-		}
+		s.History, s.Unreadable = parseHistory(history)
 		if result != nil {
 			s.Result = result
 		}

@@ -139,24 +139,33 @@ func (w *WorkflowDef) Manifest() string {
 // JSON array. For generated code only.
 type Args json.RawMessage
 
-// Decode decodes the arguments into the pointers, one per parameter.
+// Decode decodes the arguments into the pointers, one per parameter. An
+// input that does not decode is a corrupt journal row: the run parks for a
+// person instead of failing.
 func (a Args) Decode(ptrs ...any) error {
 	var raw []json.RawMessage
 	if len(a) > 0 {
 		if err := json.Unmarshal(a, &raw); err != nil {
-			return fmt.Errorf("decode workflow input: %w", err)
+			return &inputError{fmt.Errorf("decode workflow input: %w", err)}
 		}
 	}
 	if len(raw) != len(ptrs) {
-		return fmt.Errorf("decode workflow input: have %d arguments, the workflow takes %d", len(raw), len(ptrs))
+		return &inputError{fmt.Errorf("decode workflow input: have %d arguments, the workflow takes %d", len(raw), len(ptrs))}
 	}
 	for i, p := range ptrs {
 		if err := json.Unmarshal(raw[i], p); err != nil {
-			return fmt.Errorf("decode workflow input argument %d: %w", i+1, err)
+			return &inputError{fmt.Errorf("decode workflow input argument %d: %w", i+1, err)}
 		}
 	}
 	return nil
 }
+
+// inputError is a run input that does not decode into the workflow's
+// parameters.
+type inputError struct{ err error }
+
+func (e *inputError) Error() string { return e.err.Error() }
+func (e *inputError) Unwrap() error { return e.err }
 
 func encodeArgs(args []any) (Args, error) {
 	if args == nil {

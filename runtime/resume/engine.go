@@ -392,6 +392,11 @@ func (e *Engine) execute(ctx context.Context, runID string) (Result, error) {
 		req.Abandoned = &Lease{RunID: runID, Owner: run.LeaseOwner, Epoch: run.Epoch}
 		run, steps, err = e.journal.Claim(ctx, req)
 	}
+	if errors.Is(err, ErrRunBusy) && !run.Status.Known() {
+		// No worker claims a run whose status is no status: say so, rather
+		// than call it busy.
+		return resultOf(run), fmt.Errorf("run %s: %w: journal row of the run: %s: repair the row, or cancel the run", runID, ErrRunBusy, run.Problem())
+	}
 	if errors.Is(err, ErrRunBusy) {
 		res := resultOf(run)
 		if run.Status.Finished() || run.Status == StatusNeedsAttention {
@@ -437,6 +442,12 @@ func (e *Engine) runEntry(ctx context.Context, run RunRecord, steps []StepRecord
 		run.Status = StatusPending
 		e.finish(ctx, lease, run)
 		return resultOf(run), err
+	}
+	if key, why := journalProblem(run, steps); why != "" {
+		// A row the journal could not read, or holds values no run or step
+		// has: replaying or executing around it could take another path.
+		run.Status, run.AttentionStep, run.AttentionKind, run.Error = StatusNeedsAttention, key, AttentionKindJournal, why
+		return e.finish(ctx, lease, run)
 	}
 	if run.Version != def.Version {
 		run.Status, run.AttentionStep, run.AttentionKind = StatusNeedsAttention, "", AttentionKindVersion
@@ -493,6 +504,11 @@ func (e *Engine) runEntry(ctx context.Context, run RunRecord, steps []StepRecord
 		run.Status, run.Error = StatusPending, ""
 		e.finish(ctx, lease, run)
 		return resultOf(run), fmt.Errorf("run %s: interrupted: %w", runID, ctx.Err())
+	case errors.As(bodyErr, new(*inputError)):
+		// The body did not start: the stored input is not the workflow's.
+		run.Status, run.AttentionStep, run.AttentionKind = StatusNeedsAttention, "", AttentionKindJournal
+		run.Error = "journal row of run " + runID + ": " + bodyErr.Error() +
+			": the run's journal is corrupt, and it is not executed with another input: repair the row or cancel the run"
 	case bodyErr != nil:
 		run.Status, run.Error, run.FailedStep = StatusFailed, bodyErr.Error(), st.failedStep()
 		codec := def
@@ -516,6 +532,27 @@ func (e *Engine) runEntry(ctx context.Context, run RunRecord, steps []StepRecord
 		err = stop
 	}
 	return res, err
+}
+
+// journalProblem finds the first row of the run that cannot be used as
+// stored, the run's own row first, then its steps in journal order, and
+// returns the step key naming it ("" for the run's row) and why the run
+// stops; why is "" when every row is sound.
+func journalProblem(run RunRecord, steps []StepRecord) (key, why string) {
+	const tail = ": the run's journal is corrupt, and it is not replayed nor executed around the row: repair the row or cancel the run"
+	if p := run.Problem(); p != "" {
+		return "", "journal row of run " + run.RunID + ": " + p + tail
+	}
+	var bad *StepRecord
+	for i := range steps {
+		if steps[i].Problem() != "" && (bad == nil || steps[i].Seq < bad.Seq) {
+			bad = &steps[i]
+		}
+	}
+	if bad == nil {
+		return "", ""
+	}
+	return bad.StepKey, "journal row " + bad.StepKey + ": " + bad.Problem() + tail
 }
 
 // finish records the run's state at the end of this entry and releases its
