@@ -3,6 +3,7 @@ package journaltest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
@@ -181,4 +182,86 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// runResolveChecked is the part of the suite that proves operator input is
+// checked: a resolution whose result does not have the shape of what the
+// step journals is refused and changes nothing; one that fits is taken;
+// and a result that reached the journal unchecked, and does not decode,
+// parks the run (journal) instead of leaving it pending forever.
+func runResolveChecked(t *testing.T, h Harness) {
+	ctx := context.Background()
+	parked := func(t *testing.T, j resume.Journal, e *resume.Engine) string {
+		t.Helper()
+		id := newRunID(t)
+		if _, err := e.Start(ctx, id, Transfer, TransferPlan{NaN: true}); !errors.Is(err, resume.ErrNeedsAttention) {
+			t.Fatalf("start: %v, want Measure parked", err)
+		}
+		return id
+	}
+	t.Run("a result that does not fit the step is refused, and the run stays parked", func(t *testing.T) {
+		j := h.open(t)
+		e := resume.NewEngine(j)
+		id := parked(t, j, e)
+		for _, tc := range []struct{ result, why string }{
+			{`{"x": 1}`, "want a number (float64), have an object"},
+			{`"2.5"`, "want a number (float64), have the string"},
+			{`null`, "cannot be null"},
+			{``, "cannot be null"}, // -done without -result means null
+		} {
+			err := e.Resolve(ctx, id, "Measure", resume.Resolution{Done: true, Result: json.RawMessage(tc.result)})
+			if err == nil || !strings.Contains(err.Error(), tc.why) || !strings.Contains(err.Error(), "run "+id+", step Measure") {
+				t.Errorf("resolve -done -result %s: %v; want refused, naming run and step, with %q", tc.result, err, tc.why)
+			}
+		}
+		r, steps, _ := j.LoadRun(ctx, id)
+		if r.Status != resume.StatusNeedsAttention || stepNamed(steps, "Measure").Status != resume.StepInFlight {
+			t.Errorf("after refused resolutions: run %s, Measure %s; want both unchanged", r.Status, stepNamed(steps, "Measure").Status)
+		}
+		if err := e.Resolve(ctx, id, "Measure", resume.Resolution{Done: true, Result: json.RawMessage(`2.5`)}); err != nil {
+			t.Fatalf("resolve -done -result 2.5: %v", err)
+		}
+		res, err := e.Resume(ctx, id)
+		if err != nil || res.Status != resume.StatusSucceeded {
+			t.Errorf("resume after a fitting resolution: %+v, %v", res, err)
+		}
+	})
+	t.Run("a once step that returns only an error takes null and nothing else", func(t *testing.T) {
+		j := h.open(t)
+		id := newRunID(t)
+		if !startCrashing(t, j, id, Plan{}, resume.Fault{Step: "Notify", Point: resume.FaultEffect}) {
+			t.Fatal("no crash")
+		}
+		e := resume.NewEngine(j)
+		if _, err := e.Resume(ctx, id); !errors.Is(err, resume.ErrNeedsAttention) {
+			t.Fatalf("resume: %v, want Notify parked", err)
+		}
+		if err := e.Resolve(ctx, id, "Notify", resume.Resolution{Done: true, Result: json.RawMessage(`{"x": 1}`)}); err == nil ||
+			!strings.Contains(err.Error(), "journals nothing but null") {
+			t.Errorf("resolve Notify with an object: %v, want refused", err)
+		}
+		if err := e.Resolve(ctx, id, "Notify", resume.Resolution{Done: true}); err != nil {
+			t.Errorf("resolve Notify -done: %v", err)
+		}
+	})
+	t.Run("a resolved result that does not decode parks the run, naming the row", func(t *testing.T) {
+		j := h.open(t)
+		e := resume.NewEngine(j)
+		id := parked(t, j, e)
+		// The journal takes what it is given: this is what an unchecked
+		// resolution (an older resumectl, plain SQL) leaves.
+		if err := j.Resolve(ctx, id, "Measure", resume.Resolution{Done: true, Result: json.RawMessage(`{"x": 1}`)}); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 2; i++ {
+			res, err := e.Resume(ctx, id)
+			if !errors.Is(err, resume.ErrNeedsAttention) || res.AttentionKind != resume.AttentionKindJournal || res.AttentionStep != "Measure" ||
+				!strings.HasPrefix(res.Error, "journal row Measure: result does not decode") {
+				t.Fatalf("resume %d: %+v, %v; want needs attention (journal) at Measure", i+1, res, err)
+			}
+		}
+		if n := seen.count(id, "Measure"); n != 1 {
+			t.Errorf("Measure executed %d times, want 1", n)
+		}
+	})
 }

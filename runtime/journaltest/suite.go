@@ -957,6 +957,7 @@ func Run(t *testing.T, h Harness) {
 	runReplay(t, open)
 	runChildren(t, open)
 	t.Run("corrupt rows", func(t *testing.T) { runCorrupt(t, h) })
+	t.Run("resolutions are checked", func(t *testing.T) { runResolveChecked(t, h) })
 }
 
 // startWorker runs e.Work with opts in the background; stop cancels it and

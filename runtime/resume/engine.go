@@ -306,8 +306,51 @@ func (e *Engine) Resolve(ctx context.Context, runID, stepKey string, res Resolut
 	if res.Done && len(res.Result) > 0 && !json.Valid(res.Result) {
 		return fmt.Errorf("run %s, step %s: resolution result is not valid JSON", runID, stepKey)
 	}
+	if res.Done {
+		if err := e.checkResolution(ctx, runID, stepKey, res.Result); err != nil {
+			return err
+		}
+	}
 	if err := e.journal.Resolve(ctx, runID, stepKey, res); err != nil {
 		return fmt.Errorf("run %s, step %s: resolve: %w", runID, stepKey, err)
+	}
+	return nil
+}
+
+// checkResolution refuses a result given for step stepKey of run runID
+// that does not have the shape of what the step journals, as the
+// manifest of the run's version records it (the program's own, when the
+// journal has none): every resume would fail to decode it. The result
+// defaults to null. A manifest that does not record the shape (stored by
+// an older resumegen) lets the result through: a resume that cannot
+// decode it parks the run (journal) naming the row.
+func (e *Engine) checkResolution(ctx context.Context, runID, stepKey string, result json.RawMessage) error {
+	run, steps, err := e.journal.LoadRun(ctx, runID)
+	if err != nil {
+		return fmt.Errorf("run %s, step %s: resolve: %w", runID, stepKey, err)
+	}
+	name := ""
+	for _, s := range steps {
+		if s.StepKey == stepKey && s.Status == StepInFlight {
+			name = s.Name
+		}
+	}
+	if name == "" || run.Status != StatusNeedsAttention {
+		return nil // the journal refuses it, saying why
+	}
+	manifest, err := e.journal.Manifest(ctx, run.Workflow, run.Version)
+	if err != nil {
+		return fmt.Errorf("run %s, step %s: resolve: read the manifest of version %s: %w", runID, stepKey, run.Version, err)
+	}
+	if def, ok := Lookup(run.Workflow); ok && def.Version == run.Version && !strings.Contains(manifest, name+": journals ") {
+		manifest = def.Manifest()
+	}
+	if len(result) == 0 {
+		result = nullResult
+	}
+	err = CheckStepResult(manifest, name, result)
+	if err != nil && !errors.Is(err, ErrShapeUnknown) {
+		return fmt.Errorf("run %s, step %s: resolution result %s does not fit the step: %w", runID, stepKey, preview(result), err)
 	}
 	return nil
 }
