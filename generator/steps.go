@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"sort"
 	"strings"
 
 	"golang.org/x/tools/go/types/typeutil"
@@ -431,7 +432,32 @@ func (m *packageModel) checkStepTypes(s *Step, pos token.Pos, ds *diagnostics) b
 		s.outArgs = append(s.outArgs, i)
 		s.Shape = append(s.Shape, jsonShape(fmt.Sprintf("out arg %d", i+1), ptr.Elem(), q)...)
 	}
+	s.JSON = journaledType(res, params, s.outArgs, q)
 	return ok
+}
+
+// journaledType writes the type of the value a step journals as shape
+// lines write types: its result's type; with pointer parameters, the
+// generated out type's fields ("struct{arg3 *Info; result int}"); "null"
+// when it journals nothing but null.
+func journaledType(res, params *types.Tuple, outArgs []int, q types.Qualifier) string {
+	r := &shapeRenderer{q: q, seen: map[string]bool{}}
+	if len(outArgs) == 0 {
+		if res.Len() == 2 {
+			return r.typ(res.At(0).Type())
+		}
+		return "null"
+	}
+	var fields []string
+	for _, i := range outArgs {
+		_, key := outField(i)
+		fields = append(fields, key+" "+r.typ(params.At(i).Type()))
+	}
+	if res.Len() == 2 {
+		fields = append(fields, "result "+r.typ(res.At(0).Type()))
+	}
+	sort.Strings(fields)
+	return "struct{" + strings.Join(fields, "; ") + "}"
 }
 
 // checkReceiver refuses a call-site step (a //resume:step at the call of a

@@ -112,3 +112,48 @@ func TestShowCorruptRows(t *testing.T) {
 		})
 	}
 }
+
+// TestResolveChecksResult resolves a parked step with results that do not
+// have the shape of what the step journals: each is refused, saying what
+// is wrong, and the run is unchanged; a fitting one is taken.
+func TestResolveChecksResult(t *testing.T) {
+	ctx := context.Background()
+	db := filepath.Join(t.TempDir(), "j.db")
+	j, err := sqlitejournal.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := resume.NewEngine(j).Start(ctx, "nan", journaltest.Transfer, journaltest.TransferPlan{NaN: true}); err == nil {
+		t.Fatal("the run did not park")
+	}
+	j.Close()
+	_, before := ctlRun(t, db, "runs", "show", "nan", "-json")
+	for _, tc := range []struct{ result, why string }{
+		{`{"x":1}`, "step Measure journals float64: result: want a number (float64), have an object"},
+		{`"2.5"`, "want a number (float64), have the string"},
+		{`null`, "cannot be null"},
+	} {
+		code, out := ctlRun(t, db, "runs", "resolve", "nan", "Measure", "-done", "-result", tc.result)
+		if code != 1 || !strings.Contains(out, tc.why) || strings.Count(strings.TrimSpace(out), "\n") != 0 {
+			t.Errorf("resolve -result %s: exit %d, %q; want 1 and one line saying %q", tc.result, code, out, tc.why)
+		}
+	}
+	if _, after := ctlRun(t, db, "runs", "show", "nan", "-json"); stripAge(after) != stripAge(before) {
+		t.Errorf("refused resolutions changed the run:\nbefore %s\nafter %s", before, after)
+	}
+	if code, out := ctlRun(t, db, "runs", "resolve", "nan", "Measure", "-done", "-result", "2.5"); code != 0 {
+		t.Errorf("resolve -result 2.5: exit %d\n%s", code, out)
+	}
+}
+
+// stripAge drops the age_seconds lines of show -json, which move with the
+// clock.
+func stripAge(s string) string {
+	var keep []string
+	for _, l := range strings.Split(s, "\n") {
+		if !strings.Contains(l, `"age_seconds"`) {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
+}
