@@ -415,11 +415,11 @@ func (c *cli) printRun(r resume.RunRecord, out showJSON) {
 		fmt.Fprintf(c.stdout, "\nIts child run %s needs a person: settle it there (resumectl runs show %s); this run then continues by itself.\n",
 			resume.ChildRunID(r.RunID, r.AttentionStep), resume.ChildRunID(r.RunID, r.AttentionStep))
 	case r.Status == resume.StatusNeedsAttention && r.AttentionKind == resume.AttentionKindJournal && r.AttentionStep == "":
-		fmt.Fprintf(c.stdout, "\nThe run's own row cannot be used as stored: nothing executes until it is repaired in the database (resume_runs, run_id %s), or the run is cancelled: resumectl runs cancel %s\n",
-			r.RunID, r.RunID)
+		fmt.Fprintf(c.stdout, "\nThe run's own row cannot be used as stored: nothing executes until it is repaired in the database (resume_runs, run_id %s), then: resumectl runs retry %s   (or: resumectl runs cancel %s)\n",
+			r.RunID, r.RunID, r.RunID)
 	case r.Status == resume.StatusNeedsAttention && r.AttentionKind == resume.AttentionKindJournal:
-		fmt.Fprintf(c.stdout, "\nThe journal row of step %s cannot be used as stored: nothing executes until it is repaired in the database (resume_steps, run_id %s), or the run is cancelled: resumectl runs cancel %s\n",
-			r.AttentionStep, r.RunID, r.RunID)
+		fmt.Fprintf(c.stdout, "\nThe journal row of step %s cannot be used as stored: nothing executes until it is repaired in the database (resume_steps, run_id %s), then: resumectl runs retry %s   (or: resumectl runs cancel %s)\n",
+			r.AttentionStep, r.RunID, r.RunID, r.RunID)
 	case r.Status == resume.StatusNeedsAttention && r.AttentionStep != "":
 		fmt.Fprintf(c.stdout, "\nStep %s may or may not have happened. If it did: resumectl runs resolve %s %s -done [-result JSON]; if not: resumectl runs resolve %s %s -redo\n",
 			r.AttentionStep, r.RunID, r.AttentionStep, r.RunID, r.AttentionStep)
@@ -527,6 +527,9 @@ func runsRetry(c *cli, o *options, args []string) error {
 	}
 	var reopened []string
 	what := "no step executes again: the workflow failed on its own, and its journal replays to it"
+	if before.Status == resume.StatusNeedsAttention && before.AttentionKind == resume.AttentionKindJournal {
+		what = "its journal read anew at its next entry; it parks again if a row still cannot be used"
+	}
 	if before.FailedStep != "" {
 		reopened = []string{before.FailedStep}
 		what = "a fresh retry budget for " + before.FailedStep + ", whose failure ended it; steps that succeeded, and failures the workflow handled, will not run again"

@@ -26,23 +26,29 @@ type CorruptAttack struct {
 	// Step is the step key the parked run names ("" for the run's own
 	// row), and Why a text its reason holds.
 	Step, Why string
+	// Repair, if set, is the statement a person runs to repair the row
+	// (with {run} as in SQL); a retry then finishes the run without
+	// executing again what the journal holds. Without it, the run is
+	// cancelled: the other way out.
+	Repair string
 }
 
 // CorruptAttacks are the attacks every journal stores and the suite runs:
 // their SQL is the same for SQLite and PostgreSQL.
 var CorruptAttacks = []CorruptAttack{
 	{"a step status that is no status", `UPDATE resume_steps SET status = 'bogus' WHERE run_id = {run} AND step_key = 'Notify'`,
-		"Notify", `status "bogus" is not a step status`},
+		"Notify", `status "bogus" is not a step status`,
+		`UPDATE resume_steps SET status = 'succeeded' WHERE run_id = {run} AND step_key = 'Notify'`},
 	{"a history that is not a list", `UPDATE resume_steps SET status = 'failed', history = '{"x": 1}' WHERE run_id = {run} AND step_key = 'Fetch'`,
-		"Fetch", "history"},
+		"Fetch", "history", ""},
 	{"a result that does not decode", `UPDATE resume_steps SET result = '{"x": 1}' WHERE run_id = {run} AND step_key = 'Fetch'`,
-		"Fetch", "does not decode"},
+		"Fetch", "does not decode", `UPDATE resume_steps SET result = '"data"' WHERE run_id = {run} AND step_key = 'Fetch'`},
 	{"a NULL result where the step returns a value", `UPDATE resume_steps SET result = NULL WHERE run_id = {run} AND step_key = 'Loop#2'`,
-		"Loop#2", "cannot be null"},
+		"Loop#2", "cannot be null", `UPDATE resume_steps SET result = '1' WHERE run_id = {run} AND step_key = 'Loop#2'`},
 	{"an input that is not an array", `UPDATE resume_runs SET input = '{"Loop": 2}' WHERE run_id = {run}`,
-		"", "is not a JSON array"},
+		"", "is not a JSON array", `UPDATE resume_runs SET input = '[{"Loop": 2}]' WHERE run_id = {run}`},
 	{"an input that does not decode", `UPDATE resume_runs SET input = '[{"Loop": "two"}]' WHERE run_id = {run}`,
-		"", "decode workflow input argument 1"},
+		"", "decode workflow input argument 1", ""},
 }
 
 // RunCorruptAttacks proves, for each attack, that a corrupt row stops its
@@ -118,6 +124,34 @@ func RunCorruptAttacks(t *testing.T, h Harness, attacks []CorruptAttack) {
 			}
 			if n := strings.Count(logs.String(), "level=WARN"); n != 1 {
 				t.Errorf("the worker logged %d warnings, want 1:\n%s", n, logs)
+			}
+
+			if a.Repair == "" {
+				// The other way out: cancel it.
+				if err := e.Cancel(ctx, bad, resume.CancelOptions{}); err != nil {
+					t.Fatalf("cancel the damaged run: %v", err)
+				}
+				if r, _, _ := j.LoadRun(ctx, bad); r.Status != resume.StatusCancelled {
+					t.Errorf("after cancel: %s, want cancelled", r.Status)
+				}
+				return
+			}
+			// A retry before the repair parks it again; after it, the run
+			// finishes, executing nothing the journal holds.
+			if _, err := e.Retry(ctx, bad); !errors.Is(err, resume.ErrNeedsAttention) {
+				t.Errorf("retry before the repair: %v, want parked again", err)
+			}
+			if err := h.Exec(ctx, strings.ReplaceAll(a.Repair, "{run}", quoteSQL(bad))); err != nil {
+				t.Fatalf("repair the row: %v", err)
+			}
+			res, err := e.Retry(ctx, bad)
+			if err != nil || res.Status != resume.StatusSucceeded {
+				t.Fatalf("retry after the repair: %+v, %v; want succeeded", res, err)
+			}
+			for s, n := range before {
+				if got := seen.count(bad, s); got != n {
+					t.Errorf("%s executed %d more times after the repair, want 0", s, got-n)
+				}
 			}
 		})
 	}

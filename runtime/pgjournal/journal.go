@@ -803,6 +803,16 @@ func (j *Journal) Retry(ctx context.Context, runID string) error {
 		if err != nil {
 			return err
 		}
+		if r.Status == resume.StatusNeedsAttention && r.AttentionKind == resume.AttentionKindJournal {
+			// A person repaired the row: the next entry reads it anew.
+			if _, err := tx.Exec(ctx, j.sql.makePending, time.Now(), runID); err != nil {
+				return fmt.Errorf("run %s: retry: %w", runID, err)
+			}
+			if _, err := tx.Exec(ctx, j.sql.wakeParents, time.Now(), runID); err != nil {
+				return fmt.Errorf("run %s: retry: wake its parents: %w", runID, err)
+			}
+			return nil
+		}
 		if r.Status != resume.StatusFailed {
 			return fmt.Errorf("run %s is %s: %w", runID, r.Status, resume.ErrNotFailed)
 		}

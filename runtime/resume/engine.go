@@ -361,7 +361,9 @@ func (e *Engine) checkResolution(ctx context.Context, runID, stepKey string, res
 // succeeded executes again, and neither does a failure the body handled
 // (it replays). A run whose body failed on its own, right after a success,
 // has no such step: the retry replays the whole journal, and the body
-// decides again.
+// decides again. A run parked on a journal row that could not be used is
+// retried once a person repaired the row: it parks again if the row still
+// cannot be used.
 func (e *Engine) Retry(ctx context.Context, runID string) (Result, error) {
 	if err := e.journal.Retry(ctx, runID); err != nil {
 		return Result{}, fmt.Errorf("run %s: retry: %w", runID, err)
@@ -551,7 +553,7 @@ func (e *Engine) runEntry(ctx context.Context, run RunRecord, steps []StepRecord
 		// The body did not start: the stored input is not the workflow's.
 		run.Status, run.AttentionStep, run.AttentionKind = StatusNeedsAttention, "", AttentionKindJournal
 		run.Error = "journal row of run " + runID + ": " + bodyErr.Error() +
-			": the run's journal is corrupt, and it is not executed with another input: repair the row or cancel the run"
+			": the run's journal is corrupt, and it is not executed with another input: repair the row and retry the run, or cancel it"
 	case bodyErr != nil:
 		run.Status, run.Error, run.FailedStep = StatusFailed, bodyErr.Error(), st.failedStep()
 		codec := def
@@ -582,7 +584,7 @@ func (e *Engine) runEntry(ctx context.Context, run RunRecord, steps []StepRecord
 // returns the step key naming it ("" for the run's row) and why the run
 // stops; why is "" when every row is sound.
 func journalProblem(run RunRecord, steps []StepRecord) (key, why string) {
-	const tail = ": the run's journal is corrupt, and it is not replayed nor executed around the row: repair the row or cancel the run"
+	const tail = ": the run's journal is corrupt, and it is not replayed nor executed around the row: repair the row and retry the run, or cancel it"
 	if p := run.Problem(); p != "" {
 		return "", "journal row of run " + run.RunID + ": " + p + tail
 	}

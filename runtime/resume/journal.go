@@ -295,7 +295,8 @@ var (
 	ErrRunConflict = errors.New("run id already used with a different workflow or input")
 	// ErrNoRunReady is returned by ClaimNext when no run can be claimed.
 	ErrNoRunReady = errors.New("no run ready")
-	// ErrNotFailed is returned when retrying a run that did not fail.
+	// ErrNotFailed is returned when retrying a run that did not fail (nor
+	// waits on a journal row a person repairs).
 	ErrNotFailed = errors.New("run is not failed")
 	// ErrNotVersionStop is returned when accepting a version for a run that
 	// is not in needs_attention because of a version change.
@@ -386,7 +387,12 @@ type Journal interface {
 	// failure ended it (its FailedStep): that row is no longer final and
 	// gets a fresh retry budget. Other failed rows stay final: the body
 	// handled them, and they replay. A run with no FailedStep (its body
-	// failed on its own) reopens nothing and replays everything.
+	// failed on its own) reopens nothing and replays everything. A run
+	// parked on a journal row that could not be used (needs_attention,
+	// [AttentionKindJournal]) is made pending as it is, once a person has
+	// repaired the row: its next entry reads the journal anew, and parks
+	// it again if a row still cannot be used. Its parents waiting on it
+	// are woken, as by Resolve.
 	Retry(ctx context.Context, runID string) error
 	// Cancel marks an unfinished run cancelled and moves its lease on, so
 	// that nothing can write it any more. A run a live lease holds is

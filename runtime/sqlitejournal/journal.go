@@ -743,10 +743,18 @@ func (j *Journal) Retry(ctx context.Context, runID string) error {
 		if err != nil {
 			return err
 		}
+		now := ts(time.Now())
+		if r.Status == resume.StatusNeedsAttention && r.AttentionKind == resume.AttentionKindJournal {
+			// A person repaired the row: the next entry reads it anew.
+			if _, err := tx.ExecContext(ctx, `UPDATE resume_runs SET status = 'pending', error = '', attention_step = '', attention_kind = '',
+				updated_at = ? WHERE run_id = ?`, now, runID); err != nil {
+				return err
+			}
+			return wakeParents(ctx, tx, runID)
+		}
 		if r.Status != resume.StatusFailed {
 			return fmt.Errorf("run %s is %s: %w", runID, r.Status, resume.ErrNotFailed)
 		}
-		now := ts(time.Now())
 		if _, err := tx.ExecContext(ctx, `UPDATE resume_steps SET attempt_base = attempt, final = 0
 			WHERE run_id = ? AND step_key = ? AND status = 'failed'`, runID, r.FailedStep); err != nil {
 			return err

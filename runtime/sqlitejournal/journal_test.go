@@ -57,7 +57,8 @@ func harness() journaltest.Harness {
 func TestCorruptColumns(t *testing.T) {
 	journaltest.RunCorruptAttacks(t, harness(), []journaltest.CorruptAttack{
 		{Name: "a seq that is not an integer", SQL: `UPDATE resume_steps SET seq = 'abc' WHERE run_id = {run} AND step_key = 'Notify'`,
-			Step: "Notify", Why: `seq "abc" is not an integer`},
+			Step: "Notify", Why: `seq "abc" is not an integer`,
+			Repair: `UPDATE resume_steps SET seq = 2 WHERE run_id = {run} AND step_key = 'Notify'`},
 		{Name: "an attempt that is a fraction", SQL: `UPDATE resume_steps SET status = 'failed', attempt = 1.5 WHERE run_id = {run} AND step_key = 'Loop'`,
 			Step: "Loop", Why: "attempt 1.5 is not an integer"},
 		{Name: "a start time that is not a timestamp", SQL: `UPDATE resume_steps SET status = 'failed', started_at = 'yesterday' WHERE run_id = {run} AND step_key = 'Fetch'`,
