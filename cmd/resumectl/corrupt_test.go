@@ -123,25 +123,27 @@ func TestResolveChecksResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := resume.NewEngine(j).Start(ctx, "nan", journaltest.Transfer, journaltest.TransferPlan{NaN: true}); err == nil {
+	// Measure returns NaN on its first execution in this process: the
+	// run id is this test's own.
+	if _, err := resume.NewEngine(j).Start(ctx, "nan-resolve", journaltest.Transfer, journaltest.TransferPlan{NaN: true}); err == nil {
 		t.Fatal("the run did not park")
 	}
 	j.Close()
-	_, before := ctlRun(t, db, "runs", "show", "nan", "-json")
+	_, before := ctlRun(t, db, "runs", "show", "nan-resolve", "-json")
 	for _, tc := range []struct{ result, why string }{
 		{`{"x":1}`, "step Measure journals float64: result: want a number (float64), have an object"},
 		{`"2.5"`, "want a number (float64), have the string"},
 		{`null`, "cannot be null"},
 	} {
-		code, out := ctlRun(t, db, "runs", "resolve", "nan", "Measure", "-done", "-result", tc.result)
+		code, out := ctlRun(t, db, "runs", "resolve", "nan-resolve", "Measure", "-done", "-result", tc.result)
 		if code != 1 || !strings.Contains(out, tc.why) || strings.Count(strings.TrimSpace(out), "\n") != 0 {
 			t.Errorf("resolve -result %s: exit %d, %q; want 1 and one line saying %q", tc.result, code, out, tc.why)
 		}
 	}
-	if _, after := ctlRun(t, db, "runs", "show", "nan", "-json"); stripAge(after) != stripAge(before) {
+	if _, after := ctlRun(t, db, "runs", "show", "nan-resolve", "-json"); stripAge(after) != stripAge(before) {
 		t.Errorf("refused resolutions changed the run:\nbefore %s\nafter %s", before, after)
 	}
-	if code, out := ctlRun(t, db, "runs", "resolve", "nan", "Measure", "-done", "-result", "2.5"); code != 0 {
+	if code, out := ctlRun(t, db, "runs", "resolve", "nan-resolve", "Measure", "-done", "-result", "2.5"); code != 0 {
 		t.Errorf("resolve -result 2.5: exit %d\n%s", code, out)
 	}
 }

@@ -202,10 +202,6 @@ func (c *shapeCheck) check(path, typ string, v any, depth int) error {
 
 // object checks v against a struct's fields, each "key type [options]".
 func (c *shapeCheck) object(path, typ string, fields []string, v any, depth int) error {
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return want(path, "an object ("+typ+")", v)
-	}
 	type field struct {
 		key, typ        string
 		optional, asStr bool
@@ -214,6 +210,11 @@ func (c *shapeCheck) object(path, typ string, fields []string, v any, depth int)
 	for _, l := range fields {
 		key, rest, _ := strings.Cut(l, " ")
 		t, opts := splitOptions(rest)
+		if t == "" {
+			// Not a field this notation writes (an embedded type whose
+			// methods decide its JSON): trust the value.
+			return nil
+		}
 		f := field{key: key, typ: t}
 		for _, o := range strings.Split(opts, ",") {
 			switch o {
@@ -224,6 +225,10 @@ func (c *shapeCheck) object(path, typ string, fields []string, v any, depth int)
 			}
 		}
 		fs = append(fs, f)
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return want(path, "an object ("+typ+")", v)
 	}
 	seen := map[string]bool{}
 	for _, k := range sortedKeys(obj) {

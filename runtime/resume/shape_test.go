@@ -28,6 +28,12 @@ var shapeManifest = (&WorkflowDef{Steps: []StepDef{
 		Shape: []string{"out arg 2 Info: Email string"}},
 	{Name: "Pair", Callee: "x.Pair", Signature: "func(context.Context) ([2]bool, error)", JSON: "[2]bool"},
 	{Name: "Old", Callee: "x.Old", Signature: "func(context.Context) (string, error)"},
+	{Name: "Stamp", Callee: "x.Stamp", Signature: "func(context.Context) (struct{time.Time}, error)", JSON: "struct{time.Time}"},
+	{Name: "Generic", Callee: "x.Generic", Signature: "func(context.Context) (Pair[int, string], error)", JSON: "Pair[int, string]", Shape: []string{
+		"result Pair[int, string]: A int",
+		"result Pair[int, string]: B map[Key]string omitempty",
+		"result Key: type string",
+	}},
 }}).Manifest()
 
 func TestCheckStepResult(t *testing.T) {
@@ -60,6 +66,10 @@ func TestCheckStepResult(t *testing.T) {
 		{"Fetch", `7`, "want an object"},
 		{"Pair", `[true, false]`, ""},
 		{"Pair", `[true]`, "want 2 elements"},
+		{"Stamp", `"2026-11-30T10:00:00Z"`, ""},
+		{"Generic", `{"A": 1, "B": {"k": "v"}}`, ""},
+		{"Generic", `{"A": 1, "B": {"k": 2}}`, `result.B["k"]: want a string`},
+		{"Generic", `{"B": {}}`, "missing A (int)"},
 	} {
 		err := CheckStepResult(shapeManifest, tc.step, json.RawMessage(tc.result))
 		switch {
