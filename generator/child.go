@@ -60,8 +60,9 @@ func (m *packageModel) childAt(w *Workflow, call *ast.CallExpr, fn *types.Func, 
 	bare := bareSignature(sig)
 	s.canonSig = types.TypeString(bare, nil)
 	s.Signature = types.TypeString(bare, nameQualifier(w.pkg.Types))
+	// The parent journals the child's output as this step's result.
+	s.JSON = journaledType(s, sig.Params(), nameQualifier(m.pkg.Types))
 	if res := sig.Results(); res.Len() == 2 {
-		// The parent journals the child's output as this step's result.
 		s.Shape = jsonShape("result", res.At(0).Type(), nameQualifier(m.pkg.Types))
 	}
 	if s.opts.key != "" {

@@ -352,6 +352,9 @@ func (e *workflowEmitter) stepFields(s *Step) []jen.Code {
 	if o.timeout != 0 {
 		fields = append(fields, jen.Id("Timeout").Op(":").Add(e.duration(o.timeout)))
 	}
+	if s.JSON != "" {
+		fields = append(fields, jen.Id("JSON").Op(":").Lit(s.JSON))
+	}
 	if len(s.Shape) > 0 {
 		fields = append(fields, shapeField(s.Shape))
 	}

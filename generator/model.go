@@ -81,6 +81,11 @@ type Step struct {
 	// what it writes through pointer parameters), one line a field; see
 	// jsonShape. It enters the version.
 	Shape []string
+	// JSON is the type of the value the step journals, written as Shape
+	// writes types, or "null" for a step that journals only null; see
+	// resume.StepDef.JSON. It follows from the signature, and does not
+	// enter the version.
+	JSON string
 
 	opts     stepOptions
 	call     *ast.CallExpr

@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"sort"
 	"strings"
 
 	"golang.org/x/tools/go/types/typeutil"
@@ -487,6 +488,7 @@ func (m *packageModel) checkStepTypes(s *Step, pos token.Pos, ds *diagnostics) b
 		s.outArgs = append(s.outArgs, i)
 		s.Shape = append(s.Shape, jsonShape(fmt.Sprintf("out arg %d", i+1), ptr.Elem(), q)...)
 	}
+	s.JSON = journaledType(s, params, q)
 	return ok
 }
 
@@ -531,6 +533,33 @@ func mayHoldResult(t types.Type) (why string, buffer bool) {
 		exported = append(exported[:3], "...")
 	}
 	return "its exported fields (" + strings.Join(exported, ", ") + ") may hold the step's result", false
+}
+
+// journaledType writes the type of the value a step journals as shape
+// lines write types: its result's type; with pointer parameters or
+// several results, the generated out type's fields ("struct{arg3 *Info;
+// result int}", "struct{result1 Order; result2 bool}"); "null" when it
+// journals nothing but null.
+func journaledType(s *Step, params *types.Tuple, q types.Qualifier) string {
+	r := &shapeRenderer{q: q, seen: map[string]bool{}}
+	res := s.sig.Results()
+	if !s.needsOut() {
+		if len(s.values) == 1 {
+			return r.typ(res.At(s.values[0]).Type())
+		}
+		return "null"
+	}
+	var fields []string
+	for _, i := range s.outArgs {
+		_, key := outField(i)
+		fields = append(fields, key+" "+r.typ(params.At(i).Type()))
+	}
+	for n, i := range s.values {
+		_, key := s.resultField(n)
+		fields = append(fields, key+" "+r.typ(res.At(i).Type()))
+	}
+	sort.Strings(fields)
+	return "struct{" + strings.Join(fields, "; ") + "}"
 }
 
 // checkReceiver refuses a call-site step (a //resume:step at the call of a

@@ -48,7 +48,7 @@ func codeManifest(w *generator.Workflow) string {
 	policies := map[string]resume.Policy{"default": resume.PolicyDefault, "once": resume.PolicyOnce, "tx": resume.PolicyTx}
 	def := &resume.WorkflowDef{Shape: w.Shape}
 	for _, s := range w.Steps {
-		def.Steps = append(def.Steps, resume.StepDef{Name: s.Name, Callee: s.Callee, Signature: s.Signature, Policy: policies[s.Policy], Shape: s.Shape})
+		def.Steps = append(def.Steps, resume.StepDef{Name: s.Name, Callee: s.Callee, Signature: s.Signature, Policy: policies[s.Policy], Shape: s.Shape, JSON: s.JSON})
 	}
 	return def.Manifest()
 }

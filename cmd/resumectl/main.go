@@ -59,7 +59,9 @@
 // runs retry makes a failed run pending again and reopens, with a fresh
 // retry budget, only the step whose failure ended it (runs show names it);
 // failures the workflow handled replay, and a workflow that failed on its
-// own executes no step again. runs show lists each step's failed attempts.
+// own executes no step again. It also makes pending again a run parked on
+// a journal row that could not be used, once a person repaired the row
+// (runs show marks such rows). runs show lists each step's failed attempts.
 // runs cancel marks an unfinished run cancelled (one a
 // live worker is executing only with -running: the worker stops at its
 // next step, and a step executing at that moment may still complete); runs

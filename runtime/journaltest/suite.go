@@ -37,6 +37,22 @@ type Harness struct {
 	InsertEffect func(ctx context.Context, runID string) error
 	// CountEffects counts runID's rows in the effects table.
 	CountEffects func(ctx context.Context, runID string) (int, error)
+	// Exec, if set, runs one plain SQL statement on the journal opened
+	// last, its tables named unqualified (resume_runs, resume_steps): the
+	// suite damages rows with it, as a hand edit would. Without it the
+	// corrupt-row part of the suite is skipped.
+	Exec func(ctx context.Context, query string) error
+}
+
+// open opens a journal for a test, closed when the test ends.
+func (h Harness) open(t *testing.T) resume.Journal {
+	t.Helper()
+	j := h.Open(t)
+	t.Cleanup(func() { j.Close() })
+	current.Lock()
+	current.h = h
+	current.Unlock()
+	return j
 }
 
 var runSeq atomic.Int64
@@ -951,6 +967,8 @@ func Run(t *testing.T, h Harness) {
 	runChildren(t, open)
 	runCodec(t, open, effectsOf)
 	runFaults(t, open, effectsOf)
+	t.Run("corrupt rows", func(t *testing.T) { runCorrupt(t, h) })
+	t.Run("resolutions are checked", func(t *testing.T) { runResolveChecked(t, h) })
 }
 
 // startWorker runs e.Work with opts in the background; stop cancels it and

@@ -177,10 +177,10 @@ var chainDef = &resume.WorkflowDef{
 // chainSteps is a variable of its own: the step wrappers refer to it, and
 // referring to chainDef would make an initialization cycle.
 var chainSteps = []resume.StepDef{
-	{Name: "Fetch", Callee: "journaltest.Fetch", Signature: "func(context.Context, Plan) (string, error)", Policy: resume.PolicyDefault, Attempts: 3, BackoffMin: 1, BackoffMax: 1},
-	{Name: "Notify", Callee: "journaltest.Notify", Signature: "func(context.Context, Plan) error", Policy: resume.PolicyOnce, Attempts: 2, BackoffMin: 1, BackoffMax: 1},
-	{Name: "Write", Callee: "journaltest.Write", Signature: "func(context.Context, Plan, string) error", Policy: resume.PolicyTx},
-	{Name: "Loop", Callee: "journaltest.Loop", Signature: "func(context.Context, Plan, int) (int, error)", Policy: resume.PolicyDefault},
+	{Name: "Fetch", Callee: "journaltest.Fetch", Signature: "func(context.Context, Plan) (string, error)", Policy: resume.PolicyDefault, Attempts: 3, BackoffMin: 1, BackoffMax: 1, JSON: "string"},
+	{Name: "Notify", Callee: "journaltest.Notify", Signature: "func(context.Context, Plan) error", Policy: resume.PolicyOnce, Attempts: 2, BackoffMin: 1, BackoffMax: 1, JSON: "null"},
+	{Name: "Write", Callee: "journaltest.Write", Signature: "func(context.Context, Plan, string) error", Policy: resume.PolicyTx, JSON: "null"},
+	{Name: "Loop", Callee: "journaltest.Loop", Signature: "func(context.Context, Plan, int) (int, error)", Policy: resume.PolicyDefault, JSON: "int"},
 }
 
 func init() { resume.Register(Chain, chainDef) }

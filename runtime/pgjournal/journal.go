@@ -344,9 +344,7 @@ func scanStep(row pgx.Row) (resume.StepRecord, error) {
 		s.ErrorDetail = detail
 	}
 	s.StartedAt, s.FinishedAt = started.UTC(), timeOf(finished)
-	if s.History, err = parseHistory(s.StepKey, history); err != nil {
-		return s, err
-	}
+	s.History, s.Unreadable = parseHistory(history)
 	return s, nil
 }
 
@@ -362,15 +360,23 @@ func historyArg(h []resume.AttemptRecord) (any, error) {
 	return string(b), nil
 }
 
-func parseHistory(stepKey string, h []byte) ([]resume.AttemptRecord, error) {
+// parseHistory reads the history column: a JSON list of attempts, or
+// NULL. A history that is not such a list is returned as why the row
+// cannot be read, not as an error: the read goes on, and the engine parks
+// the row's run, not every run of the journal.
+func parseHistory(h []byte) ([]resume.AttemptRecord, string) {
 	if len(h) == 0 {
-		return nil, nil
+		return nil, ""
 	}
 	var out []resume.AttemptRecord
 	if err := json.Unmarshal(h, &out); err != nil {
-		return nil, fmt.Errorf("step %s: attempt history: %w", stepKey, err)
+		shown := string(h)
+		if len(shown) > 60 {
+			shown = shown[:60] + "..."
+		}
+		return nil, fmt.Sprintf("history %q is not a list of attempts: %v", shown, err)
 	}
-	return out, nil
+	return out, ""
 }
 
 // stepArgs are the arguments of writeStep and writeStepTx.
@@ -440,10 +446,7 @@ func scanEntrySteps(rows pgx.Rows, runID string) ([]resume.StepRecord, error) {
 		}
 		s.Final = final != nil && *final
 		s.FinishedAt = timeOf(finished)
-		var err error
-		if s.History, err = parseHistory(s.StepKey, history); err != nil {
-			return nil, err
-		}
+		s.History, s.Unreadable = parseHistory(history)
 		if result != nil {
 			s.Result = result
 		}
@@ -813,6 +816,16 @@ func (j *Journal) Retry(ctx context.Context, runID string) error {
 		r, err := j.run(ctx, tx, j.sql.selectRunForUpdate, runID)
 		if err != nil {
 			return err
+		}
+		if r.Status == resume.StatusNeedsAttention && r.AttentionKind == resume.AttentionKindJournal {
+			// A person repaired the row: the next entry reads it anew.
+			if _, err := tx.Exec(ctx, j.sql.makePending, time.Now(), runID); err != nil {
+				return fmt.Errorf("run %s: retry: %w", runID, err)
+			}
+			if _, err := tx.Exec(ctx, j.sql.wakeParents, time.Now(), runID); err != nil {
+				return fmt.Errorf("run %s: retry: wake its parents: %w", runID, err)
+			}
+			return nil
 		}
 		if r.Status != resume.StatusFailed {
 			return fmt.Errorf("run %s is %s: %w", runID, r.Status, resume.ErrNotFailed)

@@ -66,9 +66,10 @@ func TestConformance(t *testing.T) {
 	ctx := context.Background()
 	pool := testPool(t)
 	var effects string // the effects table of the journal opened last
+	var schema string  // the schema of the journal opened last
 	journaltest.Run(t, journaltest.Harness{
 		Open: func(t *testing.T) resume.Journal {
-			schema := freshSchema(t, pool)
+			schema = freshSchema(t, pool)
 			j, err := pgjournal.Open(ctx, pool, pgjournal.WithSchema(schema))
 			if err != nil {
 				t.Fatal(err)
@@ -86,6 +87,17 @@ func TestConformance(t *testing.T) {
 		CountEffects: func(ctx context.Context, runID string) (n int, err error) {
 			err = pool.QueryRow(ctx, `SELECT count(*) FROM `+effects+` WHERE run_id = $1`, runID).Scan(&n)
 			return n, err
+		},
+		Exec: func(ctx context.Context, query string) error {
+			// The statement names the tables unqualified: it runs with
+			// the journal's schema first on the search path.
+			return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+				if _, err := tx.Exec(ctx, `SET LOCAL search_path TO `+pgx.Identifier{schema}.Sanitize()); err != nil {
+					return err
+				}
+				_, err := tx.Exec(ctx, query)
+				return err
+			})
 		},
 	})
 }

@@ -53,7 +53,10 @@
 // invalid UTF-8) fails the attempt, or parks the run when the step is once;
 // a journaled result that does not decode, or is null where the step's type
 // needs a value, parks the run as a corrupt journal: it is never replayed
-// as a zero value.
+// as a zero value. So does any row the journal cannot read as stored (a
+// column of the wrong type, a status that is no status, an input that is
+// not the workflow's): the run parks naming the row, the other runs go
+// on, and [Engine.Retry] takes it up again once a person repaired the row.
 //
 // # Faults
 //

@@ -318,8 +318,51 @@ func (e *Engine) Resolve(ctx context.Context, runID, stepKey string, res Resolut
 	if res.Done && len(res.Result) > 0 && !json.Valid(res.Result) {
 		return fmt.Errorf("run %s, step %s: resolution result is not valid JSON", runID, stepKey)
 	}
+	if res.Done {
+		if err := e.checkResolution(ctx, runID, stepKey, res.Result); err != nil {
+			return err
+		}
+	}
 	if err := e.journal.Resolve(ctx, runID, stepKey, res); err != nil {
 		return fmt.Errorf("run %s, step %s: resolve: %w", runID, stepKey, err)
+	}
+	return nil
+}
+
+// checkResolution refuses a result given for step stepKey of run runID
+// that does not have the shape of what the step journals, as the
+// manifest of the run's version records it (the program's own, when the
+// journal has none): every resume would fail to decode it. The result
+// defaults to null. A manifest that does not record the shape (stored by
+// an older resumegen) lets the result through: a resume that cannot
+// decode it parks the run (journal) naming the row.
+func (e *Engine) checkResolution(ctx context.Context, runID, stepKey string, result json.RawMessage) error {
+	run, steps, err := e.journal.LoadRun(ctx, runID)
+	if err != nil {
+		return fmt.Errorf("run %s, step %s: resolve: %w", runID, stepKey, err)
+	}
+	name := ""
+	for _, s := range steps {
+		if s.StepKey == stepKey && s.Status == StepInFlight {
+			name = s.Name
+		}
+	}
+	if name == "" || run.Status != StatusNeedsAttention {
+		return nil // the journal refuses it, saying why
+	}
+	manifest, err := e.journal.Manifest(ctx, run.Workflow, run.Version)
+	if err != nil {
+		return fmt.Errorf("run %s, step %s: resolve: read the manifest of version %s: %w", runID, stepKey, run.Version, err)
+	}
+	if def, ok := Lookup(run.Workflow); ok && def.Version == run.Version && !strings.Contains(manifest, name+": journals ") {
+		manifest = def.Manifest()
+	}
+	if len(result) == 0 {
+		result = nullResult
+	}
+	err = CheckStepResult(manifest, name, result)
+	if err != nil && !errors.Is(err, ErrShapeUnknown) {
+		return fmt.Errorf("run %s, step %s: resolution result %s does not fit the step: %w", runID, stepKey, preview(result), err)
 	}
 	return nil
 }
@@ -330,7 +373,9 @@ func (e *Engine) Resolve(ctx context.Context, runID, stepKey string, res Resolut
 // succeeded executes again, and neither does a failure the body handled
 // (it replays). A run whose body failed on its own, right after a success,
 // has no such step: the retry replays the whole journal, and the body
-// decides again.
+// decides again. A run parked on a journal row that could not be used is
+// retried once a person repaired the row: it parks again if the row still
+// cannot be used.
 func (e *Engine) Retry(ctx context.Context, runID string) (Result, error) {
 	if err := e.journal.Retry(ctx, runID); err != nil {
 		return Result{}, fmt.Errorf("run %s: retry: %w", runID, err)
@@ -404,6 +449,11 @@ func (e *Engine) execute(ctx context.Context, runID string) (Result, error) {
 		req.Abandoned = &Lease{RunID: runID, Owner: run.LeaseOwner, Epoch: run.Epoch}
 		run, steps, err = e.journal.Claim(ctx, req)
 	}
+	if errors.Is(err, ErrRunBusy) && !run.Status.Known() {
+		// No worker claims a run whose status is no status: say so, rather
+		// than call it busy.
+		return resultOf(run), fmt.Errorf("run %s: %w: journal row of the run: %s: repair the row, or cancel the run", runID, ErrRunBusy, run.Problem())
+	}
 	if errors.Is(err, ErrRunBusy) {
 		res := resultOf(run)
 		if run.Status.Finished() || run.Status == StatusNeedsAttention {
@@ -449,6 +499,12 @@ func (e *Engine) runEntry(ctx context.Context, run RunRecord, steps []StepRecord
 		run.Status = StatusPending
 		e.finish(ctx, lease, run)
 		return resultOf(run), err
+	}
+	if key, why := journalProblem(run, steps); why != "" {
+		// A row the journal could not read, or holds values no run or step
+		// has: replaying or executing around it could take another path.
+		run.Status, run.AttentionStep, run.AttentionKind, run.Error = StatusNeedsAttention, key, AttentionKindJournal, why
+		return e.finish(ctx, lease, run)
 	}
 	if run.Version != def.Version {
 		run.Status, run.AttentionStep, run.AttentionKind = StatusNeedsAttention, "", AttentionKindVersion
@@ -521,6 +577,11 @@ func (e *Engine) runEntry(ctx context.Context, run RunRecord, steps []StepRecord
 		run.Status, run.Error = StatusPending, ""
 		e.finish(ctx, lease, run)
 		return resultOf(run), fmt.Errorf("run %s: interrupted: %w", runID, ctx.Err())
+	case errors.As(bodyErr, new(*inputError)):
+		// The body did not start: the stored input is not the workflow's.
+		run.Status, run.AttentionStep, run.AttentionKind = StatusNeedsAttention, "", AttentionKindJournal
+		run.Error = "journal row of run " + runID + ": " + bodyErr.Error() +
+			": the run's journal is corrupt, and it is not executed with another input: repair the row and retry the run, or cancel it"
 	case bodyErr != nil:
 		run.Status, run.Error, run.FailedStep = StatusFailed, bodyErr.Error(), st.failedStep()
 		codec := def
@@ -544,6 +605,27 @@ func (e *Engine) runEntry(ctx context.Context, run RunRecord, steps []StepRecord
 		err = stop
 	}
 	return res, err
+}
+
+// journalProblem finds the first row of the run that cannot be used as
+// stored, the run's own row first, then its steps in journal order, and
+// returns the step key naming it ("" for the run's row) and why the run
+// stops; why is "" when every row is sound.
+func journalProblem(run RunRecord, steps []StepRecord) (key, why string) {
+	const tail = ": the run's journal is corrupt, and it is not replayed nor executed around the row: repair the row and retry the run, or cancel it"
+	if p := run.Problem(); p != "" {
+		return "", "journal row of run " + run.RunID + ": " + p + tail
+	}
+	var bad *StepRecord
+	for i := range steps {
+		if steps[i].Problem() != "" && (bad == nil || steps[i].Seq < bad.Seq) {
+			bad = &steps[i]
+		}
+	}
+	if bad == nil {
+		return "", ""
+	}
+	return bad.StepKey, "journal row " + bad.StepKey + ": " + bad.Problem() + tail
 }
 
 // finish records the run's state at the end of this entry, just claimed,

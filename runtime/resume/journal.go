@@ -1,9 +1,12 @@
 package resume
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -89,6 +92,58 @@ type RunRecord struct {
 	LeaseOwner string
 	LeaseUntil time.Time
 	Epoch      int64
+	// Unreadable says why the run's row could not be read as stored (a
+	// column that does not convert to its type, a timestamp that does not
+	// parse): the journal fills what it could read and says what it could
+	// not, instead of failing the read, so that one corrupt row stops its
+	// own run, not every read of the journal. "" for a sound row; see
+	// [RunRecord.Problem].
+	Unreadable string
+}
+
+// Problem says what makes the run's row unusable, or "" when it is sound:
+// what the journal could not read ([RunRecord.Unreadable]), a status that
+// is not a run status, or an input that is not a JSON array.
+func (r RunRecord) Problem() string {
+	switch {
+	case r.Unreadable != "":
+		return r.Unreadable
+	case !r.Status.Known():
+		return fmt.Sprintf("status %q is not a run status", r.Status)
+	case !inputDecodes(r.Input):
+		return fmt.Sprintf("input %s is not a JSON array", preview(r.Input))
+	}
+	return ""
+}
+
+// Known reports whether s is one of the run statuses.
+func (s Status) Known() bool {
+	switch s {
+	case StatusPending, StatusRunning, StatusSucceeded, StatusFailed, StatusNeedsAttention, StatusCancelled:
+		return true
+	}
+	return false
+}
+
+// Known reports whether s is one of the step statuses.
+func (s StepStatus) Known() bool {
+	return s == StepInFlight || s == StepSucceeded || s == StepFailed
+}
+
+// inputDecodes reports whether b is a run input [Args.Decode] reads: valid
+// JSON holding an array (or null), or nothing (no arguments).
+func inputDecodes(b json.RawMessage) bool {
+	t := bytes.TrimSpace(b)
+	return len(t) == 0 || (t[0] == '[' || bytes.Equal(t, nullResult)) && json.Valid(t)
+}
+
+// preview quotes b, cut to a length that reads in one line.
+func preview(b []byte) string {
+	const max = 60
+	if len(b) > max {
+		return strconv.Quote(string(b[:max])) + "..."
+	}
+	return strconv.Quote(string(b))
 }
 
 // Why a run needs attention, as stored in resume_runs.attention_kind.
@@ -152,6 +207,25 @@ type StepRecord struct {
 	Seq        int64
 	StartedAt  time.Time
 	FinishedAt time.Time
+	// Unreadable says why the row could not be read as stored (a column
+	// that does not convert to its type, a history that is not JSON): the
+	// journal returns the row with what it could read and says what it
+	// could not, and the engine parks the run instead of replaying or
+	// executing the step. "" for a sound row; see [StepRecord.Problem].
+	Unreadable string
+}
+
+// Problem says what makes the step's row unusable, or "" when it is
+// sound: what the journal could not read ([StepRecord.Unreadable]) or a
+// status that is not a step status.
+func (s StepRecord) Problem() string {
+	switch {
+	case s.Unreadable != "":
+		return s.Unreadable
+	case !s.Status.Known():
+		return fmt.Sprintf("status %q is not a step status", s.Status)
+	}
+	return ""
 }
 
 // AttemptRecord is one failed attempt of a step, in its row's history.
@@ -231,7 +305,8 @@ var (
 	ErrRunConflict = errors.New("run id already used with a different workflow or input")
 	// ErrNoRunReady is returned by ClaimNext when no run can be claimed.
 	ErrNoRunReady = errors.New("no run ready")
-	// ErrNotFailed is returned when retrying a run that did not fail.
+	// ErrNotFailed is returned when retrying a run that did not fail (nor
+	// waits on a journal row a person repairs).
 	ErrNotFailed = errors.New("run is not failed")
 	// ErrNotVersionStop is returned when accepting a version for a run that
 	// is not in needs_attention because of a version change.
@@ -328,7 +403,12 @@ type Journal interface {
 	// failure ended it (its FailedStep): that row is no longer final and
 	// gets a fresh retry budget. Other failed rows stay final: the body
 	// handled them, and they replay. A run with no FailedStep (its body
-	// failed on its own) reopens nothing and replays everything.
+	// failed on its own) reopens nothing and replays everything. A run
+	// parked on a journal row that could not be used (needs_attention,
+	// [AttentionKindJournal]) is made pending as it is, once a person has
+	// repaired the row: its next entry reads the journal anew, and parks
+	// it again if a row still cannot be used. Its parents waiting on it
+	// are woken, as by Resolve.
 	Retry(ctx context.Context, runID string) error
 	// Cancel marks an unfinished run cancelled and moves its lease on, so
 	// that nothing can write it any more. A run a live lease holds is

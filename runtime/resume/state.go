@@ -402,7 +402,7 @@ func (st *runState) park(key string, rec StepRecord) error {
 // decode into what the step returns. Nothing is executed in its place.
 func (st *runState) corrupt(key string, err error) error {
 	return st.parkFor(AttentionKindJournal, key, fmt.Sprintf(
-		"journal row %s: %v: the run's journal is corrupt, and it is not replayed as a zero value nor executed again: repair the row or cancel the run", key, err))
+		"journal row %s: %v: the run's journal is corrupt, and it is not replayed as a zero value nor executed again: repair the row and retry the run, or cancel it", key, err))
 }
 
 // parkFor stops the run for a person, for the reason kind (an
