@@ -6,13 +6,19 @@
 //
 // [Generate] is a library call in four stages, one file each:
 //
-//   - load (load.go): one go list for all patterns (files, imports, no
-//     types), one more loading their imports from export data (no
-//     dependency syntax, no NeedDeps), then the named packages are parsed
-//     and type-checked here, in dependency order. Asking go/packages for
-//     their types directly would run go list -export, which compiles the
-//     named packages just edited (seconds for a large one) to throw the
-//     result away. Our own generated files (name ending _resume.go, first
+//   - load (load.go): one go list for all patterns and their
+//     dependencies (files, import graph, no types). Each named package's
+//     files are searched for the bytes "resume:" (a directive, or a near
+//     miss of one); only packages holding them are type-checked: a tree
+//     without workflows costs a go list and a read. Those packages, and
+//     every package on an import path between two of them, are parsed and
+//     type-checked here, in dependency order; what else they import comes
+//     from export data (one more go list), so each package has one
+//     identity. Asking go/packages for their types directly would run go
+//     list -export, which compiles the named packages just edited
+//     (seconds for a large one) to throw the result away. A named package
+//     holding only generated files has them deleted as stale without a
+//     type check. Our own generated files (name ending _resume.go, first
 //     line the generated header) are parsed as empty files of their
 //     package, so a stale or broken generated file never blocks
 //     regeneration. Tests are not loaded: generating x_resume_test.go for

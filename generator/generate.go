@@ -3,6 +3,7 @@ package generator
 import (
 	"context"
 	"fmt"
+	"go/token"
 	"os"
 	"path/filepath"
 	"sort"
@@ -38,6 +39,10 @@ type Result struct {
 	// Diagnostics are the refusals, sorted by position. Any diagnostic
 	// means nothing may be written.
 	Diagnostics []Diagnostic
+	// Warnings are what is allowed but probably not meant (a workflow
+	// without steps), sorted by position. They do not stop anything from
+	// being written.
+	Warnings []Diagnostic
 }
 
 // File is one generated file.
@@ -71,18 +76,33 @@ func Generate(cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resumegen: %w", err)
 	}
-	pkgs, fset, err := load(cfg)
+	ld, err := load(cfg)
 	if err != nil {
 		return nil, err
 	}
+	fset := ld.fset
 	ds := &diagnostics{fset: fset, base: base}
+	ws := &diagnostics{fset: fset, base: base}
 	res := &Result{}
 	var models []*packageModel
-	for _, pkg := range pkgs {
+	var staleOnly []*packages.Package
+	for _, pkg := range ld.roots {
 		if pkg.Dir != "" {
 			if err := scanTestFiles(pkg.Dir, fset, ds); err != nil {
 				return nil, err
 			}
+		}
+		if !ld.checked[pkg] {
+			// No directive: nothing to check, and a type error here is
+			// go build's to report, not ours. Only a package go list
+			// could not find files for is an error (a mistyped pattern).
+			if len(pkg.GoFiles) == 0 && len(pkg.IgnoredFiles) == 0 {
+				reportPackageErrors(pkg, ds)
+			}
+			if ld.generated[pkg] {
+				staleOnly = append(staleOnly, pkg)
+			}
+			continue
 		}
 		if !reportPackageErrors(pkg, ds) {
 			continue
@@ -99,9 +119,25 @@ func Generate(cfg Config) (*Result, error) {
 		m.generatedNames(ds)
 		models = append(models, m)
 		res.Workflows = append(res.Workflows, m.workflows...)
+		if len(m.workflows) > 0 && ld.runtimeErr != "" {
+			refuseMissingRuntime(pkg, ld.runtimeErr, ds)
+		}
+		for _, w := range m.workflows {
+			if len(w.Steps) == 0 {
+				ws.errorf(w.decl.Name.Pos(), "workflow %s has no steps: nothing it does is journaled, so a resumed run does all of it again; mark what must run once with //resume:step, or drop //resume:workflow", w.Name)
+			}
+		}
 	}
+	res.Warnings = ws.sorted()
 	if res.Diagnostics = ds.sorted(); len(res.Diagnostics) > 0 {
 		return res, nil
+	}
+	for _, pkg := range staleOnly {
+		stale, err := staleFiles(pkg, nil)
+		if err != nil {
+			return nil, err
+		}
+		res.Stale = append(res.Stale, stale...)
 	}
 	for _, m := range models {
 		files, stale, err := m.render()
@@ -114,6 +150,53 @@ func Generate(cfg Config) (*Result, error) {
 	sort.Slice(res.Files, func(i, j int) bool { return res.Files[i].Path < res.Files[j].Path })
 	sort.Strings(res.Stale)
 	return res, nil
+}
+
+// runtimeModule is the module of the runtime the generated code imports.
+const runtimeModule = "github.com/resumegen/resumegen"
+
+// refuseMissingRuntime refuses to generate for pkg, whose workflows'
+// generated code would import the runtime, when the runtime does not load
+// there: the file would break the build. When the module does not require
+// the runtime's module (what the go command says when it finds no module
+// providing the package), the diagnostic gives the go get to run.
+func refuseMissingRuntime(pkg *packages.Package, why string, ds *diagnostics) {
+	where := pkg.PkgPath
+	p := token.Position{}
+	if pkg.Module != nil && pkg.Module.GoMod != "" {
+		p = token.Position{Filename: pkg.Module.GoMod, Line: 1, Column: 1}
+	}
+	if strings.Contains(why, "no required module provides package") || strings.Contains(why, "cannot find module providing package") {
+		in := ""
+		if dir := ds.rel(moduleDir(pkg)); dir != "." && dir != "" {
+			in = " in " + dir
+		}
+		mod := "the main module"
+		if pkg.Module != nil {
+			mod = "module " + pkg.Module.Path
+		}
+		msg := fmt.Sprintf("%s does not require %s, whose runtime the code generated for %s imports: run `go get %s`%s, then resumegen again (nothing was written)", mod, runtimeModule, where, resumePath, in)
+		if p.IsValid() {
+			ds.add(p, msg)
+		} else {
+			ds.list = append(ds.list, Diagnostic{Message: msg})
+		}
+		return
+	}
+	msg := fmt.Sprintf("the code generated for %s imports %s, which does not load: %s (nothing was written)", where, resumePath, why)
+	if p.IsValid() {
+		ds.add(p, msg)
+	} else {
+		ds.list = append(ds.list, Diagnostic{Message: msg})
+	}
+}
+
+// moduleDir is the directory of pkg's module, or of pkg.
+func moduleDir(pkg *packages.Package) string {
+	if pkg.Module != nil && pkg.Module.Dir != "" {
+		return pkg.Module.Dir
+	}
+	return pkg.Dir
 }
 
 // reportPackageErrors turns load, parse and type errors into diagnostics;

@@ -31,6 +31,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
+	for _, w := range res.Warnings {
+		fmt.Fprintln(stderr, warning(w))
+	}
 	if len(res.Diagnostics) > 0 {
 		for _, d := range res.Diagnostics {
 			fmt.Fprintln(stderr, d)
@@ -63,4 +66,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// warning renders a warning like a diagnostic, marked as one:
+// file:line:col: warning: message. It does not change the exit status.
+func warning(d generator.Diagnostic) string {
+	if !d.Pos.IsValid() {
+		return "warning: " + d.Message
+	}
+	return fmt.Sprintf("%s:%d:%d: warning: %s", d.Pos.Filename, d.Pos.Line, d.Pos.Column, d.Message)
 }
