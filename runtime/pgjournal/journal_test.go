@@ -66,9 +66,10 @@ func TestConformance(t *testing.T) {
 	ctx := context.Background()
 	pool := testPool(t)
 	var effects string // the effects table of the journal opened last
+	var schema string  // of the journal opened last
 	journaltest.Run(t, journaltest.Harness{
 		Open: func(t *testing.T) resume.Journal {
-			schema := freshSchema(t, pool)
+			schema = freshSchema(t, pool)
 			j, err := pgjournal.Open(ctx, pool, pgjournal.WithSchema(schema))
 			if err != nil {
 				t.Fatal(err)
@@ -86,6 +87,19 @@ func TestConformance(t *testing.T) {
 		CountEffects: func(ctx context.Context, runID string) (n int, err error) {
 			err = pool.QueryRow(ctx, `SELECT count(*) FROM `+effects+` WHERE run_id = $1`, runID).Scan(&n)
 			return n, err
+		},
+		OpenAgain: func(t *testing.T) resume.Journal {
+			// A pool of its own: other sessions, as another process has.
+			p, err := pgxpool.NewWithConfig(ctx, pool.Config())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(p.Close)
+			j, err := pgjournal.Open(ctx, p, pgjournal.WithSchema(schema))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return j
 		},
 	})
 }
@@ -224,7 +238,7 @@ func TestClaimNextConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			req := resume.ClaimNextRequest{Owner: fmt.Sprintf("worker-%d", w), Until: time.Now().Add(time.Minute), Workflows: []string{"other", "w"}}
+			req := resume.ClaimNextRequest{Owner: fmt.Sprintf("worker-%d", w), Lease: time.Minute, Workflows: []string{"other", "w"}}
 			for {
 				r, _, err := j.ClaimNext(ctx, req)
 				if errors.Is(err, resume.ErrNoRunReady) {

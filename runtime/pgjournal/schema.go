@@ -126,6 +126,16 @@ WHERE status = 'failed';
 ALTER TABLE {schema}.resume_runs ADD COLUMN parent_run_id text NOT NULL DEFAULT '';
 ALTER TABLE {schema}.resume_runs ADD COLUMN error_detail json;
 `,
+	// 7: the owners that hold a liveness lock (see liveness.go): a run of
+	// an owner listed here whose lock is free is taken over at once; an
+	// owner never listed (a worker of an older version) has its lease
+	// waited out.
+	`
+CREATE TABLE {schema}.resume_owners (
+	owner text PRIMARY KEY,
+	since timestamptz NOT NULL
+);
+`,
 }
 
 // leaseLostCode is the SQLSTATE resume_lease_lost raises.

@@ -18,6 +18,7 @@ type runState struct {
 	def     *WorkflowDef
 	run     RunRecord
 	lease   Lease
+	held    leaseClock            // this process's bound of the lease's expiry
 	journal map[string]StepRecord // by step key, as read at entry
 
 	mu    sync.Mutex
@@ -56,6 +57,7 @@ func newRunState(e *Engine, def *WorkflowDef, run RunRecord, steps []StepRecord)
 		occur:   map[string]int{},
 		keyed:   map[string]bool{},
 	}
+	st.held.set(run.LeaseUntil)
 	for _, s := range steps {
 		st.journal[s.StepKey] = s
 		st.seq = max(st.seq, s.Seq)
@@ -174,6 +176,9 @@ func (st *runState) step(ctx context.Context, def *StepDef, callKey stepKey, bod
 		Attempt: prev.Attempt, AttemptBase: prev.AttemptBase, History: historyOf(st.def, prev),
 	}
 	for {
+		if err := st.holdLease(ctx, key); err != nil {
+			return err
+		}
 		rec.Attempt++
 		rec.Seq = st.nextSeq()
 		rec.StartedAt = st.e.now()

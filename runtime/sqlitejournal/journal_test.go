@@ -18,9 +18,11 @@ type execer interface {
 
 func TestConformance(t *testing.T) {
 	var db *sql.DB
+	var path string // of the journal opened last
 	journaltest.Run(t, journaltest.Harness{
 		Open: func(t *testing.T) resume.Journal {
-			j, err := sqlitejournal.Open(context.Background(), filepath.Join(t.TempDir(), "journal.db"))
+			path = filepath.Join(t.TempDir(), "journal.db")
+			j, err := sqlitejournal.Open(context.Background(), path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -37,6 +39,13 @@ func TestConformance(t *testing.T) {
 		CountEffects: func(ctx context.Context, runID string) (n int, err error) {
 			err = db.QueryRowContext(ctx, `SELECT count(*) FROM effects WHERE run_id = ?`, runID).Scan(&n)
 			return n, err
+		},
+		OpenAgain: func(t *testing.T) resume.Journal {
+			j, err := sqlitejournal.Open(context.Background(), path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return j
 		},
 	})
 }
