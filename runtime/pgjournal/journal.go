@@ -152,8 +152,17 @@ const stepColumns = `run_id, step_key, name, status, result, error, attempt, att
 // compare every expiry on one clock.
 
 // claimable is the condition under which a run may be claimed: pending, or
-// running under a lease that expired.
-const claimable = `(status = 'pending' OR (status = 'running' AND lease_until < clock_timestamp()))`
+// running under a lease that expired, held by an owner not known to be
+// alive. The lease of an owner whose liveness lock is held (an overloaded
+// or paused process, a claim or a renewal that waited for a lock) is never
+// taken: that owner may be executing a step, and it renews when it can.
+const claimable = `(status = 'pending' OR (status = 'running' AND lease_until < clock_timestamp() AND NOT ` + ownerAlive + `))`
+
+// ownerAlive is true when the run's owner registered a liveness lock and a
+// session holds it now. (When the try succeeds, the lock it took is given
+// back at the end of the statement's transaction.)
+const ownerAlive = `(EXISTS (SELECT 1 FROM {schema}.resume_owners o WHERE o.owner = resume_runs.lease_owner)
+		AND NOT pg_try_advisory_xact_lock(` + livenessLockSQL + `, hashtext(resume_runs.lease_owner)))`
 
 // claimSet takes a run: $1 owner, $2 lease length.
 const claimSet = `UPDATE {schema}.resume_runs SET
@@ -195,7 +204,7 @@ func newQueries(schema string) queries {
 		// any, $6 whether an owner whose process ended may be taken from.
 		claim: claimSet + `
 			WHERE run_id = $3 AND (status = 'pending' OR (status = 'running' AND
-				(lease_until < clock_timestamp() OR (lease_owner = $4 AND epoch = $5)
+				((lease_until < clock_timestamp() AND NOT ` + ownerAlive + `) OR (lease_owner = $4 AND epoch = $5)
 				OR ($6::boolean AND lease_owner <> $1::text AND ` + ownerGone + `))))
 			RETURNING ` + runColumns,
 		// $3 the workflows. The inner select locks the oldest claimable

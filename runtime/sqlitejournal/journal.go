@@ -279,14 +279,15 @@ func (j *Journal) CreateRun(ctx context.Context, r resume.RunRecord) (resume.Run
 	return stored, false, err
 }
 
-// claimSQL takes a run: pending, its lease expired, held by the abandoned
-// lease given, or (when asked) held by an owner whose liveness lock is free
-// (resume_owner_gone, see liveness.go).
+// claimSQL takes a run: pending, its lease expired while its owner is not
+// known to be alive (resume_owner_alive, see liveness.go), held by the
+// abandoned lease given, or (when asked) held by an owner whose liveness
+// lock is free (resume_owner_gone).
 const claimSQL = `UPDATE resume_runs SET
 		status = 'running', attempts = attempts + 1, epoch = epoch + 1,
 		lease_owner = ?1, lease_until = ?2, updated_at = ?3, error = '', attention_step = '', attention_kind = ''
 	WHERE run_id = ?4 AND (status = 'pending' OR (status = 'running' AND
-		(lease_until < ?3 OR (lease_owner = ?5 AND epoch = ?6)
+		((lease_until < ?3 AND NOT resume_owner_alive(?8, lease_owner)) OR (lease_owner = ?5 AND epoch = ?6)
 		OR (?7 AND lease_owner <> ?1 AND resume_owner_gone(?8, lease_owner)))))
 	RETURNING ` + runColumns
 
@@ -400,7 +401,7 @@ func (j *Journal) ClaimNext(ctx context.Context, c resume.ClaimNextRequest) (res
 	defer tx.Rollback()
 	t := time.Now() // once the write lock is held
 	now := ts(t)
-	args := []any{c.Owner, ts(t.Add(c.Lease)), now, now}
+	args := []any{c.Owner, ts(t.Add(c.Lease)), now, now, j.live.dir}
 	for _, w := range c.Workflows {
 		args = append(args, w)
 	}
@@ -409,7 +410,7 @@ func (j *Journal) ClaimNext(ctx context.Context, c resume.ClaimNextRequest) (res
 			lease_owner = ?, lease_until = ?, updated_at = ?, error = '', attention_step = '', attention_kind = ''
 		WHERE run_id = (
 			SELECT run_id FROM resume_runs
-			WHERE (status = 'pending' OR (status = 'running' AND lease_until < ?))
+			WHERE (status = 'pending' OR (status = 'running' AND lease_until < ? AND NOT resume_owner_alive(?, lease_owner)))
 				AND parent_run_id = ''
 				AND workflow IN (?`+strings.Repeat(", ?", len(c.Workflows)-1)+`)
 			ORDER BY created_at, run_id LIMIT 1)

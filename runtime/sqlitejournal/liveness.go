@@ -49,6 +49,30 @@ func init() {
 		}
 		return int64(1), nil
 	})
+	// resume_owner_alive(dir, owner) is true when owner's lock file exists
+	// and a process holds its lock: a lapsed lease of a live owner is not
+	// taken (it may be executing a step, and renews when it gets the
+	// journal's write lock).
+	sqlite.MustRegisterScalarFunction("resume_owner_alive", 2, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+		dir, _ := args[0].(string)
+		owner, _ := args[1].(string)
+		if dir == "" || owner == "" {
+			return int64(0), nil
+		}
+		f, err := os.OpenFile(lockPath(dir, owner), os.O_RDWR, 0)
+		if os.IsNotExist(err) {
+			return int64(0), nil
+		}
+		if err != nil {
+			return int64(0), err
+		}
+		defer f.Close()
+		free, err := tryLock(f)
+		if err != nil || free {
+			return int64(0), err
+		}
+		return int64(1), nil
+	})
 }
 
 // liveness holds this process's lock files.
@@ -61,9 +85,11 @@ type liveness struct {
 
 // lockPath names owner's lock file: owner names hold any character, so the
 // file is named by their hash, and holds the name itself for operators.
-func (l *liveness) lockPath(owner string) string {
+func (l *liveness) lockPath(owner string) string { return lockPath(l.dir, owner) }
+
+func lockPath(dir, owner string) string {
 	sum := sha256.Sum256([]byte(owner))
-	return filepath.Join(l.dir, hex.EncodeToString(sum[:16])+".lock")
+	return filepath.Join(dir, hex.EncodeToString(sum[:16])+".lock")
 }
 
 // KeepAlive locks owner's lock file for as long as this process lives or
