@@ -239,8 +239,18 @@ func TestWorkerInAnotherPIDNamespaceIsAlive(t *testing.T) {
 			if s := runStatus(t, db, "ns-1"); s.Finished() {
 				t.Skipf("run finished (%s) before a was killed: the takeover was not tested", s)
 			}
+			// The server ends a killed client's session a moment later:
+			// retry while the run is busy.
 			began := time.Now()
-			out, err := exec.Command(binary, args("-run", "ns-1")[1:]...).CombinedOutput()
+			var out []byte
+			var err error
+			for {
+				out, err = exec.Command(binary, args("-run", "ns-1")[1:]...).CombinedOutput()
+				if err == nil || !strings.Contains(string(out), "run is busy") || time.Since(began) > 10*time.Second {
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
 			took := time.Since(began)
 			if err != nil && !strings.Contains(string(out), "needs attention") {
 				t.Fatalf("resume after a died: %v\n%s", err, out)

@@ -214,6 +214,7 @@ func BenchResumeCrashed(b *testing.B, h BenchHarness, steps int) {
 		b.Fatal(err)
 	}
 	other.Close()
+	waitGone(b, h.Journal, dead)
 	var reads int64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -57,9 +57,7 @@ func runLiveness(t *testing.T, h Harness, open func(t *testing.T) resume.Journal
 		}
 		// Its process ends: the run is taken over at once.
 		other.Close()
-		if gone, err := j.(resume.Liveness).OwnerGone(ctx, owner); err != nil || !gone {
-			t.Errorf("OwnerGone(ended owner) = %v, %v; want true", gone, err)
-		}
+		waitGone(t, j, owner)
 		if res, err := e.Resume(ctx, id); err != nil || res.Status != resume.StatusSucceeded {
 			t.Fatalf("resuming the run of an ended process: %v, %v", res.Status, err)
 		}
@@ -138,6 +136,7 @@ func runLiveness(t *testing.T, h Harness, open func(t *testing.T) resume.Journal
 			dying.Start(ctx, id, Chain, Plan{Loop: 20})
 		}()
 		other.Close() // its process ends
+		waitGone(t, j, "dying-"+id)
 		e := resume.NewEngine(j, resume.WithLease(time.Hour))
 		before := j.Counters()
 		began := time.Now()
@@ -229,9 +228,9 @@ func runLiveness(t *testing.T, h Harness, open func(t *testing.T) resume.Journal
 }
 
 // deadOwner makes run id held for an hour by an owner whose process
-// ended: another journal of the same database holds the owner's liveness
-// signal, claims the run, and is closed.
-func deadOwner(t *testing.T, h Harness, id string) string {
+// ended: another journal of j's database holds the owner's liveness
+// signal, claims the run, and is closed; j sees the owner gone.
+func deadOwner(t *testing.T, h Harness, j resume.Journal, id string) string {
 	t.Helper()
 	ctx := context.Background()
 	other := openAgain(t, h)
@@ -243,7 +242,26 @@ func deadOwner(t *testing.T, h Harness, id string) string {
 		t.Fatal(err)
 	}
 	other.Close()
+	waitGone(t, j, owner)
 	return owner
+}
+
+// waitGone waits until j sees owner as gone: a server ends a closed
+// session a moment after its client left (as it does for a killed one).
+func waitGone(tb testing.TB, j resume.Journal, owner string) {
+	tb.Helper()
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		gone, err := j.(resume.Liveness).OwnerGone(context.Background(), owner)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if gone {
+			return
+		}
+		if time.Now().After(end) {
+			tb.Fatalf("owner %s is still alive 10s after its journal closed", owner)
+		}
+	}
 }
 
 func openAgain(t *testing.T, h Harness) resume.Journal {

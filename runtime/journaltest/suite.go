@@ -79,6 +79,14 @@ func startDying(j resume.Journal, runID string, wf, input any, f resume.Fault) (
 				panic(r)
 			}
 			crashed = true
+			// The process "ends": its liveness signal goes, and its runs
+			// are taken over at once (a journal without liveness: once
+			// the lease expired).
+			if l, ok := j.(resume.Liveness); ok {
+				if err := l.Release(context.Background(), "crasher"); err != nil {
+					panic(err)
+				}
+			}
 			time.Sleep(170 * time.Millisecond) // let the dead engine's lease expire
 		}
 	}()
@@ -864,7 +872,7 @@ func Run(t *testing.T, h Harness) {
 			t.Fatal(err)
 		}
 		// A worker claimed it for an hour, then died.
-		deadOwner(t, h, id)
+		deadOwner(t, h, j, id)
 		stop := startWorker(ctx, e, resume.WorkerOptions{PollInterval: 5 * time.Millisecond})
 		defer func() { // also when waitFor fails: no worker outlives the test
 			if err := stop(); err != nil {

@@ -101,6 +101,24 @@ func (j *Journal) OwnerGone(ctx context.Context, owner string) (bool, error) {
 	return gone, nil
 }
 
+// Release unlocks owner's advisory lock, as the end of the process would.
+func (j *Journal) Release(ctx context.Context, owner string) error {
+	l := &j.live
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.held[owner] {
+		return nil
+	}
+	delete(l.held, owner)
+	if l.conn == nil || l.conn.IsClosed() {
+		return nil
+	}
+	if _, err := l.conn.Exec(ctx, `SELECT pg_advisory_unlock(`+livenessLockSQL+`, hashtext($1))`, owner); err != nil {
+		return fmt.Errorf("pgjournal: release the liveness lock of owner %s: %w", owner, err)
+	}
+	return nil
+}
+
 // liveConnLocked opens the liveness connection if it is not open, taking
 // the locks of the owners already held again.
 func (j *Journal) liveConnLocked(ctx context.Context) error {

@@ -229,6 +229,11 @@ type Liveness interface {
 	// OwnerGone reports whether owner held a liveness signal that is
 	// released now: its process ended.
 	OwnerGone(ctx context.Context, owner string) (bool, error)
+	// Release gives owner's signal up, as the end of its process would:
+	// its runs are taken over at once. For an engine that stops for good
+	// while its process lives on, and for tests that simulate a crash in
+	// process.
+	Release(ctx context.Context, owner string) error
 }
 
 // Resolution is a person's decision about an in_flight step.

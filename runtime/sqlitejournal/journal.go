@@ -4,6 +4,12 @@
 // through one connection, so writers queue in the process instead of
 // failing with SQLITE_BUSY; a busy timeout covers other processes.
 //
+// Each worker process holds an OS file lock (flock) on a lock file of its
+// owner name in the directory beside the journal named after it with
+// ".owners" appended: the kernel releases it when the process ends, and
+// the runs of an ended process are taken over at once (see
+// [Journal.KeepAlive] and resume.Liveness).
+//
 // The tables are resume_runs and resume_steps (see the resume package), with
 // timestamps as fixed-width UTC text (2006-01-02T15:04:05.000000Z) so they
 // read well and sort in plain SQL:

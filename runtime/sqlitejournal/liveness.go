@@ -113,6 +113,17 @@ func (j *Journal) OwnerGone(ctx context.Context, owner string) (bool, error) {
 	return gone, nil
 }
 
+// Release unlocks owner's lock file, as the end of the process would.
+func (j *Journal) Release(ctx context.Context, owner string) error {
+	j.live.mu.Lock()
+	defer j.live.mu.Unlock()
+	if f := j.live.held[owner]; f != nil {
+		f.Close()
+	}
+	delete(j.live.held, owner)
+	return nil
+}
+
 // keep takes owner's lock, once per journal.
 func (l *liveness) keep(owner string) error {
 	l.mu.Lock()
