@@ -419,6 +419,19 @@ func (e *Engine) execute(ctx context.Context, runID string) (Result, error) {
 	}
 	sent := time.Now()
 	run, steps, err := e.journal.Claim(ctx, ClaimRequest{RunID: runID, Owner: e.owner, Lease: e.lease, TakeOverDead: true})
+	_, live := e.journal.(Liveness)
+	for wait := 10 * time.Millisecond; live && errors.Is(err, ErrRunBusy) && run.Status == StatusRunning &&
+		run.LeaseOwner != e.owner && wait <= 160*time.Millisecond; wait *= 2 {
+		// A process killed a moment ago may still look alive: its socket
+		// is closed, but the database ends its session a few milliseconds
+		// later (the kernel releases a file lock as the last thread
+		// exits). Ask again for a moment before saying busy.
+		if sleep(ctx, wait) != nil {
+			break
+		}
+		sent = time.Now()
+		run, steps, err = e.journal.Claim(ctx, ClaimRequest{RunID: runID, Owner: e.owner, Lease: e.lease, TakeOverDead: true})
+	}
 	if errors.Is(err, ErrRunBusy) {
 		res := resultOf(run)
 		if run.Status.Finished() || run.Status == StatusNeedsAttention {
