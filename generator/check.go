@@ -12,7 +12,8 @@ func (m *packageModel) checkWorkflow(w *Workflow, ds *diagnostics) {
 	pos := w.decl.Name.Pos()
 	self := m.pkg.Types
 	if w.sig.TypeParams().Len() > 0 {
-		ds.errorf(pos, "workflow %s: a workflow cannot be generic", w.Name)
+		ds.errorf(pos, "workflow %s: a workflow cannot be generic: its journaled input and output need one type, and its version one step list; declare a workflow per type you run it with, each calling the steps with its own types", w.Name)
+		return // its type parameters are not types JSON can be checked for
 	}
 	params := w.sig.Params()
 	if params.Len() == 0 || !isContext(params.At(0).Type()) {
@@ -167,7 +168,7 @@ func (m *packageModel) generatedNames(ds *diagnostics) {
 		names := []string{defName(w), versionName(w), bodyName(w)}
 		for _, s := range w.Steps {
 			names = append(names, s.wrapper)
-			if len(s.outArgs) > 0 {
+			if s.needsOut() {
 				names = append(names, outTypeName(s))
 			}
 		}

@@ -48,6 +48,7 @@ func (m *packageModel) childAt(w *Workflow, call *ast.CallExpr, fn *types.Func, 
 		return nil
 	}
 	s := &Step{call: call, fn: fn, sig: sig, Policy: policyChild, child: true, takesCtx: true}
+	s.values, s.hasErr, _ = splitResults(sig.Results())
 	if hasSite {
 		s.opts.name, s.opts.key = site.opts.name, site.opts.key
 	}
@@ -59,8 +60,9 @@ func (m *packageModel) childAt(w *Workflow, call *ast.CallExpr, fn *types.Func, 
 	bare := bareSignature(sig)
 	s.canonSig = types.TypeString(bare, nil)
 	s.Signature = types.TypeString(bare, nameQualifier(w.pkg.Types))
+	// The parent journals the child's output as this step's result.
+	s.JSON = journaledType(s, sig.Params(), nameQualifier(m.pkg.Types))
 	if res := sig.Results(); res.Len() == 2 {
-		// The parent journals the child's output as this step's result.
 		s.Shape = jsonShape("result", res.At(0).Type(), nameQualifier(m.pkg.Types))
 	}
 	if s.opts.key != "" {

@@ -39,9 +39,12 @@
 //     F[T1, T2] explicitly. Workflows that are methods are refused.
 //   - check (check.go, jsoncheck.go, steps.go): every problem is collected
 //     with its position in one pass: malformed directives, directives on
-//     nothing, bad workflow signatures, steps not returning error or
-//     (T, error), parameter and result types JSON cannot round-trip, step
-//     calls whose order the journal cannot reproduce (go, defer, select,
+//     nothing, bad workflow signatures, steps whose error is not their
+//     last result, journaled types JSON cannot round-trip (results, the
+//     run's input and output, pointees a step writes through; parameters
+//     are not journaled and may be of any type), pointer parameters and
+//     call-site receivers whose state may hold a result JSON cannot
+//     carry, step calls whose order the journal cannot reproduce (go, select,
 //     function literals, range over a map, or over a channel the body does
 //     not own: one it does own (makes with :=, sends to, closes, measures
 //     and ranges over, and hands to nothing else) yields the body's own
@@ -208,7 +211,7 @@
 // the helper's line, with the path from the workflow in the message
 // ("(in pickOwner, called from Onboard via notifyAll → pickOwner)"); a
 // //resume:allow in a helper works as in the body. Refused, with the fix:
-// a call of a helper that runs steps from a go or defer statement, a
+// a call of a helper that runs steps from a go statement, a
 // closure, a select or a map range; a generic helper that runs steps, or
 // one reached through an embedded field or as a method expression; a
 // function of the package that runs steps (or is one) used as a value; a

@@ -352,6 +352,9 @@ func (e *workflowEmitter) stepFields(s *Step) []jen.Code {
 	if o.timeout != 0 {
 		fields = append(fields, jen.Id("Timeout").Op(":").Add(e.duration(o.timeout)))
 	}
+	if s.JSON != "" {
+		fields = append(fields, jen.Id("JSON").Op(":").Lit(s.JSON))
+	}
 	if len(s.Shape) > 0 {
 		fields = append(fields, shapeField(s.Shape))
 	}
@@ -502,7 +505,7 @@ func (e *workflowEmitter) wrapper(f *jen.File, s *Step) {
 	journal := e.rt(journalCall("Call", s))
 	keyConv := e.keyConversion(s.key)
 	names := e.wrapperNames(s, ws)
-	if len(s.outArgs) > 0 {
+	if s.needsOut() {
 		names.taken[outTypeName(s)] = true
 	}
 	ctx := names.pick("ctx", "ctx")
@@ -550,11 +553,22 @@ func (e *workflowEmitter) wrapper(f *jen.File, s *Step) {
 	if s.key != nil {
 		desc += ", key=" + s.opts.key
 	}
-	if len(s.outArgs) > 0 {
+	if s.needsOut() {
 		e.outType(f, s, resultTypes, paramTypes, argNames)
-		f.Comment(fmt.Sprintf("// %s journals step %s of %s (%s), with what the\n// step wrote through its pointer parameters: a replay writes it back.", s.wrapper, s.Name, w.Name, desc))
+		what := "its results together"
+		if len(s.outArgs) > 0 {
+			what = "with what the\n// step wrote through its pointer parameters: a replay writes it back"
+		}
+		f.Comment(fmt.Sprintf("// %s journals step %s of %s (%s), %s.", s.wrapper, s.Name, w.Name, desc, what))
 		f.Func().Id(s.wrapper).Params(wparams...).Params(results...).Block(
-			e.outBody(s, names, ctx, innerCtx, stepRef, keyArg, target, inner, argNames, len(results) == 2)...)
+			e.outBody(s, names, ctx, innerCtx, stepRef, keyArg, target, inner, argNames)...)
+		f.Line()
+		return
+	}
+	if !s.hasErr {
+		f.Comment(fmt.Sprintf("// %s journals step %s of %s (%s). The step returns no\n// error: a failure it cannot return (its panic, or the run stopping)\n// unwinds the durable body.", s.wrapper, s.Name, w.Name, desc))
+		f.Func().Id(s.wrapper).Params(wparams...).Params(results...).Block(
+			e.noErrBody(s, names, ctx, innerCtx, stepRef, keyArg, target, inner, resultTypes)...)
 		f.Line()
 		return
 	}
@@ -567,6 +581,48 @@ func (e *workflowEmitter) wrapper(f *jen.File, s *Step) {
 		)...)),
 	)
 	f.Line()
+}
+
+// needsOut reports whether the step journals a generated out type: it
+// writes through pointer parameters, or returns more than one value.
+func (s *Step) needsOut() bool { return len(s.outArgs) > 0 || len(s.values) > 1 }
+
+// noErrBody is the body of the wrapper of a step that returns at most one
+// value and no error. Its journaled call's error, if any, cannot be
+// returned: resume.Unwind panics with it, and the engine ends the run's
+// entry as that error says (stopped, or failed with the step's panic).
+//
+//	v, err := resume.Call(ctx, &resumeW.Steps[0], func(ctx context.Context) (time.Time, error) {
+//		return time.Now(), nil
+//	})
+//	if err != nil {
+//		resume.Unwind(err)
+//	}
+//	return v
+func (e *workflowEmitter) noErrBody(s *Step, names *localNames, ctx string, innerCtx, stepRef jen.Code, keyArg []jen.Code,
+	target *jen.Statement, inner []jen.Code, resultTypes []string) []jen.Code {
+	errName := names.pick("err", "err")
+	unwind := jen.If(jen.Id(errName).Op("!=").Nil()).Block(e.rt("Unwind").Call(jen.Id(errName)))
+	args := append([]jen.Code{jen.Id(ctx), stepRef}, keyArg...)
+	if len(s.values) == 0 {
+		args = append(args, jen.Func().Params(innerCtx).Error().Block(
+			target.Clone().Call(inner...),
+			jen.Return(jen.Nil()),
+		))
+		return []jen.Code{
+			jen.If(jen.Id(errName).Op(":=").Add(e.rt(journalCall("Call", s))).Call(args...), jen.Id(errName).Op("!=").Nil()).Block(
+				e.rt("Unwind").Call(jen.Id(errName))),
+		}
+	}
+	v := names.pick("v", "v")
+	args = append(args, jen.Func().Params(innerCtx).Params(jen.Id(resultTypes[0]), jen.Error()).Block(
+		jen.Return(target.Clone().Call(inner...), jen.Nil()),
+	))
+	return []jen.Code{
+		jen.List(jen.Id(v), jen.Id(errName)).Op(":=").Add(e.rt(journalCall("Call", s))).Call(args...),
+		unwind,
+		jen.Return(jen.Id(v)),
+	}
 }
 
 // outTypeName is the generated type holding what a step with pointer
@@ -591,15 +647,21 @@ func outField(i int) (name, key string) {
 //	}
 func (e *workflowEmitter) outType(f *jen.File, s *Step, resultTypes, paramTypes, argNames []string) {
 	var fields []jen.Code
-	if len(resultTypes) == 2 {
-		fields = append(fields, jen.Id("Result").Id(resultTypes[0]).Tag(map[string]string{"json": "result"}))
+	for n, i := range s.values {
+		name, key := s.resultField(n)
+		fields = append(fields, jen.Id(name).Id(resultTypes[i]).Tag(map[string]string{"json": key}))
 	}
 	for _, i := range s.outArgs {
 		name, key := outField(i)
 		fields = append(fields, jen.Id(name).Id(paramTypes[i]).Tag(map[string]string{"json": key}).Comment("*"+argNames[i]+" after the call"))
 	}
 	what := "what it wrote through its pointer\n// parameters"
-	if len(resultTypes) == 2 {
+	switch {
+	case len(s.values) > 1 && len(s.outArgs) > 0:
+		what = "its results and what it wrote\n// through its pointer parameters"
+	case len(s.values) > 1:
+		what = "its results"
+	case len(s.values) == 1 && len(s.outArgs) > 0:
 		what = "its result and what it wrote\n// through its pointer parameters"
 	}
 	f.Comment(fmt.Sprintf("// %s is what step %s of %s journals: %s.", outTypeName(s), s.Name, e.w.Name, what))
@@ -621,47 +683,70 @@ func (e *workflowEmitter) outType(f *jen.File, s *Step, resultTypes, paramTypes,
 //	}
 //	return out.Result, err
 func (e *workflowEmitter) outBody(s *Step, names *localNames, ctx string, innerCtx jen.Code, stepRef jen.Code, keyArg []jen.Code,
-	target *jen.Statement, inner []jen.Code, argNames []string, hasResult bool) []jen.Code {
+	target *jen.Statement, inner []jen.Code, argNames []string) []jen.Code {
 	outT := outTypeName(s)
 	out, errName := names.pick("out", "out"), names.pick("err", "err")
-	res := ""
-	if hasResult {
-		res = names.pick("res", "res")
+	// The callee's results, as the closure receives them.
+	var lhs, fields []jen.Code
+	for n := range s.values {
+		local := "res"
+		if len(s.values) > 1 {
+			local = fmt.Sprintf("res%d", n+1)
+		}
+		local = names.pick(local, local)
+		name, _ := s.resultField(n)
+		lhs = append(lhs, jen.Id(local))
+		fields = append(fields, jen.Id(name).Op(":").Id(local))
 	}
-	var values []jen.Code
-	var callStmt jen.Code
-	if hasResult {
-		values = append(values, jen.Id("Result").Op(":").Id(res))
-		callStmt = jen.List(jen.Id(res), jen.Id(errName)).Op(":=").Add(target.Clone().Call(inner...))
-	} else {
-		callStmt = jen.Id(errName).Op(":=").Add(target.Clone().Call(inner...))
+	closureErr := jen.Nil()
+	if s.hasErr {
+		lhs = append(lhs, jen.Id(errName))
+		closureErr = jen.Id(errName)
+	}
+	callStmt := target.Clone().Call(inner...)
+	if len(lhs) > 0 {
+		callStmt = jen.List(lhs...).Op(":=").Add(target.Clone().Call(inner...))
 	}
 	for _, i := range s.outArgs {
 		name, _ := outField(i)
-		values = append(values, jen.Id(name).Op(":").Id(argNames[i]))
-	}
-	call := "Call"
-	if s.key != nil {
-		call += "Key"
+		fields = append(fields, jen.Id(name).Op(":").Id(argNames[i]))
 	}
 	args := append(append([]jen.Code{jen.Id(ctx), stepRef}, keyArg...),
 		jen.Func().Params(innerCtx).Params(jen.Id(outT), jen.Error()).Block(
 			callStmt,
-			jen.Return(jen.Id(outT).Values(values...), jen.Id(errName)),
+			jen.Return(jen.Id(outT).Values(fields...), closureErr),
 		))
-	stmts := []jen.Code{jen.List(jen.Id(out), jen.Id(errName)).Op(":=").Add(e.rt(call)).Call(args...)}
+	stmts := []jen.Code{jen.List(jen.Id(out), jen.Id(errName)).Op(":=").Add(e.rt(journalCall("Call", s))).Call(args...)}
 	for _, i := range s.outArgs {
 		name, _ := outField(i)
 		stmts = append(stmts, jen.If(jen.Id(argNames[i]).Op("!=").Nil().Op("&&").Id(out).Dot(name).Op("!=").Nil()).Block(
 			jen.Op("*").Id(argNames[i]).Op("=").Op("*").Id(out).Dot(name),
 		))
 	}
-	if hasResult {
-		stmts = append(stmts, jen.Return(jen.Id(out).Dot("Result"), jen.Id(errName)))
+	var rets []jen.Code
+	for n := range s.values {
+		name, _ := s.resultField(n)
+		rets = append(rets, jen.Id(out).Dot(name))
+	}
+	if s.hasErr {
+		rets = append(rets, jen.Id(errName))
 	} else {
-		stmts = append(stmts, jen.Return(jen.Id(errName)))
+		stmts = append(stmts, jen.If(jen.Id(errName).Op("!=").Nil()).Block(e.rt("Unwind").Call(jen.Id(errName))))
+	}
+	if len(rets) > 0 {
+		stmts = append(stmts, jen.Return(rets...))
 	}
 	return stmts
+}
+
+// resultField is the field of the out type holding the step's n-th
+// journaled value (from 0): Result when it returns one, Result1, Result2,
+// ... when several, with JSON keys to match.
+func (s *Step) resultField(n int) (name, key string) {
+	if len(s.values) == 1 {
+		return "Result", "result"
+	}
+	return fmt.Sprintf("Result%d", n+1), fmt.Sprintf("result%d", n+1)
 }
 
 // keyConversion returns how the wrapper converts its key parameter, named
@@ -786,7 +871,7 @@ func (e *workflowEmitter) wrapperNames(s *Step, ws wrapperSig) *localNames {
 // CallChild), with 0 for a step that returns only an error and Key for a
 // call site with key=.
 func journalCall(base string, s *Step) string {
-	if s.sig.Results().Len() == 1 {
+	if len(s.values) == 0 && !s.needsOut() {
 		base += "0"
 	}
 	if s.key != nil {

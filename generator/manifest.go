@@ -34,6 +34,9 @@ type manifestStep struct {
 	// Shape is the JSON shape of what the step journals (its result and
 	// its pointer parameters' pointees), one field a line.
 	Shape []string `json:"shape,omitempty"`
+	// JSON is the type of the value the step journals, written as Shape
+	// writes types ("null" for nothing but null).
+	JSON string `json:"json,omitempty"`
 }
 
 // Manifest renders every workflow with its version and steps as indented
@@ -51,7 +54,7 @@ func (r *Result) Manifest() ([]byte, error) {
 				ms.Timeout = s.opts.timeout.String()
 			}
 			ms.Key = s.opts.key
-			ms.Shape = s.Shape
+			ms.Shape, ms.JSON = s.Shape, s.JSON
 			mw.Steps = append(mw.Steps, ms)
 		}
 		out = append(out, mw)

@@ -86,14 +86,15 @@ func TestManifestShapes(t *testing.T) {
 		Steps []struct {
 			Name  string
 			Shape []string
+			JSON  string
 		}
 	}
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 1 || len(got[0].Steps) != 2 || !slices.Contains(got[0].Shape, "output Receipt: Total int") ||
-		!slices.Contains(got[0].Steps[0].Shape, "result Priced: amount int") ||
-		!slices.Equal(got[0].Steps[1].Shape, []string{"out arg 3 Info: Email string"}) {
+		!slices.Contains(got[0].Steps[0].Shape, "result Priced: amount int") || got[0].Steps[0].JSON != "Priced" ||
+		!slices.Equal(got[0].Steps[1].Shape, []string{"out arg 3 Info: Email string"}) || got[0].Steps[1].JSON != "struct{arg3 *Info}" {
 		t.Fatalf("manifest:\n%s", b)
 	}
 }

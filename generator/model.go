@@ -81,6 +81,11 @@ type Step struct {
 	// what it writes through pointer parameters), one line a field; see
 	// jsonShape. It enters the version.
 	Shape []string
+	// JSON is the type of the value the step journals, written as Shape
+	// writes types, or "null" for a step that journals only null; see
+	// resume.StepDef.JSON. It follows from the signature, and does not
+	// enter the version.
+	JSON string
 
 	opts     stepOptions
 	call     *ast.CallExpr
@@ -96,6 +101,8 @@ type Step struct {
 	wrapper  string           // name of the generated wrapper
 	key      *stepKey         // key=EXPR at the call site, or nil
 	outArgs  []int            // indices of the pointer parameters, journaled after the call
+	values   []int            // indices of the results the journal carries (all but a trailing error)
+	hasErr   bool             // the callee's last result is an error
 	typeArgs *types.TypeList  // type arguments of a generic function, or nil
 	child    bool             // a call of a workflow: a child run (see childAt)
 }
@@ -321,7 +328,10 @@ func (m *packageModel) scanCallSites(f *ast.File, claimed map[*ast.Comment]bool,
 			case "step":
 				call := lastCallOnLine(fset, fd.Body, pos.Line)
 				if call == nil || call.Rparen > c.Slash {
-					ds.errorf(c.Slash, "%s: no call on this line: a call-site //resume:step goes at the end of the line of the call it marks", c.Text)
+					call = callSpanningLine(fset, fd.Body, pos.Line)
+				}
+				if call == nil {
+					ds.errorf(c.Slash, "%s: no call on this line: a call-site //resume:step goes at the end of a line of the call it marks", c.Text)
 					continue
 				}
 				m.siteDirectives[call.Lparen] = d
@@ -347,6 +357,26 @@ func lastCallOnLine(fset *token.FileSet, body *ast.BlockStmt, line int) *ast.Cal
 		return true
 	})
 	return last
+}
+
+// callSpanningLine returns the innermost call of body written over
+// several lines, one of which (but its last) is line: a directive at the
+// end of any line of such a call marks it. It returns nil when none does.
+func callSpanningLine(fset *token.FileSet, body *ast.BlockStmt, line int) *ast.CallExpr {
+	var inner *ast.CallExpr
+	ast.Inspect(body, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		if fset.Position(call.Pos()).Line <= line && line < fset.Position(call.Rparen).Line {
+			if inner == nil || call.Pos() > inner.Pos() {
+				inner = call
+			}
+		}
+		return true
+	})
+	return inner
 }
 
 // unfollowedDirectives reports the call-site directives in functions that

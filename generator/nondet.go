@@ -75,7 +75,7 @@ func (m *packageModel) checkDeterministic(w *Workflow, call *ast.CallExpr, via s
 	if kind == nondetWait {
 		out = "so a resumed run does not wait again once the step is journaled"
 	}
-	m.nondet(w, call.Pos(), what, fmt.Sprintf("%s in a workflow body%s %s: move it into a //resume:step function %s", what, via, nondetMessages[kind], out), ds)
+	m.nondet(w, call.Pos(), what, fmt.Sprintf("%s in a workflow body%s %s: make it a step %s: end its line with //resume:step name=NAME, or move it into a //resume:step function", what, via, nondetMessages[kind], out), ds)
 }
 
 // checkGlobalWrite refuses a write in a workflow body (=, op=, ++, --, a

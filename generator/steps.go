@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"sort"
 	"strings"
 
 	"golang.org/x/tools/go/types/typeutil"
@@ -35,7 +36,12 @@ func (s *stepSearch) walk(n ast.Node, why string, fr *frame) {
 			s.walk(n.Call, whyNot(why, "in a go statement: it would run concurrently with the steps after it, in no fixed order; call it directly in the workflow body, or start the goroutine inside a step"), fr)
 			return false
 		case *ast.DeferStmt:
-			s.walk(n.Call, whyNot(why, "in a defer statement: it would run after the workflow body returned, outside the journal's order; call it explicitly before each return"), fr)
+			// A deferred call runs when the function returns, after the
+			// calls deferred later (last in, first out): a fixed order on
+			// a fixed path, which a replay takes again, so a deferred step
+			// (a saga's compensation) is journaled and replayed in it. Its
+			// arguments are evaluated here, as Go does.
+			s.walk(n.Call, why, fr)
 			return false
 		case *ast.FuncLit:
 			s.walk(n.Body, whyNot(why, "inside a function literal: a closure may run later, several times or never, so the journal cannot order it; call the step directly in the workflow body, or call the literal where it is written (func() { ... }())"), fr)
@@ -82,7 +88,11 @@ func (s *stepSearch) walk(n ast.Node, why string, fr *frame) {
 func (s *stepSearch) call(n *ast.CallExpr, why string, fr *frame) bool {
 	m, w, ds := s.m, s.w, s.ds
 	s.callees[calleeIdent(n.Fun)] = true
-	m.checkDeterministic(w, n, fr.via(), ds)
+	if _, marked := m.siteDirectives[n.Lparen]; !marked {
+		// A call marked //resume:step is journaled: its outcome is
+		// replayed, whatever it is (time.Now, os.Hostname, os.ReadFile).
+		m.checkDeterministic(w, n, fr.via(), ds)
+	}
 	m.checkBuiltinWrite(w, n, fr.via(), ds)
 	if lit, ok := ast.Unparen(n.Fun).(*ast.FuncLit); ok {
 		// Called where it is written: its body runs here, once, after
@@ -135,6 +145,9 @@ func (m *packageModel) rangeReason(body *ast.BlockStmt, r *ast.RangeStmt) string
 	if t == nil {
 		return ""
 	}
+	if fn := m.unorderedSeq(r.X); fn != "" {
+		return "in a range over " + fn + ": it yields in map order, which is random, so a resume would replay its occurrences against other keys; range over sorted keys instead (slices.Sorted(maps.Keys(m)))"
+	}
 	switch t.Underlying().(type) {
 	case *types.Map:
 		return "in a range over a map: map order is random, so a resume would replay its occurrences against other keys; range over sorted keys instead (slices.Sorted(maps.Keys(m)))"
@@ -144,6 +157,33 @@ func (m *packageModel) rangeReason(body *ast.BlockStmt, r *ast.RangeStmt) string
 		}
 		return "in a range over a channel the workflow body does not own: received values are not journaled, so a resume would see other values; " +
 			"receive them in a step that returns a slice and range over that, or make, fill and close the channel in the body itself"
+	}
+	return ""
+}
+
+// unorderedSeq names the call of x that yields a map's entries in map
+// order (maps.Keys, maps.Values, maps.All, or slices.Collect or
+// slices.AppendSeq of one), or returns "". Sorting them
+// (slices.Sorted(maps.Keys(m))) gives an order a resume sees again.
+func (m *packageModel) unorderedSeq(x ast.Expr) string {
+	call, ok := ast.Unparen(x).(*ast.CallExpr)
+	if !ok {
+		return ""
+	}
+	fn, ok := typeutil.Callee(m.pkg.TypesInfo, call).(*types.Func)
+	if !ok || fn.Pkg() == nil {
+		return ""
+	}
+	name := fn.Pkg().Path() + "." + fn.Name()
+	switch name {
+	case "maps.Keys", "maps.Values", "maps.All":
+		return name
+	case "slices.Collect", "slices.AppendSeq":
+		if len(call.Args) > 0 {
+			if inner := m.unorderedSeq(call.Args[len(call.Args)-1]); inner != "" {
+				return name + "(" + inner + ")"
+			}
+		}
 	}
 	return ""
 }
@@ -310,10 +350,11 @@ func (m *packageModel) stepAt(w *Workflow, call *ast.CallExpr, ds *diagnostics) 
 	bare := bareSignature(sig)
 	s.canonSig = types.TypeString(bare, nil)
 	s.Signature = types.TypeString(bare, nameQualifier(w.pkg.Types))
-	if !m.checkStepTypes(s, call.Pos(), ds) {
-		return nil
-	}
-	if opts.key != "" {
+	// A step whose types are refused is still a step: where it is called
+	// is checked too, so that one pass reports every error of the call.
+	// Nothing is generated for a package with errors.
+	typesOK := m.checkStepTypes(s, call.Pos(), ds)
+	if opts.key != "" && typesOK {
 		key, err := m.checkKey(opts.key, call, sig)
 		if err != nil {
 			ds.errorf(site.pos, "%s: %v", site.text, err)
@@ -381,20 +422,27 @@ func (m *packageModel) checkStepTypes(s *Step, pos token.Pos, ds *diagnostics) b
 	ok := true
 	q := nameQualifier(m.pkg.Types)
 	res := s.sig.Results()
-	if !resultsOK(res) {
-		ds.errorf(pos, "step %s: %s returns %s; a step must return error or (T, error)", s.Name, s.display, tupleString(res, q))
+	values, hasErr, valid := splitResults(res)
+	if !valid {
+		ds.errorf(pos, "step %s: %s returns %s; a step's error, if it returns one, must be its last result, and the only error", s.Name, s.display, tupleString(res, q))
 		return false
 	}
+	s.values, s.hasErr = values, hasErr
 	if !m.checkReceiver(s, pos, ds) {
 		ok = false
 	}
 	s.Shape = nil
-	if res.Len() == 2 {
-		if err := journalable(res.At(0).Type(), q); err != nil {
-			ds.errorf(pos, "step %s: result type %s cannot be journaled as JSON: %v", s.Name, typeString(res.At(0).Type(), m.pkg.Types), err)
+	for n, i := range values {
+		t := res.At(i).Type()
+		if err := journalable(t, q); err != nil {
+			ds.errorf(pos, "step %s: result type %s cannot be journaled as JSON: %v", s.Name, typeString(t, m.pkg.Types), err)
 			ok = false
 		}
-		s.Shape = append(s.Shape, jsonShape("result", res.At(0).Type(), q)...)
+		role := "result"
+		if len(values) > 1 {
+			role = fmt.Sprintf("result %d", n+1)
+		}
+		s.Shape = append(s.Shape, jsonShape(role, t, q)...)
 	}
 	params := s.sig.Params()
 	for i := 0; i < params.Len(); i++ {
@@ -406,32 +454,112 @@ func (m *packageModel) checkStepTypes(s *Step, pos token.Pos, ds *diagnostics) b
 		if variadic {
 			t = t.(*types.Slice).Elem()
 		}
-		if err := journalable(t, q); err != nil {
-			ds.errorf(pos, "step %s: parameter type %s cannot be journaled as JSON: %v", s.Name, typeString(t, m.pkg.Types), err)
-			ok = false
-			continue
-		}
+		// Parameters are not journaled: the replayed body computes them
+		// again. Only what the step may write through a pointer is.
 		ptr, isPtr := t.Underlying().(*types.Pointer)
 		if !isPtr {
 			continue
 		}
-		// The step may write its result through the pointer: the wrapper
-		// journals the pointee after the call and a replay restores it,
-		// which needs all of the pointee in its JSON.
-		if variadic {
-			ds.errorf(pos, "step %s: variadic parameter ...%s: the step may write through any of the pointers, which the journal does not record; pass a slice of values and return what the step computes", s.Name, typeString(t, m.pkg.Types))
-			ok = false
+		jerr := journalable(ptr.Elem(), q)
+		if jerr == nil {
+			jerr = lossless(ptr.Elem(), q)
+		}
+		if jerr != nil {
+			// JSON cannot carry the pointee: a dependency (a client, a
+			// pool, a logger), unless its state may be the step's result.
+			why, buffer := mayHoldResult(ptr.Elem())
+			switch {
+			case buffer:
+				ds.errorf(pos, "step %s: parameter %d (%s): %s, which the journal cannot record, so a replay would leave it empty: return the contents as the step's result instead", s.Name, i+1, typeString(t, m.pkg.Types), why)
+				ok = false
+			case why != "":
+				ds.errorf(pos, "step %s: parameter %d (%s): %s, which is journaled to be restored on replay, but %v, or return what the step computes as its result instead", s.Name, i+1, typeString(t, m.pkg.Types), why, jerr)
+				ok = false
+			}
 			continue
 		}
-		if err := lossless(ptr.Elem(), q); err != nil {
-			ds.errorf(pos, "step %s: parameter %d (%s): what the step writes through it is journaled and restored on replay, but %v, or return the value as the step's result instead", s.Name, i+1, typeString(t, m.pkg.Types), err)
+		// The step may write its result through the pointer: the wrapper
+		// journals the pointee after the call and a replay restores it.
+		if variadic {
+			ds.errorf(pos, "step %s: variadic parameter ...%s: the step may write through any of the pointers, which the journal does not record; pass a slice of values and return what the step computes", s.Name, typeString(t, m.pkg.Types))
 			ok = false
 			continue
 		}
 		s.outArgs = append(s.outArgs, i)
 		s.Shape = append(s.Shape, jsonShape(fmt.Sprintf("out arg %d", i+1), ptr.Elem(), q)...)
 	}
+	s.JSON = journaledType(s, params, q)
 	return ok
+}
+
+// dependencyTypes are standard-library types with exported fields that a
+// step takes as a dependency, not to write its result into: their fields
+// configure them.
+var dependencyTypes = map[string]bool{
+	"net/http.Client": true, "net/http.Transport": true, "crypto/tls.Config": true,
+	"text/template.Template": true, "html/template.Template": true,
+}
+
+// mayHoldResult says why a value of t, which JSON cannot carry, may hold
+// what a step writes into it through a pointer (its exported fields, or,
+// with buffer set, a buffer's contents), or returns "" for a dependency: a
+// type with no exported field (*sql.DB, *slog.Logger, a service of
+// unexported clients) or a known configured client.
+func mayHoldResult(t types.Type) (why string, buffer bool) {
+	t = types.Unalias(t)
+	if n, ok := t.(*types.Named); ok && n.Obj().Pkg() != nil {
+		name := n.Obj().Pkg().Path() + "." + n.Obj().Name()
+		switch {
+		case name == "bytes.Buffer" || name == "strings.Builder":
+			return "a " + n.Obj().Pkg().Name() + "." + n.Obj().Name() + " holds what the step writes into it", true
+		case dependencyTypes[name]:
+			return "", false
+		}
+	}
+	st, ok := t.Underlying().(*types.Struct)
+	if !ok {
+		return "the step may write its result through it", false
+	}
+	var exported []string
+	for i := 0; i < st.NumFields(); i++ {
+		if f := st.Field(i); f.Exported() {
+			exported = append(exported, f.Name())
+		}
+	}
+	if len(exported) == 0 {
+		return "", false
+	}
+	if len(exported) > 3 {
+		exported = append(exported[:3], "...")
+	}
+	return "its exported fields (" + strings.Join(exported, ", ") + ") may hold the step's result", false
+}
+
+// journaledType writes the type of the value a step journals as shape
+// lines write types: its result's type; with pointer parameters or
+// several results, the generated out type's fields ("struct{arg3 *Info;
+// result int}", "struct{result1 Order; result2 bool}"); "null" when it
+// journals nothing but null.
+func journaledType(s *Step, params *types.Tuple, q types.Qualifier) string {
+	r := &shapeRenderer{q: q, seen: map[string]bool{}}
+	res := s.sig.Results()
+	if !s.needsOut() {
+		if len(s.values) == 1 {
+			return r.typ(res.At(s.values[0]).Type())
+		}
+		return "null"
+	}
+	var fields []string
+	for _, i := range s.outArgs {
+		_, key := outField(i)
+		fields = append(fields, key+" "+r.typ(params.At(i).Type()))
+	}
+	for n, i := range s.values {
+		_, key := s.resultField(n)
+		fields = append(fields, key+" "+r.typ(res.At(i).Type()))
+	}
+	sort.Strings(fields)
+	return "struct{" + strings.Join(fields, "; ") + "}"
 }
 
 // checkReceiver refuses a call-site step (a //resume:step at the call of a
@@ -451,25 +579,16 @@ func (m *packageModel) checkReceiver(s *Step, pos token.Pos, ds *diagnostics) bo
 	if !ok {
 		return true
 	}
-	st, ok := ptr.Elem().Underlying().(*types.Struct)
-	if !ok {
+	if _, isStruct := ptr.Elem().Underlying().(*types.Struct); !isStruct {
 		return true
 	}
-	var exported []string
-	for i := 0; i < st.NumFields(); i++ {
-		if st.Field(i).Exported() {
-			exported = append(exported, st.Field(i).Name())
-		}
-	}
-	if len(exported) == 0 {
+	why, _ := mayHoldResult(ptr.Elem())
+	if why == "" {
 		return true
 	}
-	if len(exported) > 3 {
-		exported = append(exported[:3], "...")
-	}
-	ds.errorf(pos, "step %s: %s has a pointer receiver whose exported fields (%s) may hold the call's result, which the journal does not record, so a replay would read them unset: "+
+	ds.errorf(pos, "step %s: %s has a pointer receiver: %s, which the journal does not record, so a replay would read it unset: "+
 		"wrap the call in a function of your own that makes it and returns what you read afterwards, and mark that function //resume:step",
-		s.Name, s.display, strings.Join(exported, ", "))
+		s.Name, s.display, why)
 	return false
 }
 
@@ -501,6 +620,24 @@ func typeArgsString(l *types.TypeList, q types.Qualifier) string {
 	}
 	b.WriteByte(']')
 	return b.String()
+}
+
+// splitResults splits a step's results into the values the journal
+// carries (their indices) and a trailing error: a step may return any
+// number of values, with or without an error, which must then be last.
+// valid is false when an error stands anywhere else.
+func splitResults(res *types.Tuple) (values []int, hasErr, valid bool) {
+	for i := 0; i < res.Len(); i++ {
+		if isError(res.At(i).Type()) {
+			if i != res.Len()-1 {
+				return nil, false, false
+			}
+			hasErr = true
+			continue
+		}
+		values = append(values, i)
+	}
+	return values, hasErr, true
 }
 
 // resultsOK reports whether results are error or (T, error).

@@ -48,7 +48,7 @@ func codeManifest(w *generator.Workflow) string {
 	policies := map[string]resume.Policy{"default": resume.PolicyDefault, "once": resume.PolicyOnce, "tx": resume.PolicyTx}
 	def := &resume.WorkflowDef{Shape: w.Shape}
 	for _, s := range w.Steps {
-		def.Steps = append(def.Steps, resume.StepDef{Name: s.Name, Callee: s.Callee, Signature: s.Signature, Policy: policies[s.Policy], Shape: s.Shape})
+		def.Steps = append(def.Steps, resume.StepDef{Name: s.Name, Callee: s.Callee, Signature: s.Signature, Policy: policies[s.Policy], Shape: s.Shape, JSON: s.JSON})
 	}
 	return def.Manifest()
 }
@@ -72,7 +72,7 @@ func checkDeploy(c *cli, o *options, args []string) error {
 	for _, w := range res.Workflows {
 		code[w.Package+"."+w.Name] = w
 	}
-	j, err := c.open(o)
+	j, err := c.openReadOnly(o)
 	if err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func checkDeploy(c *cli, o *options, args []string) error {
 	}
 	if len(out.Unknown) > 0 {
 		fmt.Fprintf(c.stderr, "resumectl check-deploy: note: %d unfinished run(s) belong to workflows not in these packages, not checked: %s\n",
-			len(out.Unknown), strings.Join(out.Unknown, ", "))
+			len(out.Unknown), esc(strings.Join(out.Unknown, ", ")))
 	}
 	if !out.OK {
 		fmt.Fprintf(c.stderr, "resumectl check-deploy: %d unfinished run(s) would stop on a version change after this deploy: let them finish, or cancel them, or deploy and accept the new version for each (resumectl runs accept-version) after reading the step diff\n", len(out.Stopping))
@@ -127,6 +127,7 @@ func checkDeploy(c *cli, o *options, args []string) error {
 }
 
 func (c *cli) printDeploy(out deployJSON) {
+	out = escDeploy(out)
 	if out.OK {
 		fmt.Fprintf(c.stdout, "ok: none of the %d unfinished run(s) of these workflows would stop on a version change\n", out.Checked)
 		return

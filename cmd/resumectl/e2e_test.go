@@ -291,6 +291,8 @@ func TestParkedOnceResolved(t *testing.T) {
 		if code, _, _ := e.ctl("runs", "resolve", "r1", "NotifyOwner", "-done", "-result", "{nope"); code != 2 {
 			t.Errorf("resolve with a -result that is not JSON exited %d, want 2", code)
 		}
+		// NotifyOwner returns only an error: it journals null, nothing else.
+		e.refused("journals nothing but null", "runs", "resolve", "r1", "NotifyOwner", "-done", "-result", `{"x":1}`)
 		e.unchanged("r1", before)
 
 		out = e.mustCtl("runs", "resolve", "r1", "NotifyOwner", "-done")

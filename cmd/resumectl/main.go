@@ -15,12 +15,22 @@
 //	resumectl runs accept-version ID [-version V]
 //	resumectl check-deploy [packages]
 //
-// Every command takes -db, a SQLite file or a postgres:// (postgresql://)
-// DSN, defaulting to the RESUME_DB environment variable, and -json, which
+// Every command takes -db, a SQLite file, a postgres:// (postgresql://)
+// URL or a key=value PostgreSQL DSN ("host=db user=app dbname=app"),
+// defaulting to the RESUME_DB environment variable, and -json, which
 // prints the command's result as JSON instead of aligned tables. Flags may
 // come before or after the arguments. Colour is used only when standard
-// output is a terminal and NO_COLOR is not set. resumectl never creates a
-// SQLite file: a path that does not exist is an error.
+// output is a terminal and NO_COLOR is not set. Control characters in
+// every value printed are escaped (\n, \u001b, ...), so that no run id or
+// error can forge a row or drive the terminal. No message contains a
+// database password.
+//
+// resumectl never creates a journal: a SQLite path that does not exist is
+// an error, and so is a database that holds no journal (exit status 2).
+// runs list, runs show and check-deploy only read: they open the journal
+// read-only and create, migrate or change nothing, on a read-only file or
+// replica too. Values a codec sealed (resume.WithCodec) show as
+// (encrypted).
 //
 // # Runs
 //
@@ -49,7 +59,9 @@
 // runs retry makes a failed run pending again and reopens, with a fresh
 // retry budget, only the step whose failure ended it (runs show names it);
 // failures the workflow handled replay, and a workflow that failed on its
-// own executes no step again. runs show lists each step's failed attempts.
+// own executes no step again. It also makes pending again a run parked on
+// a journal row that could not be used, once a person repaired the row
+// (runs show marks such rows). runs show lists each step's failed attempts.
 // runs cancel marks an unfinished run cancelled (one a
 // live worker is executing only with -running: the worker stops at its
 // next step, and a step executing at that moment may still complete); runs
@@ -76,7 +88,7 @@
 // 0: done. 1: refused, failed, not found, or the database cannot be
 // reached, with one line on standard error naming what and why; a refused
 // command changes nothing. check-deploy also exits 1 when a run would stop.
-// 2: usage error.
+// 2: usage error, or a database that holds no journal.
 //
 // # Why a second binary
 //

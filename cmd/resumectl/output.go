@@ -76,7 +76,12 @@ func (c *cli) table(header ...string) *table {
 	return t
 }
 
+// row writes one row; each cell is escaped (escKeepColour), so that a
+// value holding a tab, a newline or an escape sequence stays in its cell.
 func (t *table) row(cells ...string) {
+	for i, c := range cells {
+		cells[i] = escKeepColour(c)
+	}
 	fmt.Fprintln(t.tw, strings.Join(cells, "\t"))
 }
 

@@ -29,7 +29,7 @@ const usage = `usage:
   resumectl runs cancel ID [-running]
   resumectl runs accept-version ID [-version V]
   resumectl check-deploy [packages]
-every command takes -db (a SQLite file or a postgres:// DSN; default $RESUME_DB) and -json
+every command takes -db (a SQLite file or a PostgreSQL DSN; default $RESUME_DB) and -json
 `
 
 // usageError is a command line resumectl cannot run: exit status 2.
@@ -73,9 +73,9 @@ type options struct {
 // run is resumectl without process globals: it parses args, runs the
 // command and returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := &cli{ctx: ctx, stdout: stdout, stderr: stderr, color: colorful(stdout), now: time.Now}
+	c := &cli{ctx: ctx, stdout: escWriter{stdout}, stderr: escWriter{stderr}, color: colorful(stdout), now: time.Now}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
-		io.WriteString(stderr, usage)
+		io.WriteString(c.stderr, usage)
 		if len(args) == 0 {
 			return exitUsage
 		}
@@ -85,7 +85,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	args = args[1:]
 	if name == "runs" {
 		if len(args) == 0 {
-			fmt.Fprint(stderr, "resumectl: runs: missing subcommand\n"+usage)
+			fmt.Fprint(c.stderr, "resumectl: runs: missing subcommand\n"+usage)
 			return exitUsage
 		}
 		name, args = "runs "+args[0], args[1:]
@@ -97,7 +97,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if cmd == nil {
-		fmt.Fprintf(stderr, "resumectl: unknown command %q\n%s", name, usage)
+		fmt.Fprintf(c.stderr, "resumectl: unknown command %q\n%s", name, usage)
 		return exitUsage
 	}
 	return c.exec(cmd, args)
@@ -152,6 +152,9 @@ func (c *cli) exec(cmd *command, args []string) int {
 		fmt.Fprintf(c.stderr, "resumectl %s: %s\n", cmd.name, ue.msg)
 		fs.Usage()
 		return exitUsage
+	case errors.As(err, new(noJournal)):
+		fmt.Fprintf(c.stderr, "resumectl %s: %s\n", cmd.name, oneLine(err.Error()))
+		return exitUsage
 	}
 	fmt.Fprintf(c.stderr, "resumectl %s: %s\n", cmd.name, oneLine(err.Error()))
 	return exitFail
@@ -203,21 +206,49 @@ func oneLine(s string) string {
 	return b.String()
 }
 
-// open opens the journal o names. A SQLite file must exist: an operator's
-// typo must not create an empty journal.
+// open opens the journal o names for a command that changes runs. A
+// SQLite file must exist (an operator's typo must not create an empty
+// journal), and a database must already hold a journal: resumectl never
+// creates one. It may upgrade an older journal's schema, as a worker would.
 func (c *cli) open(o *options) (resume.Journal, error) {
-	if o.db == "" {
-		return nil, usagef("no database: pass -db (a SQLite file or a postgres:// DSN) or set RESUME_DB")
-	}
-	if !openjournal.IsPostgres(o.db) {
-		if _, err := os.Stat(o.db); err != nil {
-			return nil, fmt.Errorf("open journal %s: %w (resumectl opens existing journals only)", o.db, errors.Unwrap(err))
+	j, err := c.openReadOnly(o)
+	if err != nil {
+		if !errors.Is(err, resume.ErrOlderJournal) {
+			return nil, err
 		}
+	} else {
+		j.Close()
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, 20*time.Second)
 	defer cancel()
 	return openjournal.Open(ctx, o.db)
 }
+
+// openReadOnly opens the journal o names for a command that only reads
+// (runs list, runs show, check-deploy): nothing in the database or beside
+// it is created or changed. A database without a journal is said so, with
+// exit status 2.
+func (c *cli) openReadOnly(o *options) (resume.Journal, error) {
+	if o.db == "" {
+		return nil, usagef("no database: pass -db (a SQLite file or a postgres:// DSN) or set RESUME_DB")
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, 20*time.Second)
+	defer cancel()
+	j, err := openjournal.OpenReadOnly(ctx, o.db)
+	if errors.Is(err, resume.ErrNoJournal) {
+		return nil, noJournal{err}
+	}
+	return j, err
+}
+
+// noJournal is a database that holds no journal: exit status 2, as the
+// -db flag named the wrong database.
+type noJournal struct{ err error }
+
+func (e noJournal) Error() string {
+	return e.err.Error() + " (is -db the right database? resumectl reads journals that a program using resumegen created)"
+}
+func (e noJournal) Unwrap() error { return e.err }
 
 // args checks the number of positional arguments.
 // openRun takes the one argument of a command about a run, its id, and
@@ -227,6 +258,18 @@ func (c *cli) openRun(o *options, args []string) (resume.Journal, string, error)
 		return nil, "", err
 	}
 	j, err := c.open(o)
+	if err != nil {
+		return nil, "", err
+	}
+	return j, args[0], nil
+}
+
+// openRunReadOnly is openRun for a command that only reads.
+func (c *cli) openRunReadOnly(o *options, args []string) (resume.Journal, string, error) {
+	if err := wantArgs(args, "ID"); err != nil {
+		return nil, "", err
+	}
+	j, err := c.openReadOnly(o)
 	if err != nil {
 		return nil, "", err
 	}

@@ -102,7 +102,7 @@ func runsList(c *cli, o *options, args []string) error {
 	}
 	since, _ := time.ParseDuration(flagValue(fs, "since"))
 	workflow := flagValue(fs, "workflow")
-	j, err := c.open(o)
+	j, err := c.openReadOnly(o)
 	if err != nil {
 		return err
 	}
@@ -177,6 +177,10 @@ type stepJSON struct {
 	ErrorDetail json.RawMessage `json:"error_detail,omitempty"`
 	// Attempts lists the step's failed attempts, oldest first.
 	Attempts []attemptJSON `json:"attempts,omitempty"`
+	// Problem says why the row cannot be used as stored (a column that
+	// does not convert, a status that is no status): the engine parks
+	// the run on it. Absent for a sound row.
+	Problem string `json:"problem,omitempty"`
 }
 
 // attemptJSON is one failed attempt of a step.
@@ -208,10 +212,12 @@ type showJSON struct {
 	Children      []childJSON     `json:"children,omitempty"` // the child runs this run started
 	Steps         []stepJSON      `json:"steps"`
 	VersionChange *versionChange  `json:"version_change,omitempty"`
+	// Problem says why the run's own row cannot be used as stored.
+	Problem string `json:"problem,omitempty"`
 }
 
 func runsShow(c *cli, o *options, args []string) error {
-	j, runID, err := c.openRun(o, args)
+	j, runID, err := c.openRunReadOnly(o, args)
 	if err != nil {
 		return err
 	}
@@ -220,8 +226,8 @@ func runsShow(c *cli, o *options, args []string) error {
 	if err != nil {
 		return err
 	}
-	out := showJSON{Run: c.runJSON(r, steps), Input: r.Input, Output: r.Output, Error: r.Error, LeaseOwner: r.LeaseOwner,
-		Parent: r.Parent, Steps: []stepJSON{}}
+	out := showJSON{Run: c.runJSON(r, steps), Input: storedJSON(r.Input), Output: storedJSON(r.Output), Error: r.Error, LeaseOwner: r.LeaseOwner,
+		Parent: r.Parent, Steps: []stepJSON{}, Problem: r.Problem()}
 	kids, err := j.ListRuns(c.ctx, resume.RunFilter{Parent: runID})
 	if err != nil {
 		return err
@@ -235,7 +241,11 @@ func runsShow(c *cli, o *options, args []string) error {
 	}
 	for _, s := range steps {
 		sj := stepJSON{Seq: s.Seq, StepKey: s.StepKey, Name: s.Name, Status: string(s.Status), Attempt: s.Attempt,
-			StartedAt: s.StartedAt, Result: s.Result, Error: s.Error, Final: s.Final, ErrorDetail: s.ErrorDetail}
+			StartedAt: s.StartedAt, Result: storedJSON(s.Result), Error: s.Error, Final: s.Final, ErrorDetail: storedJSON(s.ErrorDetail),
+			Problem: s.Problem()}
+		if sj.Problem == "" && len(s.Result) > 0 && !json.Valid(s.Result) {
+			sj.Problem = "result is not JSON"
+		}
 		for _, a := range s.History {
 			aj := attemptJSON{Attempt: a.Attempt, StartedAt: a.StartedAt, Error: a.Error, Permanent: a.Permanent}
 			if !a.FinishedAt.IsZero() {
@@ -263,6 +273,17 @@ func runsShow(c *cli, o *options, args []string) error {
 	}
 	c.printRun(r, out)
 	return nil
+}
+
+// storedJSON is a JSON column as show prints it: as stored when it is
+// JSON, else as a JSON string of the stored text, so that one corrupt row
+// neither hides the others nor breaks -json.
+func storedJSON(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 || json.Valid(b) {
+		return b
+	}
+	q, _ := json.Marshal(string(b))
+	return q
 }
 
 // storedVersionChange diffs the run's version's manifest against the newest
@@ -296,6 +317,7 @@ func storedVersionChange(c *cli, j resume.Journal, r resume.RunRecord) (*version
 
 // printRun prints show's human form.
 func (c *cli) printRun(r resume.RunRecord, out showJSON) {
+	r, out = forDisplay(r, out)
 	now := c.now()
 	st := statusText(r)
 	t := c.table()
@@ -303,6 +325,9 @@ func (c *cli) printRun(r resume.RunRecord, out showJSON) {
 	t.row("workflow", shortName(r.Workflow)+"  ("+r.Workflow+")")
 	t.row("version", r.Version)
 	t.row("status", c.paint(statusColor(st), st))
+	if out.Problem != "" {
+		t.row("unreadable", out.Problem)
+	}
 	if r.AttentionStep != "" {
 		t.row("waiting on", r.AttentionStep)
 	}
@@ -352,6 +377,9 @@ func (c *cli) printRun(r resume.RunRecord, out showJSON) {
 					what = "executed; its result cannot be journaled"
 				}
 			}
+			if s.Problem != "" {
+				what = "unreadable: " + s.Problem
+			}
 			t.row(strconv.FormatInt(s.Seq, 10), s.StepKey, c.paint(statusColor(s.Status), s.Status), strconv.Itoa(s.Attempt),
 				stamp(s.StartedAt), duration(s.StartedAt, fin), preview(what, 60))
 		}
@@ -387,9 +415,12 @@ func (c *cli) printRun(r resume.RunRecord, out showJSON) {
 	case r.Status == resume.StatusNeedsAttention && r.AttentionKind == resume.AttentionKindChild:
 		fmt.Fprintf(c.stdout, "\nIts child run %s needs a person: settle it there (resumectl runs show %s); this run then continues by itself.\n",
 			resume.ChildRunID(r.RunID, r.AttentionStep), resume.ChildRunID(r.RunID, r.AttentionStep))
+	case r.Status == resume.StatusNeedsAttention && r.AttentionKind == resume.AttentionKindJournal && r.AttentionStep == "":
+		fmt.Fprintf(c.stdout, "\nThe run's own row cannot be used as stored: nothing executes until it is repaired in the database (resume_runs, run_id %s), then: resumectl runs retry %s   (or: resumectl runs cancel %s)\n",
+			r.RunID, r.RunID, r.RunID)
 	case r.Status == resume.StatusNeedsAttention && r.AttentionKind == resume.AttentionKindJournal:
-		fmt.Fprintf(c.stdout, "\nThe journal row of step %s does not decode: nothing executes until it is repaired in the database (resume_steps, run_id %s), or the run is cancelled: resumectl runs cancel %s\n",
-			r.AttentionStep, r.RunID, r.RunID)
+		fmt.Fprintf(c.stdout, "\nThe journal row of step %s cannot be used as stored: nothing executes until it is repaired in the database (resume_steps, run_id %s), then: resumectl runs retry %s   (or: resumectl runs cancel %s)\n",
+			r.AttentionStep, r.RunID, r.RunID, r.RunID)
 	case r.Status == resume.StatusNeedsAttention && r.AttentionStep != "":
 		fmt.Fprintf(c.stdout, "\nStep %s may or may not have happened. If it did: resumectl runs resolve %s %s -done [-result JSON]; if not: resumectl runs resolve %s %s -redo\n",
 			r.AttentionStep, r.RunID, r.AttentionStep, r.RunID, r.AttentionStep)
@@ -446,7 +477,7 @@ func (c *cli) report(o *options, a actionJSON) error {
 	if o.json {
 		return c.writeJSON(a)
 	}
-	fmt.Fprintln(c.stdout, a.Message)
+	fmt.Fprintln(c.stdout, esc(a.Message))
 	return nil
 }
 
@@ -497,6 +528,9 @@ func runsRetry(c *cli, o *options, args []string) error {
 	}
 	var reopened []string
 	what := "no step executes again: the workflow failed on its own, and its journal replays to it"
+	if before.Status == resume.StatusNeedsAttention && before.AttentionKind == resume.AttentionKindJournal {
+		what = "its journal read anew at its next entry; it parks again if a row still cannot be used"
+	}
 	if before.FailedStep != "" {
 		reopened = []string{before.FailedStep}
 		what = "a fresh retry budget for " + before.FailedStep + ", whose failure ended it; steps that succeeded, and failures the workflow handled, will not run again"

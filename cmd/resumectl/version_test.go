@@ -204,8 +204,9 @@ func TestVersionChange(t *testing.T) {
 				changed = append(changed, l.Op+" "+l.Step)
 			}
 		}
-		if len(changed) != 1 || changed[0] != "+ "+audit {
-			t.Errorf("check-deploy diff: changed lines %q, want only + %s", changed, audit)
+		// The added step, and the type of what it journals (nothing but null).
+		if len(changed) != 2 || changed[0] != "+ "+audit || changed[1] != "+ AuditOnboarding: journals null" {
+			t.Errorf("check-deploy diff: changed lines %q, want only + %s and its journals line", changed, audit)
 		}
 
 		e.mustExample(newBin, "r1", 3)

@@ -47,14 +47,14 @@ var resumeSettle = &resume.WorkflowDef{
 	Name:    "Settle",
 	Version: resumeSettleVersion,
 	Steps: []resume.StepDef{
-		{Name: "ListItems", Callee: "github.com/resumegen/resumegen/examples/batch.ListItems", Signature: "func(context.Context, string) ([]Item, error)", Policy: resume.PolicyDefault,
+		{Name: "ListItems", Callee: "github.com/resumegen/resumegen/examples/batch.ListItems", Signature: "func(context.Context, string) ([]Item, error)", Policy: resume.PolicyDefault, JSON: "[]Item",
 			Shape: []string{
 				"result Item: Amount int",
 				"result Item: ID string",
 			}},
-		{Name: "Charge", Callee: "github.com/resumegen/resumegen/examples/batch.Charge", Signature: "func(context.Context, Item, Quote) error", Policy: resume.PolicyDefault},
-		{Name: "Price", Callee: "github.com/resumegen/resumegen/examples/batch.Price", Signature: "func(context.Context, Item) (int, error)", Policy: resume.PolicyDefault},
-		{Name: "Close", Callee: "github.com/resumegen/resumegen/examples/batch.Close", Signature: "func(context.Context, string) error", Policy: resume.PolicyDefault},
+		{Name: "Charge", Callee: "github.com/resumegen/resumegen/examples/batch.Charge", Signature: "func(context.Context, Item, Quote) error", Policy: resume.PolicyDefault, JSON: "null"},
+		{Name: "Price", Callee: "github.com/resumegen/resumegen/examples/batch.Price", Signature: "func(context.Context, Item) (int, error)", Policy: resume.PolicyDefault, JSON: "int"},
+		{Name: "Close", Callee: "github.com/resumegen/resumegen/examples/batch.Close", Signature: "func(context.Context, string) error", Policy: resume.PolicyDefault, JSON: "null"},
 	},
 	Shape: []string{
 		"input arg 2 Batch: ID string",

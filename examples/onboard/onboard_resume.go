@@ -53,21 +53,21 @@ var resumeOnboard = &resume.WorkflowDef{
 	Name:    "Onboard",
 	Version: resumeOnboardVersion,
 	Steps: []resume.StepDef{
-		{Name: "FetchRecords", Callee: "github.com/resumegen/resumegen/examples/onboard.FetchRecords", Signature: "func(context.Context, Input) ([]Record, error)", Policy: resume.PolicyDefault,
+		{Name: "FetchRecords", Callee: "github.com/resumegen/resumegen/examples/onboard.FetchRecords", Signature: "func(context.Context, Input) ([]Record, error)", Policy: resume.PolicyDefault, JSON: "[]Record",
 			Shape: []string{
 				"result Record: ID string",
 				"result Record: Owner string",
 				"result Record: Value int",
 			}},
-		{Name: "ScoreAll", Callee: "github.com/resumegen/resumegen/examples/onboard.ScoreAll", Signature: "func(context.Context, []Record) ([]Score, error)", Policy: resume.PolicyDefault, Attempts: 5, BackoffMin: 200 * time.Millisecond, BackoffMax: 30 * time.Second,
+		{Name: "ScoreAll", Callee: "github.com/resumegen/resumegen/examples/onboard.ScoreAll", Signature: "func(context.Context, []Record) ([]Score, error)", Policy: resume.PolicyDefault, Attempts: 5, BackoffMin: 200 * time.Millisecond, BackoffMax: 30 * time.Second, JSON: "[]Score",
 			Shape: []string{
 				"result Score: Owner string",
 				"result Score: Points int",
 				"result Score: RecordID string",
 			}},
-		{Name: "WriteScores", Callee: "github.com/resumegen/resumegen/examples/onboard.WriteScores", Signature: "func(context.Context, []Score) error", Policy: resume.PolicyTx},
-		{Name: "NotifyOwner", Callee: "github.com/resumegen/resumegen/examples/onboard.NotifyOwner", Signature: "func(context.Context, Owner) error", Policy: resume.PolicyOnce},
-		{Name: "MarkComplete", Callee: "github.com/resumegen/resumegen/examples/onboard.MarkComplete", Signature: "func(context.Context, string) error", Policy: resume.PolicyDefault},
+		{Name: "WriteScores", Callee: "github.com/resumegen/resumegen/examples/onboard.WriteScores", Signature: "func(context.Context, []Score) error", Policy: resume.PolicyTx, JSON: "null"},
+		{Name: "NotifyOwner", Callee: "github.com/resumegen/resumegen/examples/onboard.NotifyOwner", Signature: "func(context.Context, Owner) error", Policy: resume.PolicyOnce, JSON: "null"},
+		{Name: "MarkComplete", Callee: "github.com/resumegen/resumegen/examples/onboard.MarkComplete", Signature: "func(context.Context, string) error", Policy: resume.PolicyDefault, JSON: "null"},
 	},
 	Shape: []string{
 		"input arg 2 Input: CustomerID string",

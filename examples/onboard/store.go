@@ -4,11 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/resumegen/resumegen/runtime/openjournal"
 	"github.com/resumegen/resumegen/runtime/pgjournal"
 	"github.com/resumegen/resumegen/runtime/resume"
 	"github.com/resumegen/resumegen/runtime/sqlitejournal"
@@ -24,10 +24,9 @@ type scoreStore interface {
 	Count(ctx context.Context) (int, error)
 }
 
-// isPostgres reports whether -db names a PostgreSQL database.
-func isPostgres(db string) bool {
-	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
-}
+// isPostgres reports whether -db names a PostgreSQL database: a URL or a
+// key=value DSN (openjournal.IsPostgres).
+func isPostgres(db string) bool { return openjournal.IsPostgres(db) }
 
 // openJournal opens the journal -db names, a SQLite file or a PostgreSQL
 // DSN, and the scores table beside it.
@@ -35,7 +34,7 @@ func openJournal(ctx context.Context, db string) (resume.Journal, scoreStore, er
 	if isPostgres(db) {
 		j, err := pgjournal.Connect(ctx, db)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, fmt.Errorf("open journal %s: %w", openjournal.Redact(db), err)
 		}
 		s := pgStore{pool: j.Pool()}
 		if _, err := s.pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS scores (

@@ -32,17 +32,32 @@ type world struct {
 }
 
 // openWorld returns the world whose files live in dir.
+//
+// It creates the world's folder, the outbox and both logs now, so that a
+// folder it cannot make is an error before any step runs, not a panic
+// inside one (the default ./onboard-world of a PostgreSQL -db was never
+// created).
 func openWorld(dir, outboxDir string, scores scoreStore, delay time.Duration) (*world, error) {
-	if err := os.MkdirAll(outboxDir, 0o755); err != nil {
-		return nil, err
+	for _, d := range []string{dir, outboxDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("world folder: %w", err)
+		}
 	}
-	return &world{
+	w := &world{
 		scores:  scores,
 		scoring: &scoringService{ledger: &appendLog{path: filepath.Join(dir, "scoring.log")}},
 		outbox:  &outbox{dir: outboxDir},
 		effects: &appendLog{path: filepath.Join(dir, "effects.log")},
 		delay:   delay,
-	}, nil
+	}
+	for _, l := range []*appendLog{w.scoring.ledger, w.effects} {
+		f, err := os.OpenFile(l.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("world: %w", err)
+		}
+		f.Close()
+	}
+	return w, nil
 }
 
 type worldKey struct{}

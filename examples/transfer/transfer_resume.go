@@ -60,17 +60,17 @@ var resumeTransfer = &resume.WorkflowDef{
 	Name:    "Transfer",
 	Version: resumeTransferVersion,
 	Steps: []resume.StepDef{
-		{Name: "Price", Callee: "github.com/resumegen/resumegen/examples/transfer.Price", Signature: "func(context.Context, Order, *Quote) error", Policy: resume.PolicyDefault,
+		{Name: "Price", Callee: "github.com/resumegen/resumegen/examples/transfer.Price", Signature: "func(context.Context, Order, *Quote) error", Policy: resume.PolicyDefault, JSON: "struct{arg3 *Quote}",
 			Shape: []string{
 				"out arg 3 Quote: Amount int",
 				"out arg 3 Quote: Fee int",
 			}},
-		{Name: "Reserve", Callee: "github.com/resumegen/resumegen/examples/transfer.Reserve", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault},
-		{Name: "Withdraw", Callee: "github.com/resumegen/resumegen/examples/transfer.Withdraw", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, Attempts: 3, BackoffMin: 1 * time.Millisecond, BackoffMax: 5 * time.Millisecond},
-		{Name: "Refund", Callee: "github.com/resumegen/resumegen/examples/transfer.Refund", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault},
-		{Name: "Release", Callee: "github.com/resumegen/resumegen/examples/transfer.Release", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault},
-		{Name: "Deposit", Callee: "github.com/resumegen/resumegen/examples/transfer.Deposit", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, Attempts: 3, BackoffMin: 1 * time.Millisecond, BackoffMax: 5 * time.Millisecond},
-		{Name: "Notify", Callee: "github.com/resumegen/resumegen/examples/transfer.Notify", Signature: "func(context.Context, Notice) (int, error)", Policy: resume.PolicyDefault, Child: true},
+		{Name: "Reserve", Callee: "github.com/resumegen/resumegen/examples/transfer.Reserve", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, JSON: "null"},
+		{Name: "Withdraw", Callee: "github.com/resumegen/resumegen/examples/transfer.Withdraw", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, Attempts: 3, BackoffMin: 1 * time.Millisecond, BackoffMax: 5 * time.Millisecond, JSON: "null"},
+		{Name: "Refund", Callee: "github.com/resumegen/resumegen/examples/transfer.Refund", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, JSON: "null"},
+		{Name: "Release", Callee: "github.com/resumegen/resumegen/examples/transfer.Release", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, JSON: "null"},
+		{Name: "Deposit", Callee: "github.com/resumegen/resumegen/examples/transfer.Deposit", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, Attempts: 3, BackoffMin: 1 * time.Millisecond, BackoffMax: 5 * time.Millisecond, JSON: "null"},
+		{Name: "Notify", Callee: "github.com/resumegen/resumegen/examples/transfer.Notify", Signature: "func(context.Context, Notice) (int, error)", Policy: resume.PolicyDefault, Child: true, JSON: "int"},
 	},
 	Shape: []string{
 		"input arg 2 Order: Amount int",
@@ -235,7 +235,7 @@ var resumeNotify = &resume.WorkflowDef{
 	Name:    "Notify",
 	Version: resumeNotifyVersion,
 	Steps: []resume.StepDef{
-		{Name: "Send", Callee: "github.com/resumegen/resumegen/examples/transfer.Send", Signature: "func(context.Context, string, string) error", Policy: resume.PolicyOnce},
+		{Name: "Send", Callee: "github.com/resumegen/resumegen/examples/transfer.Send", Signature: "func(context.Context, string, string) error", Policy: resume.PolicyOnce, JSON: "null"},
 	},
 	Shape: []string{
 		"input arg 2 Notice: Order string",

@@ -180,13 +180,13 @@ var transferDef = &resume.WorkflowDef{
 }
 
 var transferStepDefs = []resume.StepDef{
-	{Name: "Lookup", Callee: "journaltest.Lookup", Signature: "func(context.Context, TransferPlan) (Account, error)", Attempts: 3, BackoffMin: 1, BackoffMax: 1},
-	{Name: "Deposit", Callee: "journaltest.Deposit", Signature: "func(context.Context, TransferPlan) error", Attempts: 3, BackoffMin: 1, BackoffMax: 1},
-	{Name: "Refund", Callee: "journaltest.Refund", Signature: "func(context.Context, TransferPlan) error"},
-	{Name: "Quote", Callee: "journaltest.Quote", Signature: "func(context.Context, TransferPlan) (Quoted, error)", Attempts: 3, BackoffMin: 1, BackoffMax: 1},
-	{Name: "Measure", Callee: "journaltest.Measure", Signature: "func(context.Context, TransferPlan) (float64, error)", Policy: resume.PolicyOnce},
-	{Name: "Label", Callee: "journaltest.Label", Signature: "func(context.Context, TransferPlan) (string, error)"},
-	{Name: "Finish", Callee: "journaltest.Finish", Signature: "func(context.Context, TransferPlan) error"},
+	{Name: "Lookup", Callee: "journaltest.Lookup", Signature: "func(context.Context, TransferPlan) (Account, error)", Attempts: 3, BackoffMin: 1, BackoffMax: 1, JSON: "Account", Shape: []string{"result Account: Cents int", "result Account: ID string"}},
+	{Name: "Deposit", Callee: "journaltest.Deposit", Signature: "func(context.Context, TransferPlan) error", Attempts: 3, BackoffMin: 1, BackoffMax: 1, JSON: "null"},
+	{Name: "Refund", Callee: "journaltest.Refund", Signature: "func(context.Context, TransferPlan) error", JSON: "null"},
+	{Name: "Quote", Callee: "journaltest.Quote", Signature: "func(context.Context, TransferPlan) (Quoted, error)", Attempts: 3, BackoffMin: 1, BackoffMax: 1, JSON: "Quoted", Shape: []string{"result Quoted: Cents int"}},
+	{Name: "Measure", Callee: "journaltest.Measure", Signature: "func(context.Context, TransferPlan) (float64, error)", Policy: resume.PolicyOnce, JSON: "float64"},
+	{Name: "Label", Callee: "journaltest.Label", Signature: "func(context.Context, TransferPlan) (string, error)", JSON: "string"},
+	{Name: "Finish", Callee: "journaltest.Finish", Signature: "func(context.Context, TransferPlan) error", JSON: "null"},
 }
 
 // durableTransfer is what resumegen would generate for Transfer's calls.

@@ -87,9 +87,17 @@ func Fetch(ctx context.Context, p Plan) (string, error) {
 	return "data", nil
 }
 
+// notifyHook, if set, runs in every execution of Notify, after its
+// effect: an attack's trigger (see DatabaseBlip).
+var notifyHook atomic.Pointer[func()]
+
 // Notify is a once step.
 func Notify(ctx context.Context, p Plan) error {
-	if n := seen.record(ctx, "Notify"); n <= p.FailNotify {
+	n := seen.record(ctx, "Notify")
+	if h := notifyHook.Load(); h != nil {
+		(*h)()
+	}
+	if n <= p.FailNotify {
 		return fmt.Errorf("notify %d: %w", n, errTransient)
 	}
 	return nil
@@ -169,10 +177,10 @@ var chainDef = &resume.WorkflowDef{
 // chainSteps is a variable of its own: the step wrappers refer to it, and
 // referring to chainDef would make an initialization cycle.
 var chainSteps = []resume.StepDef{
-	{Name: "Fetch", Callee: "journaltest.Fetch", Signature: "func(context.Context, Plan) (string, error)", Policy: resume.PolicyDefault, Attempts: 3, BackoffMin: 1, BackoffMax: 1},
-	{Name: "Notify", Callee: "journaltest.Notify", Signature: "func(context.Context, Plan) error", Policy: resume.PolicyOnce, Attempts: 2, BackoffMin: 1, BackoffMax: 1},
-	{Name: "Write", Callee: "journaltest.Write", Signature: "func(context.Context, Plan, string) error", Policy: resume.PolicyTx},
-	{Name: "Loop", Callee: "journaltest.Loop", Signature: "func(context.Context, Plan, int) (int, error)", Policy: resume.PolicyDefault},
+	{Name: "Fetch", Callee: "journaltest.Fetch", Signature: "func(context.Context, Plan) (string, error)", Policy: resume.PolicyDefault, Attempts: 3, BackoffMin: 1, BackoffMax: 1, JSON: "string"},
+	{Name: "Notify", Callee: "journaltest.Notify", Signature: "func(context.Context, Plan) error", Policy: resume.PolicyOnce, Attempts: 2, BackoffMin: 1, BackoffMax: 1, JSON: "null"},
+	{Name: "Write", Callee: "journaltest.Write", Signature: "func(context.Context, Plan, string) error", Policy: resume.PolicyTx, JSON: "null"},
+	{Name: "Loop", Callee: "journaltest.Loop", Signature: "func(context.Context, Plan, int) (int, error)", Policy: resume.PolicyDefault, JSON: "int"},
 }
 
 func init() { resume.Register(Chain, chainDef) }

@@ -20,10 +20,18 @@ var errStepOwnsTx = errors.New("pgjournal: a tx step's transaction commits with 
 //   - Commit and Rollback return an error: committing the step's writes
 //     without its journal row would break exactly once. Begin (a savepoint)
 //     works as usual.
-//   - Once the step has returned, every method fails with pgx.ErrTxClosed,
-//     instead of reaching a connection that went back to the pool.
+//   - Once the step has returned, every method that reaches the server
+//     fails with pgx.ErrTxClosed, instead of reaching a connection that
+//     went back to the pool. LargeObjects and Conn are the transaction's,
+//     valid only while the step runs.
+//
+// It embeds the pgx.Tx rather than forwarding each method by hand, so a
+// method a newer pgx adds to the interface is the transaction's own and the
+// package keeps compiling against every pgx v5 (v5.12 added one to
+// pgx.BatchResults, which broke hand-written implementations).
 type stepHandle struct {
-	tx     pgx.Tx
+	pgx.Tx
+	tx     pgx.Tx // the same transaction, for the guarded methods
 	closed atomic.Bool
 }
 
@@ -71,10 +79,6 @@ func (h *stepHandle) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResul
 	return h.tx.SendBatch(ctx, b)
 }
 
-// LargeObjects is pgx.Tx's LargeObjects. It is only valid while the step
-// runs; it cannot report the step's end itself.
-func (h *stepHandle) LargeObjects() pgx.LargeObjects { return h.tx.LargeObjects() }
-
 // Prepare is pgx.Tx's Prepare.
 func (h *stepHandle) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
 	if h.closed.Load() {
@@ -107,19 +111,18 @@ func (h *stepHandle) QueryRow(ctx context.Context, sql string, args ...any) pgx.
 	return h.tx.QueryRow(ctx, sql, args...)
 }
 
-// Conn returns the connection the transaction runs on. Like the handle, it
-// is the step's only while the step runs.
-func (h *stepHandle) Conn() *pgx.Conn { return h.tx.Conn() }
-
 // closedRow is QueryRow's answer after the step returned.
 type closedRow struct{}
 
 func (closedRow) Scan(...any) error { return pgx.ErrTxClosed }
 
-// closedBatch is SendBatch's answer after the step returned.
-type closedBatch struct{}
+// closedBatch is SendBatch's answer after the step returned. It embeds the
+// interface (nil) so that methods a newer pgx adds keep it compiling; the
+// ones a caller can reach after a step returned are answered here.
+type closedBatch struct{ pgx.BatchResults }
 
 func (closedBatch) Exec() (pgconn.CommandTag, error) { return pgconn.CommandTag{}, pgx.ErrTxClosed }
 func (closedBatch) Query() (pgx.Rows, error)         { return nil, pgx.ErrTxClosed }
 func (closedBatch) QueryRow() pgx.Row                { return closedRow{} }
 func (closedBatch) Close() error                     { return pgx.ErrTxClosed }
+func (closedBatch) Tx() pgx.Tx                       { return nil }

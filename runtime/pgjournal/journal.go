@@ -141,7 +141,8 @@ type queries struct {
 }
 
 const runColumns = `run_id, workflow, version, status, input, output, error, attention_step, attention_kind,
-	attempts, lease_owner, lease_until, epoch, created_at, updated_at, failed_step, parent_run_id, error_detail`
+	attempts, lease_owner, lease_until, epoch, created_at, updated_at, failed_step, parent_run_id, error_detail,
+	attempts - progress_attempt`
 
 const stepColumns = `run_id, step_key, name, status, result, error, attempt, attempt_base, seq, started_at, finished_at,
 	error_detail, final, history`
@@ -151,11 +152,25 @@ const stepColumns = `run_id, step_key, name, status, result, error, attempt, att
 // counts its lease from after the wait, and workers whose clocks disagree
 // compare every expiry on one clock.
 
+// stepFence begins a step row's write: run is the run's row if the lease
+// ($12 run, $13 owner, $14 epoch) is still the writer's, share-locked, and
+// progress marks the run's progress at the entry's first step row (see
+// resume.RunRecord.ClaimsSinceProgress).
+const stepFence = `WITH run AS (
+				SELECT attempts <> progress_attempt AS first FROM {schema}.resume_runs
+				WHERE run_id = $12 AND lease_owner = $13 AND epoch = $14 FOR SHARE),
+			progress AS (
+				UPDATE {schema}.resume_runs SET progress_attempt = attempts
+				WHERE run_id = $12 AND (SELECT first FROM run))`
+
 // claimable is the condition under which a run may be claimed: pending, or
 // running under a lease that expired, held by an owner not known to be
 // alive. The lease of an owner whose liveness lock is held (an overloaded
 // or paused process, a claim or a renewal that waited for a lock) is never
-// taken: that owner may be executing a step, and it renews when it can.
+// taken: that owner may be executing a step, and it renews when it can,
+// not even by a worker of the same owner name (another of its goroutines
+// may be executing it). Claim, for one run, takes the claimer's own lapsed
+// lease: a process restarted under the same owner name.
 const claimable = `(status = 'pending' OR (status = 'running' AND lease_until < clock_timestamp() AND NOT ` + ownerAlive + `))`
 
 // ownerAlive is true when the run's owner registered a liveness lock and a
@@ -204,7 +219,7 @@ func newQueries(schema string) queries {
 		// any, $6 whether an owner whose process ended may be taken from.
 		claim: claimSet + `
 			WHERE run_id = $3 AND (status = 'pending' OR (status = 'running' AND
-				((lease_until < clock_timestamp() AND NOT ` + ownerAlive + `) OR (lease_owner = $4 AND epoch = $5)
+				((lease_until < clock_timestamp() AND (lease_owner = $1::text OR NOT ` + ownerAlive + `)) OR (lease_owner = $4 AND epoch = $5)
 				OR ($6::boolean AND lease_owner <> $1::text AND ` + ownerGone + `))))
 			RETURNING ` + runColumns,
 		// $3 the workflows. The inner select locks the oldest claimable
@@ -224,10 +239,12 @@ func newQueries(schema string) queries {
 		// the run's lease is still the writer's. FOR SHARE holds the run
 		// row until the write commits, so a claim cannot slip in between
 		// the check and the commit: it waits, or the check sees its epoch.
-		writeStep: `INSERT INTO {schema}.resume_steps (` + stepColumns + `)
+		// The entry's first step row is its progress (progress_attempt);
+		// later ones skip that update without scanning.
+		writeStep: stepFence + `
+			INSERT INTO {schema}.resume_steps (` + stepColumns + `)
 			SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $15, $16, $17
-			WHERE EXISTS (SELECT 1 FROM {schema}.resume_runs
-				WHERE run_id = $12 AND lease_owner = $13 AND epoch = $14 FOR SHARE)
+			WHERE EXISTS (SELECT 1 FROM run)
 			ON CONFLICT (run_id, step_key) DO UPDATE SET
 				status = excluded.status, result = excluded.result, error = excluded.error,
 				attempt = excluded.attempt, attempt_base = excluded.attempt_base, seq = excluded.seq,
@@ -236,7 +253,7 @@ func newQueries(schema string) queries {
 		finish: `UPDATE {schema}.resume_runs SET
 				status = $1, output = $2, error = $3, attention_step = $4,
 				lease_owner = '', lease_until = NULL, updated_at = $5, attention_kind = $9, failed_step = $10,
-				error_detail = $11
+				error_detail = $11, progress_attempt = attempts
 			WHERE run_id = $6 AND lease_owner = $7 AND epoch = $8`,
 		selectStepStatus: `SELECT status FROM {schema}.resume_steps WHERE run_id = $1 AND step_key = $2 FOR UPDATE`,
 		resolveDone: `UPDATE {schema}.resume_steps SET status = 'succeeded', result = $1, error = '', finished_at = $2
@@ -286,7 +303,7 @@ func newQueries(schema string) queries {
 	// refusedRun, last in the batch, reads the run's row only if the claim
 	// did not take it.
 	q.refusedRun = q.selectRun + ` AND txid_current_if_assigned() IS NULL`
-	q.writeStepTx = `WITH w AS (` + q.writeStep + `
+	q.writeStepTx = stepFence + `, w AS (` + strings.TrimPrefix(q.writeStep, stepFence) + `
 			RETURNING 1)
 		SELECT CASE WHEN EXISTS (SELECT 1 FROM w) THEN 1 ELSE {schema}.resume_lease_lost($12, $14) END`
 	for _, s := range []*string{
@@ -340,7 +357,7 @@ func scanRun(row pgx.Row, extra ...any) (resume.RunRecord, error) {
 	var created, updated time.Time
 	err := row.Scan(append([]any{&r.RunID, &r.Workflow, &r.Version, &r.Status, &input, &output, &r.Error,
 		&r.AttentionStep, &r.AttentionKind, &r.Attempts, &r.LeaseOwner, &leaseUntil, &r.Epoch, &created, &updated, &r.FailedStep,
-		&r.Parent, &detail}, extra...)...)
+		&r.Parent, &detail, &r.ClaimsSinceProgress}, extra...)...)
 	if err != nil {
 		return r, err
 	}
@@ -372,9 +389,7 @@ func scanStep(row pgx.Row) (resume.StepRecord, error) {
 		s.ErrorDetail = detail
 	}
 	s.StartedAt, s.FinishedAt = started.UTC(), timeOf(finished)
-	if s.History, err = parseHistory(s.StepKey, history); err != nil {
-		return s, err
-	}
+	s.History, s.Unreadable = parseHistory(history)
 	return s, nil
 }
 
@@ -390,15 +405,23 @@ func historyArg(h []resume.AttemptRecord) (any, error) {
 	return string(b), nil
 }
 
-func parseHistory(stepKey string, h []byte) ([]resume.AttemptRecord, error) {
+// parseHistory reads the history column: a JSON list of attempts, or
+// NULL. A history that is not such a list is returned as why the row
+// cannot be read, not as an error: the read goes on, and the engine parks
+// the row's run, not every run of the journal.
+func parseHistory(h []byte) ([]resume.AttemptRecord, string) {
 	if len(h) == 0 {
-		return nil, nil
+		return nil, ""
 	}
 	var out []resume.AttemptRecord
 	if err := json.Unmarshal(h, &out); err != nil {
-		return nil, fmt.Errorf("step %s: attempt history: %w", stepKey, err)
+		shown := string(h)
+		if len(shown) > 60 {
+			shown = shown[:60] + "..."
+		}
+		return nil, fmt.Sprintf("history %q is not a list of attempts: %v", shown, err)
 	}
-	return out, nil
+	return out, ""
 }
 
 // stepArgs are the arguments of writeStep and writeStepTx.
@@ -468,10 +491,7 @@ func scanEntrySteps(rows pgx.Rows, runID string) ([]resume.StepRecord, error) {
 		}
 		s.Final = final != nil && *final
 		s.FinishedAt = timeOf(finished)
-		var err error
-		if s.History, err = parseHistory(s.StepKey, history); err != nil {
-			return nil, err
-		}
+		s.History, s.Unreadable = parseHistory(history)
 		if result != nil {
 			s.Result = result
 		}
@@ -654,7 +674,7 @@ func (j *Journal) BeginStep(ctx context.Context, l resume.Lease) (resume.StepTx,
 		conn.Release()
 		return nil, fmt.Errorf("run %s: begin step: %w", l.RunID, err)
 	}
-	return &stepTx{j: j, conn: conn, tx: tx, handle: &stepHandle{tx: tx}, lease: l}, nil
+	return &stepTx{j: j, conn: conn, tx: tx, handle: &stepHandle{Tx: tx, tx: tx}, lease: l}, nil
 }
 
 // stepTx is a tx step's transaction on a connection it holds until Commit
@@ -853,6 +873,16 @@ func (j *Journal) Retry(ctx context.Context, runID string) error {
 		r, err := j.run(ctx, tx, j.sql.selectRunForUpdate, runID)
 		if err != nil {
 			return err
+		}
+		if r.Status == resume.StatusNeedsAttention && r.AttentionKind == resume.AttentionKindJournal {
+			// A person repaired the row: the next entry reads it anew.
+			if _, err := tx.Exec(ctx, j.sql.makePending, time.Now(), runID); err != nil {
+				return fmt.Errorf("run %s: retry: %w", runID, err)
+			}
+			if _, err := tx.Exec(ctx, j.sql.wakeParents, time.Now(), runID); err != nil {
+				return fmt.Errorf("run %s: retry: wake its parents: %w", runID, err)
+			}
+			return nil
 		}
 		if r.Status != resume.StatusFailed {
 			return fmt.Errorf("run %s is %s: %w", runID, r.Status, resume.ErrNotFailed)

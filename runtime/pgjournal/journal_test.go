@@ -66,7 +66,7 @@ func TestConformance(t *testing.T) {
 	ctx := context.Background()
 	pool := testPool(t)
 	var effects string // the effects table of the journal opened last
-	var schema string  // of the journal opened last
+	var schema string  // the schema of the journal opened last
 	journaltest.Run(t, journaltest.Harness{
 		Open: func(t *testing.T) resume.Journal {
 			schema = freshSchema(t, pool)
@@ -100,6 +100,17 @@ func TestConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 			return j
+		},
+		Exec: func(ctx context.Context, query string) error {
+			// The statement names the tables unqualified: it runs with
+			// the journal's schema first on the search path.
+			return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+				if _, err := tx.Exec(ctx, `SET LOCAL search_path TO `+pgx.Identifier{schema}.Sanitize()); err != nil {
+					return err
+				}
+				_, err := tx.Exec(ctx, query)
+				return err
+			})
 		},
 	})
 }

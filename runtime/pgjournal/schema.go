@@ -126,7 +126,17 @@ WHERE status = 'failed';
 ALTER TABLE {schema}.resume_runs ADD COLUMN parent_run_id text NOT NULL DEFAULT '';
 ALTER TABLE {schema}.resume_runs ADD COLUMN error_detail json;
 `,
-	// 7: the owners that hold a liveness lock (see liveness.go): a run of
+	// 7: crash loops. progress_attempt is the value of attempts when the
+	// run last made progress: the entry's first step row written (the
+	// step write sets it) or an entry finished (FinishRun sets it).
+	// attempts - progress_attempt is the claims since: a run whose claims
+	// keep ending without progress, its process dying each time, is
+	// failed as a crash loop. Existing runs start with a clean count.
+	`
+ALTER TABLE {schema}.resume_runs ADD COLUMN progress_attempt integer NOT NULL DEFAULT 0;
+UPDATE {schema}.resume_runs SET progress_attempt = attempts;
+`,
+	// 8: the owners that hold a liveness lock (see liveness.go): a run of
 	// an owner listed here whose lock is free is taken over at once; an
 	// owner never listed (a worker of an older version) has its lease
 	// waited out.

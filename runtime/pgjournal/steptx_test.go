@@ -145,6 +145,9 @@ func TestTxStepCommitsWritesAndRowTogether(t *testing.T) {
 	if err := tx.SendBatch(ctx, &pgx.Batch{}).Close(); !errors.Is(err, pgx.ErrTxClosed) {
 		t.Errorf("batch after the step: %v, want ErrTxClosed", err)
 	}
+	if btx := tx.SendBatch(ctx, &pgx.Batch{}).Tx(); btx != nil { // pgx v5.12's addition
+		t.Errorf("batch after the step began a transaction: %v", btx)
+	}
 	if n := countRows(t, j, effects); n != 1 {
 		t.Errorf("%d effect rows after late writes, want 1", n)
 	}

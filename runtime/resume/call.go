@@ -224,3 +224,17 @@ func nullable(t reflect.Type) bool {
 	return t.Implements(marshalerType) || pt.Implements(marshalerType) ||
 		t.Implements(unmarshalerType) || pt.Implements(unmarshalerType)
 }
+
+// Unwind stops the durable body at a step that returns no error, with the
+// error its journaled call returned: the run stopped (its lease was lost,
+// a person must look, the worker is draining), or the step failed for good
+// (a step with no error result fails only by panicking). It panics; the
+// engine recovers the panic and ends the run's entry as err says, as if
+// the body had returned err: the run stops, or fails with the step's
+// failure (which a retry executes again). For generated code only.
+func Unwind(err error) {
+	panic(&unwinding{err: err})
+}
+
+// unwinding is the panic value of [Unwind].
+type unwinding struct{ err error }

@@ -71,6 +71,15 @@ type StepDef struct {
 	// ("result Priced: Cents int"), as the generator hashed it into the
 	// workflow's version.
 	Shape []string
+	// JSON is the Go type of the value the step journals, written as
+	// Shape's lines write types ("[]Record", "Priced", "string"; for a
+	// step with pointer parameters "struct{arg3 *Info; result int}"), or
+	// "null" for a step that journals nothing but null (it returns only an
+	// error). With Shape it says which JSON a person may give as the
+	// step's result ([CheckStepResult]). It is derived from the signature,
+	// so it does not enter the version; "" in code generated before it was
+	// recorded.
+	JSON string
 }
 
 // Default backoff bounds for a step that sets retry=N without backoff=.
@@ -117,10 +126,11 @@ func (w *WorkflowDef) QualifiedName() string { return w.Package + "." + w.Name }
 
 // Manifest renders what the generator hashed into Version, one line each:
 // first the JSON shape of the run's input and output, then each step,
-// "Name Callee Signature Policy", followed by the JSON shape of what it
-// journals, "Name: result Priced: Cents int". A manifest stored before
-// shapes were recorded has the step lines only, so a diff against it
-// shows the same steps and the shapes added.
+// "Name Callee Signature Policy", followed by the type of the value it
+// journals, "Name: journals Priced", and the JSON shape of that value,
+// "Name: result Priced: Cents int". A manifest stored before shapes were
+// recorded has the step lines only, so a diff against it shows the same
+// steps and the shapes added.
 func (w *WorkflowDef) Manifest() string {
 	var b strings.Builder
 	for _, l := range w.Shape {
@@ -128,6 +138,9 @@ func (w *WorkflowDef) Manifest() string {
 	}
 	for _, s := range w.Steps {
 		fmt.Fprintf(&b, "%s %s %s %s\n", s.Name, s.Callee, s.Signature, s.Policy)
+		if s.JSON != "" {
+			fmt.Fprintf(&b, "%s: journals %s\n", s.Name, s.JSON)
+		}
 		for _, l := range s.Shape {
 			fmt.Fprintf(&b, "%s: %s\n", s.Name, l)
 		}
@@ -139,24 +152,33 @@ func (w *WorkflowDef) Manifest() string {
 // JSON array. For generated code only.
 type Args json.RawMessage
 
-// Decode decodes the arguments into the pointers, one per parameter.
+// Decode decodes the arguments into the pointers, one per parameter. An
+// input that does not decode is a corrupt journal row: the run parks for a
+// person instead of failing.
 func (a Args) Decode(ptrs ...any) error {
 	var raw []json.RawMessage
 	if len(a) > 0 {
 		if err := json.Unmarshal(a, &raw); err != nil {
-			return fmt.Errorf("decode workflow input: %w", err)
+			return &inputError{fmt.Errorf("decode workflow input: %w", err)}
 		}
 	}
 	if len(raw) != len(ptrs) {
-		return fmt.Errorf("decode workflow input: have %d arguments, the workflow takes %d", len(raw), len(ptrs))
+		return &inputError{fmt.Errorf("decode workflow input: have %d arguments, the workflow takes %d", len(raw), len(ptrs))}
 	}
 	for i, p := range ptrs {
 		if err := json.Unmarshal(raw[i], p); err != nil {
-			return fmt.Errorf("decode workflow input argument %d: %w", i+1, err)
+			return &inputError{fmt.Errorf("decode workflow input argument %d: %w", i+1, err)}
 		}
 	}
 	return nil
 }
+
+// inputError is a run input that does not decode into the workflow's
+// parameters.
+type inputError struct{ err error }
+
+func (e *inputError) Error() string { return e.err.Error() }
+func (e *inputError) Unwrap() error { return e.err }
 
 func encodeArgs(args []any) (Args, error) {
 	if args == nil {

@@ -53,7 +53,23 @@
 // invalid UTF-8) fails the attempt, or parks the run when the step is once;
 // a journaled result that does not decode, or is null where the step's type
 // needs a value, parks the run as a corrupt journal: it is never replayed
-// as a zero value.
+// as a zero value. So does any row the journal cannot read as stored (a
+// column of the wrong type, a status that is no status, an input that is
+// not the workflow's): the run parks naming the row, the other runs go
+// on, and [Engine.Retry] takes it up again once a person repaired the row.
+//
+// # Faults
+//
+// A panic in a step's code is that attempt's failure, a [PanicError] with
+// the panic value and stack, journaled and retried per the step's policy
+// (a tx step's transaction rolled back); in a once step, whose effect may
+// have happened, it parks the run for a person instead. A panic in the
+// workflow body fails the run. No panic of a run ends the process. A run
+// whose process keeps dying (killed, out of memory, os.Exit) without
+// journaling anything is failed as a crash loop ([WithCrashLoopLimit]). A
+// journal write that records what already happened is retried with
+// backoff while the run's lease holds, so a short database outage neither
+// parks a run nor repeats a step.
 //
 // # Generated code
 //

@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -29,6 +30,14 @@ type Engine struct {
 	faultAction func()
 	faultMu     sync.Mutex
 	faultsFired map[Fault]bool
+
+	// dying is set once a panic that stands for the process's death
+	// unwinds (see WithCrashPanics): no later panic is recovered.
+	dying   atomic.Bool
+	isCrash func(any) bool
+	// crashLoopLimit is how many claims of a run in a row may end without
+	// progress (see WithCrashLoopLimit).
+	crashLoopLimit int
 
 	manifests sync.Map // workflow+"@"+version → struct{}: manifest saved
 }
@@ -79,6 +88,8 @@ func NewEngine(j Journal, opts ...Option) *Engine {
 		now:          time.Now,
 		faultAction:  KillProcess,
 		faultsFired:  map[Fault]bool{},
+
+		crashLoopLimit: DefaultCrashLoopLimit,
 	}
 	for _, o := range opts {
 		o(e)
@@ -104,7 +115,7 @@ func defaultOwner() string {
 // has one ([Liveness]), before the engine holds any run: a claim by an
 // owner whose signal is not held could be taken for a dead one's.
 func (e *Engine) keepAlive(ctx context.Context) error {
-	l, ok := e.journal.(Liveness)
+	l, ok := livenessOf(e.journal)
 	if !ok {
 		return nil
 	}
@@ -117,7 +128,7 @@ func (e *Engine) keepAlive(ctx context.Context) error {
 // ownerGone reports whether the journal's liveness signal says owner's
 // process ended. A journal without liveness never says so.
 func (e *Engine) ownerGone(ctx context.Context, owner string) bool {
-	l, ok := e.journal.(Liveness)
+	l, ok := livenessOf(e.journal)
 	if !ok || owner == "" || owner == e.owner {
 		return false
 	}
@@ -274,7 +285,8 @@ func (e *Engine) create(ctx context.Context, runID string, wf any, args []any, h
 		stored.LeaseUntil = heldUntil(sent, e.lease)
 	}
 	if stored.Workflow != def.QualifiedName() || !bytes.Equal(compactJSON(stored.Input), compactJSON(input)) {
-		return stored, false, fmt.Errorf("run %s: %w: it is %s with input %s", runID, ErrRunConflict, stored.Workflow, stored.Input)
+		// The stored input is not repeated: inputs hold personal data.
+		return stored, false, fmt.Errorf("run %s: %w: it is a run of %s with other input (runs show %s prints it)", runID, ErrRunConflict, stored.Workflow, runID)
 	}
 	return stored, created, nil
 }
@@ -331,8 +343,51 @@ func (e *Engine) Resolve(ctx context.Context, runID, stepKey string, res Resolut
 	if res.Done && len(res.Result) > 0 && !json.Valid(res.Result) {
 		return fmt.Errorf("run %s, step %s: resolution result is not valid JSON", runID, stepKey)
 	}
+	if res.Done {
+		if err := e.checkResolution(ctx, runID, stepKey, res.Result); err != nil {
+			return err
+		}
+	}
 	if err := e.journal.Resolve(ctx, runID, stepKey, res); err != nil {
 		return fmt.Errorf("run %s, step %s: resolve: %w", runID, stepKey, err)
+	}
+	return nil
+}
+
+// checkResolution refuses a result given for step stepKey of run runID
+// that does not have the shape of what the step journals, as the
+// manifest of the run's version records it (the program's own, when the
+// journal has none): every resume would fail to decode it. The result
+// defaults to null. A manifest that does not record the shape (stored by
+// an older resumegen) lets the result through: a resume that cannot
+// decode it parks the run (journal) naming the row.
+func (e *Engine) checkResolution(ctx context.Context, runID, stepKey string, result json.RawMessage) error {
+	run, steps, err := e.journal.LoadRun(ctx, runID)
+	if err != nil {
+		return fmt.Errorf("run %s, step %s: resolve: %w", runID, stepKey, err)
+	}
+	name := ""
+	for _, s := range steps {
+		if s.StepKey == stepKey && s.Status == StepInFlight {
+			name = s.Name
+		}
+	}
+	if name == "" || run.Status != StatusNeedsAttention {
+		return nil // the journal refuses it, saying why
+	}
+	manifest, err := e.journal.Manifest(ctx, run.Workflow, run.Version)
+	if err != nil {
+		return fmt.Errorf("run %s, step %s: resolve: read the manifest of version %s: %w", runID, stepKey, run.Version, err)
+	}
+	if def, ok := Lookup(run.Workflow); ok && def.Version == run.Version && !strings.Contains(manifest, name+": journals ") {
+		manifest = def.Manifest()
+	}
+	if len(result) == 0 {
+		result = nullResult
+	}
+	err = CheckStepResult(manifest, name, result)
+	if err != nil && !errors.Is(err, ErrShapeUnknown) {
+		return fmt.Errorf("run %s, step %s: resolution result %s does not fit the step: %w", runID, stepKey, preview(result), err)
 	}
 	return nil
 }
@@ -343,7 +398,9 @@ func (e *Engine) Resolve(ctx context.Context, runID, stepKey string, res Resolut
 // succeeded executes again, and neither does a failure the body handled
 // (it replays). A run whose body failed on its own, right after a success,
 // has no such step: the retry replays the whole journal, and the body
-// decides again.
+// decides again. A run parked on a journal row that could not be used is
+// retried once a person repaired the row: it parks again if the row still
+// cannot be used.
 func (e *Engine) Retry(ctx context.Context, runID string) (Result, error) {
 	if err := e.journal.Retry(ctx, runID); err != nil {
 		return Result{}, fmt.Errorf("run %s: retry: %w", runID, err)
@@ -419,7 +476,7 @@ func (e *Engine) execute(ctx context.Context, runID string) (Result, error) {
 	}
 	sent := time.Now()
 	run, steps, err := e.journal.Claim(ctx, ClaimRequest{RunID: runID, Owner: e.owner, Lease: e.lease, TakeOverDead: true})
-	_, live := e.journal.(Liveness)
+	_, live := livenessOf(e.journal)
 	for wait := 10 * time.Millisecond; live && errors.Is(err, ErrRunBusy) && run.Status == StatusRunning &&
 		run.LeaseOwner != e.owner && wait <= 160*time.Millisecond; wait *= 2 {
 		// A process killed a moment ago may still look alive: its socket
@@ -431,6 +488,11 @@ func (e *Engine) execute(ctx context.Context, runID string) (Result, error) {
 		}
 		sent = time.Now()
 		run, steps, err = e.journal.Claim(ctx, ClaimRequest{RunID: runID, Owner: e.owner, Lease: e.lease, TakeOverDead: true})
+	}
+	if errors.Is(err, ErrRunBusy) && !run.Status.Known() {
+		// No worker claims a run whose status is no status: say so, rather
+		// than call it busy.
+		return resultOf(run), fmt.Errorf("run %s: %w: journal row of the run: %s: repair the row, or cancel the run", runID, ErrRunBusy, run.Problem())
 	}
 	if errors.Is(err, ErrRunBusy) {
 		res := resultOf(run)
@@ -479,13 +541,32 @@ func (e *Engine) runEntry(ctx context.Context, run RunRecord, steps []StepRecord
 		e.finish(ctx, lease, run)
 		return resultOf(run), err
 	}
+	if key, why := journalProblem(run, steps); why != "" {
+		// A row the journal could not read, or holds values no run or step
+		// has: replaying or executing around it could take another path.
+		run.Status, run.AttentionStep, run.AttentionKind, run.Error = StatusNeedsAttention, key, AttentionKindJournal, why
+		return e.finish(ctx, lease, run)
+	}
 	if run.Version != def.Version {
 		run.Status, run.AttentionStep, run.AttentionKind = StatusNeedsAttention, "", AttentionKindVersion
 		run.Error = e.versionMismatch(ctx, run, def)
 		return e.finish(ctx, lease, run)
 	}
+	if n := run.ClaimsSinceProgress - 1; e.crashLoopLimit > 0 && n >= e.crashLoopLimit {
+		run.Status, run.FailedStep = StatusFailed, ""
+		run.Error = fmt.Sprintf("crash loop: the last %d claims of this run ended without progress (no step journaled, the entry never finished): "+
+			"the process executing it kept dying (killed, out of memory, os.Exit, a crash in cgo); nothing was executed this time: fix the cause, then retry the run", n)
+		e.logger.Error("run failed: crash loop", "run", runID, "workflow", run.Workflow, "claims_without_progress", n)
+		return e.finish(ctx, lease, run)
+	}
 	st := newRunState(e, def, run, steps)
 	st.drain = drain
+	// The claim's own bound of the lease (heldUntil): a claim whose answer
+	// came late has less of it left.
+	st.leaseUntil = run.LeaseUntil
+	if st.leaseUntil.IsZero() {
+		st.leaseUntil = time.Now().Add(e.lease)
+	}
 	for _, s := range steps {
 		if s.Status == StepInFlight {
 			st.park(s.StepKey, s)
@@ -498,7 +579,7 @@ func (e *Engine) runEntry(ctx context.Context, run RunRecord, steps []StepRecord
 	rctx, cancel := context.WithCancel(context.WithValue(ctx, stateKey{}, st))
 	defer cancel()
 	renewDone := e.renew(rctx, cancel, st)
-	out, bodyErr := def.Run(rctx, Args(run.Input))
+	out, bodyErr, panicked := e.runBody(rctx, def, Args(run.Input))
 	cancel()
 	<-renewDone
 
@@ -529,11 +610,24 @@ func (e *Engine) runEntry(ctx context.Context, run RunRecord, steps []StepRecord
 	case stop != nil:
 		// The journal could not record a step: leave the run to a resume.
 		run.Status, run.Error = StatusPending, stop.Error()
+	case panicked != nil:
+		// The body itself panicked (a step's panic reaches it as an error):
+		// that is the run's failure, shutting down or not.
+		run.Status, run.Error, run.FailedStep = StatusFailed, "workflow body "+bodyErr.Error(), ""
+		e.logger.Error("workflow body panicked", "run", runID, "workflow", run.Workflow, "panic", fmt.Sprint(panicked.Value))
+		if outcome != nil {
+			outcome.bodyErr = bodyErr
+		}
 	case bodyErr != nil && ctx.Err() != nil:
 		// Shutting down: the run is not failed, only interrupted.
 		run.Status, run.Error = StatusPending, ""
 		e.finish(ctx, lease, run)
 		return resultOf(run), fmt.Errorf("run %s: interrupted: %w", runID, ctx.Err())
+	case errors.As(bodyErr, new(*inputError)):
+		// The body did not start: the stored input is not the workflow's.
+		run.Status, run.AttentionStep, run.AttentionKind = StatusNeedsAttention, "", AttentionKindJournal
+		run.Error = "journal row of run " + runID + ": " + bodyErr.Error() +
+			": the run's journal is corrupt, and it is not executed with another input: repair the row and retry the run, or cancel it"
 	case bodyErr != nil:
 		run.Status, run.Error, run.FailedStep = StatusFailed, bodyErr.Error(), st.failedStep()
 		codec := def
@@ -552,16 +646,45 @@ func (e *Engine) runEntry(ctx context.Context, run RunRecord, steps []StepRecord
 			run.Status, run.Output, run.Error = StatusSucceeded, b, ""
 		}
 	}
-	res, err := e.finish(ctx, lease, run)
+	res, err := e.finishBy(ctx, lease, run, st.leaseDeadline)
 	if stop != nil && runErr == nil && err == nil {
 		err = stop
 	}
 	return res, err
 }
 
-// finish records the run's state at the end of this entry and releases its
-// lease. The write outlives ctx's cancellation.
+// journalProblem finds the first row of the run that cannot be used as
+// stored, the run's own row first, then its steps in journal order, and
+// returns the step key naming it ("" for the run's row) and why the run
+// stops; why is "" when every row is sound.
+func journalProblem(run RunRecord, steps []StepRecord) (key, why string) {
+	const tail = ": the run's journal is corrupt, and it is not replayed nor executed around the row: repair the row and retry the run, or cancel it"
+	if p := run.Problem(); p != "" {
+		return "", "journal row of run " + run.RunID + ": " + p + tail
+	}
+	var bad *StepRecord
+	for i := range steps {
+		if steps[i].Problem() != "" && (bad == nil || steps[i].Seq < bad.Seq) {
+			bad = &steps[i]
+		}
+	}
+	if bad == nil {
+		return "", ""
+	}
+	return bad.StepKey, "journal row " + bad.StepKey + ": " + bad.Problem() + tail
+}
+
+// finish records the run's state at the end of this entry, just claimed,
+// and releases its lease; see finishBy.
 func (e *Engine) finish(ctx context.Context, lease Lease, run RunRecord) (Result, error) {
+	until := time.Now().Add(e.lease)
+	return e.finishBy(ctx, lease, run, func() time.Time { return until })
+}
+
+// finishBy records the run's state at the end of this entry and releases
+// its lease, retrying a failed write with backoff until the lease expires
+// (until). The write outlives ctx's cancellation.
+func (e *Engine) finishBy(ctx context.Context, lease Lease, run RunRecord, until func() time.Time) (Result, error) {
 	run.UpdatedAt = e.now()
 	if run.Status != StatusNeedsAttention {
 		run.AttentionKind = ""
@@ -569,9 +692,18 @@ func (e *Engine) finish(ctx context.Context, lease Lease, run RunRecord) (Result
 	if run.Status != StatusFailed {
 		run.FailedStep = ""
 	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.writeTimeout)
-	defer cancel()
-	if err := e.journal.FinishRun(wctx, lease, run); err != nil {
+	retried := false
+	err := e.retryWrite(ctx, run.RunID, "finish "+string(run.Status), until, func(wctx context.Context) error {
+		err := e.journal.FinishRun(wctx, lease, run)
+		if retried && errors.Is(err, ErrLeaseLost) && e.finished(wctx, lease, run) {
+			// An earlier try committed, but its answer was lost: FinishRun
+			// released the lease, so this one finds it gone.
+			return nil
+		}
+		retried = true
+		return err
+	})
+	if err != nil {
 		return resultOf(run), fmt.Errorf("run %s: record status %s: %w", run.RunID, run.Status, err)
 	}
 	if run.Status == StatusNeedsAttention {
@@ -579,6 +711,13 @@ func (e *Engine) finish(ctx context.Context, lease Lease, run RunRecord) (Result
 	}
 	res := resultOf(run)
 	return res, res.err()
+}
+
+// finished reports whether the journal holds run as FinishRun under lease
+// records it: the same epoch, status and error, and no lease.
+func (e *Engine) finished(ctx context.Context, lease Lease, run RunRecord) bool {
+	got, _, err := e.journal.LoadRun(ctx, run.RunID)
+	return err == nil && got.Epoch == lease.Epoch && got.LeaseOwner == "" && got.Status == run.Status && got.Error == run.Error
 }
 
 // renew keeps the run's lease alive while its body executes. If the lease
@@ -647,6 +786,10 @@ func (e *Engine) fault(key, name string, p FaultPoint) {
 	}
 	e.faultMu.Unlock()
 	if hit {
+		// A fault action that panics stands for the process's death: that
+		// panic is never recovered (see recovered).
+		e.dying.Store(true)
 		e.faultAction()
+		e.dying.Store(false)
 	}
 }

@@ -1,9 +1,12 @@
 package resume
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -72,13 +75,75 @@ type RunRecord struct {
 	// ListRuns fills it, so that listing runs needs no query per run.
 	LastStep string
 	// Attempts counts the times a process entered the run.
-	Attempts  int
+	Attempts int
+	// ClaimsSinceProgress counts the run's claims since it last made
+	// progress: since a step row was journaled or an entry of the run
+	// finished (FinishRun), whichever was last. A run just claimed whose
+	// previous entry made progress has 1; n+1 means the n claims before
+	// this one each ended with nothing journaled: their process died. The
+	// engine fails a run in such a crash loop (see [WithCrashLoopLimit]).
+	// Journals store the Attempts of the last progress and return
+	// Attempts minus it; 0 means that the journal does not track progress.
+	ClaimsSinceProgress int
+
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	// LeaseOwner, LeaseUntil and Epoch fence the process running the run.
 	LeaseOwner string
 	LeaseUntil time.Time
 	Epoch      int64
+	// Unreadable says why the run's row could not be read as stored (a
+	// column that does not convert to its type, a timestamp that does not
+	// parse): the journal fills what it could read and says what it could
+	// not, instead of failing the read, so that one corrupt row stops its
+	// own run, not every read of the journal. "" for a sound row; see
+	// [RunRecord.Problem].
+	Unreadable string
+}
+
+// Problem says what makes the run's row unusable, or "" when it is sound:
+// what the journal could not read ([RunRecord.Unreadable]), a status that
+// is not a run status, or an input that is not a JSON array.
+func (r RunRecord) Problem() string {
+	switch {
+	case r.Unreadable != "":
+		return r.Unreadable
+	case !r.Status.Known():
+		return fmt.Sprintf("status %q is not a run status", r.Status)
+	case !inputDecodes(r.Input):
+		return fmt.Sprintf("input %s is not a JSON array", preview(r.Input))
+	}
+	return ""
+}
+
+// Known reports whether s is one of the run statuses.
+func (s Status) Known() bool {
+	switch s {
+	case StatusPending, StatusRunning, StatusSucceeded, StatusFailed, StatusNeedsAttention, StatusCancelled:
+		return true
+	}
+	return false
+}
+
+// Known reports whether s is one of the step statuses.
+func (s StepStatus) Known() bool {
+	return s == StepInFlight || s == StepSucceeded || s == StepFailed
+}
+
+// inputDecodes reports whether b is a run input [Args.Decode] reads: valid
+// JSON holding an array (or null), or nothing (no arguments).
+func inputDecodes(b json.RawMessage) bool {
+	t := bytes.TrimSpace(b)
+	return len(t) == 0 || (t[0] == '[' || bytes.Equal(t, nullResult)) && json.Valid(t)
+}
+
+// preview quotes b, cut to a length that reads in one line.
+func preview(b []byte) string {
+	const max = 60
+	if len(b) > max {
+		return strconv.Quote(string(b[:max])) + "..."
+	}
+	return strconv.Quote(string(b))
 }
 
 // Why a run needs attention, as stored in resume_runs.attention_kind.
@@ -142,6 +207,25 @@ type StepRecord struct {
 	Seq        int64
 	StartedAt  time.Time
 	FinishedAt time.Time
+	// Unreadable says why the row could not be read as stored (a column
+	// that does not convert to its type, a history that is not JSON): the
+	// journal returns the row with what it could read and says what it
+	// could not, and the engine parks the run instead of replaying or
+	// executing the step. "" for a sound row; see [StepRecord.Problem].
+	Unreadable string
+}
+
+// Problem says what makes the step's row unusable, or "" when it is
+// sound: what the journal could not read ([StepRecord.Unreadable]) or a
+// status that is not a step status.
+func (s StepRecord) Problem() string {
+	switch {
+	case s.Unreadable != "":
+		return s.Unreadable
+	case !s.Status.Known():
+		return fmt.Sprintf("status %q is not a step status", s.Status)
+	}
+	return ""
 }
 
 // AttemptRecord is one failed attempt of a step, in its row's history.
@@ -158,9 +242,9 @@ type AttemptRecord struct {
 // first attempt, until r.LeaseUntil). Journals call it so the rule lives in
 // one place.
 func (r RunRecord) Created() RunRecord {
-	r.Status, r.Epoch, r.Attempts = StatusPending, 0, 0
+	r.Status, r.Epoch, r.Attempts, r.ClaimsSinceProgress = StatusPending, 0, 0, 0
 	if r.LeaseOwner != "" {
-		r.Status, r.Epoch, r.Attempts = StatusRunning, 1, 1
+		r.Status, r.Epoch, r.Attempts, r.ClaimsSinceProgress = StatusRunning, 1, 1, 1
 	} else {
 		r.LeaseUntil = time.Time{}
 	}
@@ -262,7 +346,8 @@ var (
 	ErrRunConflict = errors.New("run id already used with a different workflow or input")
 	// ErrNoRunReady is returned by ClaimNext when no run can be claimed.
 	ErrNoRunReady = errors.New("no run ready")
-	// ErrNotFailed is returned when retrying a run that did not fail.
+	// ErrNotFailed is returned when retrying a run that did not fail (nor
+	// waits on a journal row a person repairs).
 	ErrNotFailed = errors.New("run is not failed")
 	// ErrNotVersionStop is returned when accepting a version for a run that
 	// is not in needs_attention because of a version change.
@@ -323,7 +408,8 @@ type Journal interface {
 	// Claim takes the run for c.Owner for c.Lease: a pending run, a
 	// running run whose lease expired, one held by c.Abandoned, or, with
 	// c.TakeOverDead, one whose owner's liveness signal is released,
-	// becomes running with its epoch and attempts incremented. It returns
+	// becomes running with its epoch and attempts incremented (and so its
+	// ClaimsSinceProgress). It returns
 	// the run and its journal, read in one query, in any order; a succeeded
 	// step needs only its key, status, result and seq, any other all of
 	// its columns but name and finished_at. A run in another state is
@@ -340,13 +426,18 @@ type Journal interface {
 	// (see [ClaimRequest.Lease]). It is refused with ErrLeaseLost once the
 	// lease's epoch moved on.
 	RenewLease(ctx context.Context, l Lease, d time.Duration) error
-	// WriteStep inserts or replaces the step's row in one commit.
+	// WriteStep inserts or replaces the step's row in one commit. Writing
+	// a step row under a lease (here, or in a StepTx's Commit) is the
+	// run's progress: it sets its ClaimsSinceProgress to 0. A write
+	// the engine retries after an error may find the row written: it
+	// replaces it.
 	WriteStep(ctx context.Context, l Lease, s StepRecord) error
 	// BeginStep opens a transaction on the journal's database for a tx step.
 	BeginStep(ctx context.Context, l Lease) (StepTx, error)
 	// FinishRun records the run's end of this entry: succeeded, failed,
 	// needs_attention or pending (released), with r's Output, Error,
 	// AttentionStep, AttentionKind and FailedStep, and releases the lease.
+	// It is progress: ClaimsSinceProgress becomes 0.
 	FinishRun(ctx context.Context, l Lease, r RunRecord) error
 	// LoadRun reads a run and its journal.
 	LoadRun(ctx context.Context, runID string) (RunRecord, []StepRecord, error)
@@ -360,7 +451,12 @@ type Journal interface {
 	// failure ended it (its FailedStep): that row is no longer final and
 	// gets a fresh retry budget. Other failed rows stay final: the body
 	// handled them, and they replay. A run with no FailedStep (its body
-	// failed on its own) reopens nothing and replays everything.
+	// failed on its own) reopens nothing and replays everything. A run
+	// parked on a journal row that could not be used (needs_attention,
+	// [AttentionKindJournal]) is made pending as it is, once a person has
+	// repaired the row: its next entry reads the journal anew, and parks
+	// it again if a row still cannot be used. Its parents waiting on it
+	// are woken, as by Resolve.
 	Retry(ctx context.Context, runID string) error
 	// Cancel marks an unfinished run cancelled and moves its lease on, so
 	// that nothing can write it any more. A run a live lease holds is

@@ -2,7 +2,6 @@ package resume
 
 import (
 	"context"
-	"sync"
 	"time"
 )
 
@@ -18,27 +17,6 @@ func heldUntil(sent time.Time, d time.Duration) time.Time { return sent.Add(d) }
 // may expire before the next renewal could extend it.
 func (e *Engine) leaseMargin() time.Duration { return e.lease / 3 }
 
-// leaseClock is this process's bound of a run's lease expiry (heldUntil of
-// its claim or latest renewal).
-type leaseClock struct {
-	mu    sync.Mutex
-	until time.Time
-}
-
-func (c *leaseClock) set(until time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if until.After(c.until) {
-		c.until = until
-	}
-}
-
-func (c *leaseClock) left() time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return time.Until(c.until)
-}
-
 // renewLease extends the run's lease by the engine's lease length and
 // moves this process's bound of it.
 func (st *runState) renewLease(ctx context.Context) error {
@@ -46,7 +24,7 @@ func (st *runState) renewLease(ctx context.Context) error {
 	if err := st.e.journal.RenewLease(ctx, st.lease, st.e.lease); err != nil {
 		return err
 	}
-	st.held.set(heldUntil(sent, st.e.lease))
+	st.leaseRenewed(sent)
 	return nil
 }
 
@@ -58,7 +36,7 @@ func (st *runState) renewLease(ctx context.Context) error {
 // when the journal says so).
 func (st *runState) holdLease(ctx context.Context, key string) error {
 	margin := st.e.leaseMargin()
-	left := st.held.left()
+	left := time.Until(st.leaseDeadline())
 	if left >= margin {
 		return nil
 	}
@@ -66,9 +44,26 @@ func (st *runState) holdLease(ctx context.Context, key string) error {
 		return st.stopf("run %s, step %s: the lease had %v left, less than the %v a step starts with, and renewing it failed: %w",
 			st.run.RunID, key, left.Round(time.Millisecond), margin, err)
 	}
-	if left = st.held.left(); left < margin {
+	if left = time.Until(st.leaseDeadline()); left < margin {
 		return st.stopf("run %s, step %s: the lease renewal took so long that only %v of the lease is left, less than the %v a step starts with",
 			st.run.RunID, key, left.Round(time.Millisecond), margin)
 	}
 	return nil
+}
+
+// livenessOf returns j's liveness signal, looking through decorators (a
+// journal with an Unwrap method, such as the codec's): they store values,
+// not owners.
+func livenessOf(j Journal) (Liveness, bool) {
+	for j != nil {
+		if l, ok := j.(Liveness); ok {
+			return l, true
+		}
+		u, ok := j.(interface{ Unwrap() Journal })
+		if !ok {
+			return nil, false
+		}
+		j = u.Unwrap()
+	}
+	return nil, false
 }

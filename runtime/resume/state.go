@@ -18,7 +18,6 @@ type runState struct {
 	def     *WorkflowDef
 	run     RunRecord
 	lease   Lease
-	held    leaseClock            // this process's bound of the lease's expiry
 	journal map[string]StepRecord // by step key, as read at entry
 
 	mu    sync.Mutex
@@ -35,6 +34,10 @@ type runState struct {
 	lastFailed string
 	// drain, when closed, stops the run before its next step.
 	drain <-chan struct{}
+	// leaseUntil is when the lease, as this process last took or renewed
+	// it, expires by this process's clock: journal writes are retried
+	// until then.
+	leaseUntil time.Time
 }
 
 // errDraining stops a run whose worker is shutting down.
@@ -57,7 +60,6 @@ func newRunState(e *Engine, def *WorkflowDef, run RunRecord, steps []StepRecord)
 		occur:   map[string]int{},
 		keyed:   map[string]bool{},
 	}
-	st.held.set(run.LeaseUntil)
 	for _, s := range steps {
 		st.journal[s.StepKey] = s
 		st.seq = max(st.seq, s.Seq)
@@ -74,6 +76,20 @@ func (st *runState) stopf(format string, args ...any) error {
 		st.stop = err
 	}
 	return st.stop
+}
+
+// leaseDeadline returns when the lease, as last taken or renewed, expires.
+func (st *runState) leaseDeadline() time.Time {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.leaseUntil
+}
+
+// leaseRenewed records a renewal of the lease asked for at asked.
+func (st *runState) leaseRenewed(asked time.Time) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.leaseUntil = asked.Add(st.e.lease)
 }
 
 func (st *runState) stopped() error {
@@ -267,8 +283,11 @@ func historyOf(def *WorkflowDef, prev StepRecord) []AttemptRecord {
 // attempt executes body once under def's policy and journals the outcome.
 // A failed outcome is final (rec.Final) when the body will receive it: the
 // error is permanent, or the budget is spent while the run is not shutting
-// down. A journal write that fails stops the run: its outcome is then
-// unknown to the journal, and only a resume can settle it.
+// down. A journal write that fails is retried while the lease holds (see
+// [runState.write]); one that still fails stops the run: its outcome is
+// then unknown to the journal, and only a resume can settle it. A panic in
+// body is the attempt's failure (a *PanicError), except in a once step,
+// whose effect may have happened: the run parks, its row in_flight.
 func (st *runState) attempt(ctx context.Context, def *StepDef, rec *StepRecord, body func(context.Context) (json.RawMessage, error)) error {
 	sctx := context.WithValue(ctx, stepInfoKey{}, StepInfo{
 		RunID: st.run.RunID, Workflow: st.run.Workflow, StepKey: rec.StepKey,
@@ -287,20 +306,33 @@ func (st *runState) attempt(ctx context.Context, def *StepDef, rec *StepRecord, 
 			return err
 		}
 	case PolicyTx:
-		var err error
-		if tx, err = st.e.journal.BeginStep(ctx, st.lease); err != nil {
+		// Nothing happened yet, but a database blip is no reason to stop.
+		err := st.e.retryWrite(ctx, st.run.RunID, "begin "+rec.StepKey, st.leaseDeadline, func(context.Context) error {
+			var err error
+			if tx, err = st.e.journal.BeginStep(ctx, st.lease); err != nil && ctx.Err() != nil {
+				return Permanent(err) // shutting down: start nothing new
+			}
+			return err
+		})
+		if err != nil {
 			return st.stopf("run %s, step %s: begin transaction: %w", st.run.RunID, rec.StepKey, err)
 		}
 		defer tx.Rollback()
 		sctx = context.WithValue(sctx, txKey{}, tx.Handle())
 	}
 
-	raw, err := body(sctx)
+	raw, panicked, err := st.callBody(sctx, body)
 	if stop := st.stopped(); stop != nil && err != nil {
 		// The run stopped while the step ran (a child run it executes
 		// needs a person, the lease was lost): the attempt has no outcome
 		// to journal.
 		return stop
+	}
+	if def.Policy == PolicyOnce && panicked != nil {
+		// Its effect may have happened: its row stays in_flight.
+		return st.parkFor(AttentionKindStep, rec.StepKey, fmt.Sprintf(
+			"step %s (once) panicked in attempt %d, and its outcome is unknown: resolve it as done or redo; %v",
+			rec.StepKey, rec.Attempt, panicked))
 	}
 	var unjournalable *resultError
 	if errors.As(err, &unjournalable) {
@@ -349,12 +381,15 @@ func (st *runState) attempt(ctx context.Context, def *StepDef, rec *StepRecord, 
 	return nil
 }
 
-// write journals rec. The write is not cancelled with ctx: an effect that
-// happened must be recorded even when the run is being shut down.
+// write journals rec, retrying a failed write with backoff while the lease
+// holds (a row is an upsert: writing it twice is harmless). The write is
+// not cancelled with ctx: an effect that happened must be recorded even
+// when the run is being shut down.
 func (st *runState) write(ctx context.Context, rec StepRecord) error {
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), st.e.writeTimeout)
-	defer cancel()
-	if err := st.e.journal.WriteStep(wctx, st.lease, rec); err != nil {
+	err := st.e.retryWrite(ctx, st.run.RunID, rec.StepKey+" "+string(rec.Status), st.leaseDeadline, func(wctx context.Context) error {
+		return st.e.journal.WriteStep(wctx, st.lease, rec)
+	})
+	if err != nil {
 		return st.stopf("run %s, step %s: journal %s: %w", st.run.RunID, rec.StepKey, rec.Status, err)
 	}
 	return nil
@@ -370,7 +405,7 @@ func (st *runState) park(key string, rec StepRecord) error {
 // decode into what the step returns. Nothing is executed in its place.
 func (st *runState) corrupt(key string, err error) error {
 	return st.parkFor(AttentionKindJournal, key, fmt.Sprintf(
-		"journal row %s: %v: the run's journal is corrupt, and it is not replayed as a zero value nor executed again: repair the row or cancel the run", key, err))
+		"journal row %s: %v: the run's journal is corrupt, and it is not replayed as a zero value nor executed again: repair the row and retry the run, or cancel it", key, err))
 }
 
 // parkFor stops the run for a person, for the reason kind (an

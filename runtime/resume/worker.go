@@ -154,6 +154,15 @@ claiming:
 		go func() {
 			defer running.Done()
 			defer func() { <-slots }()
+			defer func() {
+				// The engine recovers the run's panics; one of its own must
+				// not end the process either. The run's lease expires, and
+				// it is taken over.
+				if v := recover(); v != nil {
+					p := e.recovered(v)
+					e.logger.Error("run stopped by a panic", "run", run.RunID, "panic", fmt.Sprint(p.Value), "stack", p.Stack)
+				}
+			}()
 			if _, err := e.runClaimed(runCtx, run, steps, drain); err != nil && !errors.Is(err, errDraining) {
 				var runErr *RunError
 				if !errors.As(err, &runErr) {
@@ -195,7 +204,7 @@ func waitForWork(ctx context.Context, wake <-chan struct{}, d time.Duration) err
 // deadOwnerRuns lists the running runs of workflows whose lease owner's
 // process ended, by the journal's liveness signal.
 func (e *Engine) deadOwnerRuns(ctx context.Context, workflows []string) ([]RunRecord, error) {
-	if _, ok := e.journal.(Liveness); !ok {
+	if _, ok := livenessOf(e.journal); !ok {
 		return nil, nil
 	}
 	runs, err := e.journal.ListRuns(ctx, RunFilter{Statuses: []Status{StatusRunning}})

@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -50,14 +51,16 @@ type Journal struct {
 var _ resume.Journal = (*Journal)(nil)
 
 // Open opens (creating if needed) the journal in the SQLite file at path and
-// brings its schema up to date.
+// brings its schema up to date. A file it creates is mode 0600, and so are
+// its -wal and -shm files. To read a journal without writing, see
+// [OpenReadOnly].
 func Open(ctx context.Context, path string) (*Journal, error) {
-	if path == "" {
-		return nil, errors.New("sqlitejournal: empty path")
+	if err := checkPath(path, true); err != nil {
+		return nil, err
 	}
 	dsn := func(extra string) string {
 		q := url.Values{}
-		q.Add("_pragma", "busy_timeout(10000)")
+		q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
 		q.Add("_pragma", "journal_mode(WAL)")
 		q.Add("_pragma", "synchronous(FULL)")
 		q.Add("_pragma", "foreign_keys(ON)")
@@ -133,11 +136,6 @@ func ts(t time.Time) string {
 	return t.UTC().Format(timeFormat)
 }
 
-func parseTS(s string) time.Time {
-	t, _ := time.Parse(timeFormat, s)
-	return t
-}
-
 func nullJSON(b json.RawMessage) any {
 	if b == nil {
 		return nil
@@ -146,56 +144,168 @@ func nullJSON(b json.RawMessage) any {
 }
 
 const runColumns = `run_id, workflow, version, status, input, output, error, attention_step, attention_kind,
-	attempts, lease_owner, lease_until, epoch, created_at, updated_at, failed_step, parent_run_id, error_detail`
+	attempts, lease_owner, lease_until, epoch, created_at, updated_at, failed_step, parent_run_id, error_detail,
+	attempts - progress_attempt`
 
 type scanner interface{ Scan(dest ...any) error }
 
-// scanRun scans runColumns, then extra destinations.
+// scanRun scans runColumns, then extra destinations. A column that does
+// not convert to its type (SQLite stores any value in any column) leaves
+// its field zero and is named in the run's Unreadable, so that one corrupt
+// row stops its own run instead of every read of the journal.
 func scanRun(s scanner, extra ...any) (resume.RunRecord, error) {
 	var r resume.RunRecord
-	var input string
-	var output, detail sql.NullString
-	var leaseUntil, created, updated string
-	err := s.Scan(append([]any{&r.RunID, &r.Workflow, &r.Version, &r.Status, &input, &output, &r.Error,
-		&r.AttentionStep, &r.AttentionKind, &r.Attempts, &r.LeaseOwner, &leaseUntil, &r.Epoch, &created, &updated, &r.FailedStep,
-		&r.Parent, &detail}, extra...)...)
-	if err != nil {
+	var v [19]any
+	dest := make([]any, 0, len(v)+len(extra))
+	for i := range v {
+		dest = append(dest, &v[i])
+	}
+	if err := s.Scan(append(dest, extra...)...); err != nil {
 		return r, err
 	}
-	if detail.Valid {
-		r.ErrorDetail = json.RawMessage(detail.String)
-	}
-	r.Input = json.RawMessage(input)
-	if output.Valid {
-		r.Output = json.RawMessage(output.String)
-	}
-	r.LeaseUntil, r.CreatedAt, r.UpdatedAt = parseTS(leaseUntil), parseTS(created), parseTS(updated)
+	var c cells
+	r.RunID, r.Workflow, r.Version = c.text("run_id", v[0]), c.text("workflow", v[1]), c.text("version", v[2])
+	r.Status = resume.Status(c.text("status", v[3]))
+	r.Input, r.Output = c.json("input", v[4]), c.json("output", v[5])
+	r.Error, r.AttentionStep, r.AttentionKind = c.text("error", v[6]), c.text("attention_step", v[7]), c.text("attention_kind", v[8])
+	r.Attempts, r.LeaseOwner = int(c.integer("attempts", v[9])), c.text("lease_owner", v[10])
+	r.LeaseUntil, r.Epoch = c.time("lease_until", v[11]), c.integer("epoch", v[12])
+	r.CreatedAt, r.UpdatedAt = c.time("created_at", v[13]), c.time("updated_at", v[14])
+	r.FailedStep, r.Parent, r.ErrorDetail = c.text("failed_step", v[15]), c.text("parent_run_id", v[16]), c.json("error_detail", v[17])
+	r.ClaimsSinceProgress = int(c.integer("claims since progress", v[18]))
+	r.Unreadable = c.problem()
 	return r, nil
 }
 
 const stepColumns = `run_id, step_key, name, status, result, error, attempt, attempt_base, seq, started_at, finished_at,
 	error_detail, final, history`
 
+// scanStep scans stepColumns. Like scanRun, it reads a row whose columns
+// do not convert as far as it can, and names them in its Unreadable.
 func scanStep(s scanner) (resume.StepRecord, error) {
 	var st resume.StepRecord
-	var result, detail, history sql.NullString
-	var started, finished string
-	err := s.Scan(&st.RunID, &st.StepKey, &st.Name, &st.Status, &result, &st.Error,
-		&st.Attempt, &st.AttemptBase, &st.Seq, &started, &finished, &detail, &st.Final, &history)
-	if err != nil {
+	var v [14]any
+	dest := make([]any, len(v))
+	for i := range v {
+		dest[i] = &v[i]
+	}
+	if err := s.Scan(dest...); err != nil {
 		return st, err
 	}
-	if result.Valid {
-		st.Result = json.RawMessage(result.String)
-	}
-	if detail.Valid {
-		st.ErrorDetail = json.RawMessage(detail.String)
-	}
-	st.StartedAt, st.FinishedAt = parseTS(started), parseTS(finished)
-	if st.History, err = parseHistory(st.StepKey, history); err != nil {
-		return st, err
-	}
+	var c cells
+	st.RunID, st.StepKey, st.Name = c.text("run_id", v[0]), c.text("step_key", v[1]), c.text("name", v[2])
+	st.Status, st.Result, st.Error = resume.StepStatus(c.text("status", v[3])), c.json("result", v[4]), c.text("error", v[5])
+	st.Attempt, st.AttemptBase, st.Seq = int(c.integer("attempt", v[6])), int(c.integer("attempt_base", v[7])), c.integer("seq", v[8])
+	st.StartedAt, st.FinishedAt = c.time("started_at", v[9]), c.time("finished_at", v[10])
+	st.ErrorDetail, st.Final, st.History = c.json("error_detail", v[11]), c.integer("final", v[12]) != 0, c.history(v[13])
+	st.Unreadable = c.problem()
 	return st, nil
+}
+
+// cells converts the columns of one row, scanned as the values SQLite
+// stores (int64, float64, string, []byte or nil), to their fields, and
+// keeps the first column that does not convert.
+type cells struct{ bad string }
+
+func (c *cells) fail(col string, v any, want string) {
+	if c.bad == "" {
+		c.bad = fmt.Sprintf("%s %s is not %s", col, shown(v), want)
+	}
+}
+
+// problem is why the row cannot be read as stored, or "".
+func (c *cells) problem() string { return c.bad }
+
+// shown renders a stored value for a person: quoted text, or the number.
+func shown(v any) string {
+	switch x := v.(type) {
+	case string:
+		return quoteCut(x)
+	case []byte:
+		return quoteCut(string(x))
+	case nil:
+		return "NULL"
+	}
+	return fmt.Sprint(v)
+}
+
+func quoteCut(s string) string {
+	if len(s) > 60 {
+		return strconv.Quote(s[:60]) + "..."
+	}
+	return strconv.Quote(s)
+}
+
+// text reads a TEXT column; NULL reads as "".
+func (c *cells) text(col string, v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	case nil:
+		return ""
+	case int64:
+		return strconv.FormatInt(x, 10)
+	}
+	c.fail(col, v, "text")
+	return ""
+}
+
+// integer reads an INTEGER column; NULL reads as 0 (a column the entry
+// read leaves out).
+func (c *cells) integer(col string, v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case nil:
+		return 0
+	case float64:
+		if x == float64(int64(x)) {
+			return int64(x)
+		}
+	}
+	c.fail(col, v, "an integer")
+	return 0
+}
+
+// time reads a timestamp in timeFormat; "" and NULL read as the zero time.
+func (c *cells) time(col string, v any) time.Time {
+	s := c.text(col, v)
+	if s == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(timeFormat, s)
+	if err != nil {
+		c.fail(col, v, "a timestamp ("+timeFormat+")")
+	}
+	return t
+}
+
+// json reads a JSON column as stored, NULL as nil. Whether it decodes is
+// for what reads it to say: the engine parks a run whose step result does
+// not decode into what the step returns.
+func (c *cells) json(col string, v any) json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	return json.RawMessage(c.text(col, v))
+}
+
+// history reads the history column: a JSON list of attempts, or NULL.
+func (c *cells) history(v any) []resume.AttemptRecord {
+	h := c.text("history", v)
+	if h == "" {
+		return nil
+	}
+	var out []resume.AttemptRecord
+	if err := json.Unmarshal([]byte(h), &out); err != nil {
+		if c.bad == "" {
+			c.bad = fmt.Sprintf("history %s is not a list of attempts: %v", quoteCut(h), err)
+		}
+		return nil
+	}
+	return out
 }
 
 // historyArg is a step's attempt history as stored: JSON, or NULL for none.
@@ -208,17 +318,6 @@ func historyArg(h []resume.AttemptRecord) (any, error) {
 		return nil, fmt.Errorf("encode attempt history: %w", err)
 	}
 	return string(b), nil
-}
-
-func parseHistory(stepKey string, h sql.NullString) ([]resume.AttemptRecord, error) {
-	if !h.Valid || h.String == "" {
-		return nil, nil
-	}
-	var out []resume.AttemptRecord
-	if err := json.Unmarshal([]byte(h.String), &out); err != nil {
-		return nil, fmt.Errorf("step %s: attempt history: %w", stepKey, err)
-	}
-	return out, nil
 }
 
 // querier is what both *sql.DB and *sql.Tx offer.
@@ -261,7 +360,7 @@ func (j *Journal) CreateRun(ctx context.Context, r resume.RunRecord) (resume.Run
 	lease := r.LeaseUntil.Sub(r.CreatedAt)
 	tx, err := j.db.BeginTx(ctx, nil)
 	if err != nil {
-		return r, false, err
+		return r, false, writeLock(err)
 	}
 	defer tx.Rollback()
 	if r.LeaseOwner != "" {
@@ -272,11 +371,11 @@ func (j *Journal) CreateRun(ctx context.Context, r resume.RunRecord) (resume.Run
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
 		r.RunID, r.Workflow, r.Version, r.Status, string(r.Input), r.LeaseOwner, ts(r.LeaseUntil), r.Epoch, r.Attempts, ts(r.CreatedAt), ts(r.UpdatedAt), r.Parent)
 	if err != nil {
-		return r, false, err
+		return r, false, writeLock(err)
 	}
 	if n, _ := res.RowsAffected(); n == 1 {
 		if err := tx.Commit(); err != nil {
-			return r, false, err
+			return r, false, writeLock(err)
 		}
 		j.commits.Add(1)
 		return r, true, nil
@@ -293,7 +392,7 @@ const claimSQL = `UPDATE resume_runs SET
 		status = 'running', attempts = attempts + 1, epoch = epoch + 1,
 		lease_owner = ?1, lease_until = ?2, updated_at = ?3, error = '', attention_step = '', attention_kind = ''
 	WHERE run_id = ?4 AND (status = 'pending' OR (status = 'running' AND
-		((lease_until < ?3 AND NOT resume_owner_alive(?8, lease_owner)) OR (lease_owner = ?5 AND epoch = ?6)
+		((lease_until < ?3 AND (lease_owner = ?1 OR NOT resume_owner_alive(?8, lease_owner))) OR (lease_owner = ?5 AND epoch = ?6)
 		OR (?7 AND lease_owner <> ?1 AND resume_owner_gone(?8, lease_owner)))))
 	RETURNING ` + runColumns
 
@@ -320,31 +419,24 @@ func (j *Journal) entrySteps(ctx context.Context, tx *sql.Tx, runID string) ([]r
 	}
 	defer rows.Close()
 	var out []resume.StepRecord
+	var v [12]any
+	dest := make([]any, len(v))
+	for i := range v {
+		dest[i] = &v[i]
+	}
 	for rows.Next() {
-		s := resume.StepRecord{RunID: runID}
-		var result, errText, started, finished, detail, history sql.NullString
-		var attempt, base, final sql.NullInt64
-		if err := rows.Scan(&s.StepKey, &s.Status, &result, &s.Seq, &errText, &attempt, &base, &started,
-			&finished, &detail, &final, &history); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
-		if result.Valid {
-			s.Result = json.RawMessage(result.String)
-		}
-		s.Error, s.Attempt, s.AttemptBase, s.Final = errText.String, int(attempt.Int64), int(base.Int64), final.Int64 != 0
-		if started.Valid {
-			s.StartedAt = parseTS(started.String)
-		}
-		if finished.Valid {
-			s.FinishedAt = parseTS(finished.String)
-		}
-		if detail.Valid {
-			s.ErrorDetail = json.RawMessage(detail.String)
-		}
-		var err error
-		if s.History, err = parseHistory(s.StepKey, history); err != nil {
-			return nil, err
-		}
+		// A row whose columns do not convert is returned with what could
+		// be read and why not: the engine parks its run.
+		var c cells
+		s := resume.StepRecord{RunID: runID, StepKey: c.text("step_key", v[0]), Status: resume.StepStatus(c.text("status", v[1])),
+			Result: c.json("result", v[2]), Seq: c.integer("seq", v[3]), Error: c.text("error", v[4]),
+			Attempt: int(c.integer("attempt", v[5])), AttemptBase: int(c.integer("attempt_base", v[6])),
+			StartedAt: c.time("started_at", v[7]), FinishedAt: c.time("finished_at", v[8]), ErrorDetail: c.json("error_detail", v[9]),
+			Final: c.integer("final", v[10]) != 0, History: c.history(v[11])}
+		s.Unreadable = c.problem()
 		out = append(out, s)
 	}
 	return out, rows.Err()
@@ -364,7 +456,7 @@ func (j *Journal) Claim(ctx context.Context, c resume.ClaimRequest) (resume.RunR
 	}
 	tx, err := j.db.BeginTx(ctx, nil)
 	if err != nil {
-		return resume.RunRecord{}, nil, err
+		return resume.RunRecord{}, nil, writeLock(err)
 	}
 	defer tx.Rollback()
 	// Read the clock once the write lock is held: a wait for it must not
@@ -402,7 +494,7 @@ func (j *Journal) ClaimNext(ctx context.Context, c resume.ClaimNextRequest) (res
 	}
 	tx, err := j.db.BeginTx(ctx, nil)
 	if err != nil {
-		return resume.RunRecord{}, nil, err
+		return resume.RunRecord{}, nil, writeLock(err)
 	}
 	defer tx.Rollback()
 	t := time.Now() // once the write lock is held
@@ -448,7 +540,7 @@ func (j *Journal) RenewLease(ctx context.Context, l resume.Lease, d time.Duratio
 			WHERE run_id = ? AND lease_owner = ? AND epoch = ? AND status = 'running'`,
 			ts(time.Now().Add(d)), l.RunID, l.Owner, l.Epoch)
 		if err != nil {
-			return err
+			return writeLock(err)
 		}
 		return leaseHeld(res, l)
 	})
@@ -496,7 +588,7 @@ func writeStep(ctx context.Context, stmt *sql.Stmt, l resume.Lease, s resume.Ste
 // WriteStep upserts the step's row in one commit.
 func (j *Journal) WriteStep(ctx context.Context, l resume.Lease, s resume.StepRecord) error {
 	if err := writeStep(ctx, j.writeStepStmt, l, s); err != nil {
-		return err
+		return writeLock(err)
 	}
 	j.commits.Add(1)
 	return nil
@@ -507,7 +599,7 @@ func (j *Journal) WriteStep(ctx context.Context, l resume.Lease, s resume.StepRe
 func (j *Journal) BeginStep(ctx context.Context, l resume.Lease) (resume.StepTx, error) {
 	tx, err := j.db.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, err
+		return nil, writeLock(err)
 	}
 	return &stepTx{j: j, tx: tx, lease: l}, nil
 }
@@ -544,7 +636,7 @@ func (t *stepTx) Rollback() error {
 
 const finishSQL = `UPDATE resume_runs SET
 		status = ?, output = ?, error = ?, attention_step = ?, attention_kind = ?, lease_owner = '', lease_until = '', updated_at = ?,
-		failed_step = ?, error_detail = ?
+		failed_step = ?, error_detail = ?, progress_attempt = attempts
 	WHERE run_id = ? AND lease_owner = ? AND epoch = ?`
 
 // FinishRun records the run's status and releases its lease, fenced.
@@ -553,7 +645,7 @@ func (j *Journal) FinishRun(ctx context.Context, l resume.Lease, r resume.RunRec
 		string(r.Status), nullJSON(r.Output), r.Error, r.AttentionStep, r.AttentionKind, ts(r.UpdatedAt),
 		r.FailedStep, nullJSON(r.ErrorDetail), l.RunID, l.Owner, l.Epoch)
 	if err != nil {
-		return err
+		return writeLock(err)
 	}
 	j.commits.Add(1)
 	return leaseHeld(res, l)
@@ -690,10 +782,18 @@ func (j *Journal) Retry(ctx context.Context, runID string) error {
 		if err != nil {
 			return err
 		}
+		now := ts(time.Now())
+		if r.Status == resume.StatusNeedsAttention && r.AttentionKind == resume.AttentionKindJournal {
+			// A person repaired the row: the next entry reads it anew.
+			if _, err := tx.ExecContext(ctx, `UPDATE resume_runs SET status = 'pending', error = '', attention_step = '', attention_kind = '',
+				updated_at = ? WHERE run_id = ?`, now, runID); err != nil {
+				return err
+			}
+			return wakeParents(ctx, tx, runID)
+		}
 		if r.Status != resume.StatusFailed {
 			return fmt.Errorf("run %s is %s: %w", runID, r.Status, resume.ErrNotFailed)
 		}
-		now := ts(time.Now())
 		if _, err := tx.ExecContext(ctx, `UPDATE resume_steps SET attempt_base = attempt, final = 0
 			WHERE run_id = ? AND step_key = ? AND status = 'failed'`, runID, r.FailedStep); err != nil {
 			return err
@@ -734,7 +834,7 @@ func (j *Journal) SaveManifest(ctx context.Context, workflow, version, manifest 
 	if err == nil {
 		j.commits.Add(1)
 	}
-	return err
+	return writeLock(err)
 }
 
 // Manifest returns a stored manifest, or "" when the version is unknown.
@@ -764,7 +864,7 @@ func (j *Journal) ListManifests(ctx context.Context, workflow string) ([]resume.
 		if err := rows.Scan(&m.Workflow, &m.Version, &m.Manifest, &created); err != nil {
 			return nil, fmt.Errorf("workflow %s: list manifests: %w", workflow, err)
 		}
-		m.CreatedAt = parseTS(created)
+		m.CreatedAt, _ = time.Parse(timeFormat, created)
 		out = append(out, m)
 	}
 	return out, rows.Err()
@@ -804,7 +904,7 @@ func acceptable(r resume.RunRecord) error {
 func (j *Journal) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, err := j.db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return writeLock(err)
 	}
 	defer tx.Rollback()
 	if err := fn(tx); err != nil {

@@ -17,9 +17,15 @@ type execer interface {
 }
 
 func TestConformance(t *testing.T) {
+	journaltest.Run(t, harness())
+}
+
+// harness is the conformance suite's harness over a journal in a fresh
+// file.
+func harness() journaltest.Harness {
 	var db *sql.DB
 	var path string // of the journal opened last
-	journaltest.Run(t, journaltest.Harness{
+	return journaltest.Harness{
 		Open: func(t *testing.T) resume.Journal {
 			path = filepath.Join(t.TempDir(), "journal.db")
 			j, err := sqlitejournal.Open(context.Background(), path)
@@ -47,5 +53,28 @@ func TestConformance(t *testing.T) {
 			}
 			return j
 		},
+		Exec: func(ctx context.Context, query string) error {
+			_, err := db.ExecContext(ctx, query)
+			return err
+		},
+	}
+}
+
+// TestCorruptColumns damages rows in ways only SQLite stores (a value of
+// the wrong type in a typed column): each stops its own run, which parks
+// naming the row and the column, and the queue behind it goes on.
+func TestCorruptColumns(t *testing.T) {
+	journaltest.RunCorruptAttacks(t, harness(), []journaltest.CorruptAttack{
+		{Name: "a seq that is not an integer", SQL: `UPDATE resume_steps SET seq = 'abc' WHERE run_id = {run} AND step_key = 'Notify'`,
+			Step: "Notify", Why: `seq "abc" is not an integer`,
+			Repair: `UPDATE resume_steps SET seq = 2 WHERE run_id = {run} AND step_key = 'Notify'`},
+		{Name: "an attempt that is a fraction", SQL: `UPDATE resume_steps SET status = 'failed', attempt = 1.5 WHERE run_id = {run} AND step_key = 'Loop'`,
+			Step: "Loop", Why: "attempt 1.5 is not an integer"},
+		{Name: "a start time that is not a timestamp", SQL: `UPDATE resume_steps SET status = 'failed', started_at = 'yesterday' WHERE run_id = {run} AND step_key = 'Fetch'`,
+			Step: "Fetch", Why: `started_at "yesterday" is not a timestamp`},
+		{Name: "a result stored as a blob that is not JSON", SQL: `UPDATE resume_steps SET result = x'00ff' WHERE run_id = {run} AND step_key = 'Fetch'`,
+			Step: "Fetch", Why: "does not decode"},
+		{Name: "a run row whose creation time is not a timestamp", SQL: `UPDATE resume_runs SET created_at = 'soon' WHERE run_id = {run}`,
+			Step: "", Why: `created_at "soon" is not a timestamp`},
 	})
 }

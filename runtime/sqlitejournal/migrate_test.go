@@ -31,6 +31,8 @@ func TestUpgradeFromSchemaVersion1(t *testing.T) {
 		`INSERT INTO resume_steps (run_id, step_key, name, status, attempt, seq, started_at) VALUES
 			('parked-step', 'Notify', 'Notify', 'in_flight', 1, 1, '2026-01-01T00:00:00.000000Z')`,
 		`INSERT INTO resume_manifests (workflow, version, manifest, created_at) VALUES ('w', 'v1', 'Notify x func() once', '2026-01-01T00:00:00.000000Z')`,
+		// Runs entered many times before progress was tracked are not crash loops.
+		`UPDATE resume_runs SET attempts = 9`,
 	} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			t.Fatalf("write a version 1 database: %v\n%s", err, q)
@@ -58,6 +60,9 @@ func TestUpgradeFromSchemaVersion1(t *testing.T) {
 		}
 		if r.AttentionKind != kind {
 			t.Errorf("run %s: attention kind %q, want %q", id, r.AttentionKind, kind)
+		}
+		if r.Attempts != 9 || r.ClaimsSinceProgress != 0 {
+			t.Errorf("run %s: %d attempts, %d claims since progress; want 9 and 0", id, r.Attempts, r.ClaimsSinceProgress)
 		}
 		if id == "parked-step" && (len(steps) != 1 || steps[0].Status != resume.StepInFlight) {
 			t.Errorf("run %s: steps %+v, want its in_flight Notify", id, steps)

@@ -85,6 +85,22 @@ WHERE status = 'failed';
 ALTER TABLE resume_runs ADD COLUMN parent_run_id TEXT NOT NULL DEFAULT '';
 ALTER TABLE resume_runs ADD COLUMN error_detail TEXT;
 `,
+	// 5: crash loops. progress_attempt is the value of attempts when the
+	// run last made progress: a step row written (the triggers set it,
+	// whoever writes the row) or an entry finished (FinishRun sets it). attempts - progress_attempt is the
+	// claims since: a run whose claims keep ending without progress, its
+	// process dying each time, is failed as a crash loop. Existing runs
+	// start with a clean count.
+	`
+ALTER TABLE resume_runs ADD COLUMN progress_attempt INTEGER NOT NULL DEFAULT 0;
+UPDATE resume_runs SET progress_attempt = attempts;
+CREATE TRIGGER resume_steps_progress_insert AFTER INSERT ON resume_steps BEGIN
+	UPDATE resume_runs SET progress_attempt = attempts WHERE run_id = NEW.run_id AND progress_attempt <> attempts;
+END;
+CREATE TRIGGER resume_steps_progress_update AFTER UPDATE ON resume_steps BEGIN
+	UPDATE resume_runs SET progress_attempt = attempts WHERE run_id = NEW.run_id AND progress_attempt <> attempts;
+END;
+`,
 }
 
 // SchemaVersion returns the schema version this package creates and reads.

@@ -15,7 +15,7 @@ var registry = map[string]int{}
 //resume:workflow
 func W(ctx context.Context, m map[string]int) error {
 	go Step(ctx, 1)         // want `step Step is called in a go statement`
-	defer Step(ctx, 2)      // want `step Step is called in a defer statement`
+	defer Step(ctx, 2)      //resume:step name=Deferred
 	_ = time.Now()          // want `time\.Now in a workflow body gives another value`
 	_ = rand.Intn(2)        // want `rand\.Intn in a workflow body`
 	_ = os.Getenv("HOME")   // want `os\.Getenv in a workflow body reads the process's environment`

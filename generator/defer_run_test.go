@@ -1,0 +1,136 @@
+package generator
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// deferRunSource is a saga whose compensations are deferred steps: a
+// failed payment undoes, last in first out, what was reserved. Every step
+// execution appends its journal key to the effects file.
+const deferRunSource = `package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/resumegen/resumegen/runtime/resume"
+	"github.com/resumegen/resumegen/runtime/sqlitejournal"
+)
+
+var effects string
+
+func track(ctx context.Context) {
+	info, _ := resume.StepFromContext(ctx)
+	f, err := os.OpenFile(effects, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Fprintln(f, info.StepKey)
+	f.Close()
+}
+
+//resume:workflow
+func Book(ctx context.Context, id string) (err error) {
+	for _, leg := range []string{"flight", "hotel", "car"} {
+		if err := Reserve(ctx, leg); err != nil {
+			return err
+		}
+		defer func() {
+			if err != nil {
+				_ = Cancel(ctx, leg)
+			}
+		}()
+	}
+	return Pay(ctx, id)
+}
+
+//resume:step
+func Reserve(ctx context.Context, leg string) error { track(ctx); return nil }
+
+//resume:step
+func Cancel(ctx context.Context, leg string) error { track(ctx); return nil }
+
+//resume:step
+func Pay(ctx context.Context, id string) error {
+	track(ctx)
+	return resume.Permanent(errors.New("card declined"))
+}
+
+func main() {
+	ctx := context.Background()
+	db, effectsFile := os.Args[1], os.Args[2]
+	effects = effectsFile
+	j, err := sqlitejournal.Open(ctx, db)
+	if err != nil {
+		panic(err)
+	}
+	opts := []resume.Option{resume.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}
+	if len(os.Args) > 3 {
+		f, err := resume.ParseFault(os.Args[3])
+		if err != nil {
+			panic(err)
+		}
+		opts = append(opts, resume.WithFault(f))
+	}
+	_, err = resume.NewEngine(j, opts...).Start(ctx, "r-1", Book, "b-1")
+	fmt.Println("error:", err)
+}
+`
+
+// TestDeferredStepsSurviveResume kills a saga inside its deferred
+// compensations and resumes it in a new process: the compensations run
+// last in first out, each once, and the resumed run ends as an
+// uninterrupted one does.
+func TestDeferredStepsSurviveResume(t *testing.T) {
+	dir := filepath.Join(testModule, "deferrun")
+	writeFiles(t, dir, map[string]string{"main.go": deferRunSource})
+	res := generateIn(t, dir)
+	if len(res.Diagnostics) > 0 {
+		t.Fatalf("diagnostics: %v", res.Diagnostics)
+	}
+	if _, err := res.Write(); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "deferrun")
+	goCmd(t, dir, "build", "-o", bin, ".")
+	run := func(db, effects string, kill ...string) (string, []string, bool) {
+		out, err := exec.Command(bin, append([]string{db, effects}, kill...)...).CombinedOutput()
+		var exit *exec.ExitError
+		killed := errors.As(err, &exit) && exit.Sys().(syscall.WaitStatus).Signaled()
+		if err != nil && !killed {
+			t.Fatalf("%v: %v\n%s", kill, err, out)
+		}
+		b, _ := os.ReadFile(effects)
+		return string(out), strings.Fields(string(b)), killed
+	}
+	ref := filepath.Join(t.TempDir(), "ref.db")
+	wantOut, wantFx, _ := run(ref, ref+".effects")
+	if got := strings.Join(wantFx, " "); got != "Reserve Reserve#2 Reserve#3 Pay Cancel Cancel#2 Cancel#3" {
+		t.Fatalf("uninterrupted executions: %s", got)
+	}
+	for _, kill := range []string{"Cancel:before", "Cancel:after", "Cancel#2:before", "Cancel#2:after", "Cancel#3:before"} {
+		t.Run(kill, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "j.db")
+			if _, _, killed := run(db, db+".effects", kill); !killed {
+				t.Fatalf("not killed at %s", kill)
+			}
+			out, fx, _ := run(db, db+".effects")
+			if out != wantOut {
+				t.Errorf("resumed run: %s, want %s", out, wantOut)
+			}
+			if strings.Join(fx, " ") != strings.Join(wantFx, " ") {
+				t.Errorf("executions %v, want %v: each compensation once, last in first out", fx, wantFx)
+			}
+		})
+	}
+}
