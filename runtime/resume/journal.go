@@ -103,14 +103,15 @@ type RunRecord struct {
 
 // Problem says what makes the run's row unusable, or "" when it is sound:
 // what the journal could not read ([RunRecord.Unreadable]), a status that
-// is not a run status, or an input that is not a JSON array.
+// is not a run status, or an input that is not a JSON array (one a codec
+// sealed is left alone: only the codec opens it).
 func (r RunRecord) Problem() string {
 	switch {
 	case r.Unreadable != "":
 		return r.Unreadable
 	case !r.Status.Known():
 		return fmt.Sprintf("status %q is not a run status", r.Status)
-	case !inputDecodes(r.Input):
+	case !IsSealed(r.Input) && !inputDecodes(r.Input):
 		return fmt.Sprintf("input %s is not a JSON array", preview(r.Input))
 	}
 	return ""
