@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/resumegen/resumegen/runtime/resume"
 )
 
 // TestChaos runs 200 runs of the example on four worker processes sharing
@@ -345,4 +347,100 @@ func tail(lines []string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// TestChaosShortLeases runs the example's runs on four worker processes
+// sharing one journal with short leases (300ms and 1s) and no kill at all:
+// claims and renewals wait for the database's lock, and a claim that waits
+// longer than the lease must still hold a live lease. No step key may
+// execute twice and no run may be parked. Before (issue 10 §2), the lease's
+// expiry was computed before the claim waited, so SQLite at 300ms stored
+// expired leases: 17 step keys executed twice, 16 runs parked.
+func TestChaosShortLeases(t *testing.T) {
+	const (
+		runs    = 40
+		workers = 4
+	)
+	for _, kind := range []string{"sqlite", "postgres"} {
+		for _, lease := range []string{"300ms", "1s"} {
+			t.Run(kind+"/lease="+lease, func(t *testing.T) {
+				dir := t.TempDir()
+				db := filepath.Join(dir, "journal.db")
+				if kind == "postgres" {
+					db = freshDatabase(t)
+				}
+				args := func(extra ...string) []string {
+					return append([]string{"-db", db, "-world", dir, "-run", "lease"}, extra...)
+				}
+				if out, err := exec.Command(binary, args("-enqueue", strconv.Itoa(runs))...).CombinedOutput(); err != nil {
+					t.Fatalf("enqueue: %v\n%s", err, out)
+				}
+				var procs []*worker
+				for i := range workers {
+					procs = append(procs, startProc(t, dir, fmt.Sprintf("worker-%d", i), false,
+						append([]string{binary}, args("-worker", "-concurrency", "4", "-step-delay", "20ms", "-lease", lease)...)...))
+				}
+				ctx := context.Background()
+				j, _, err := openJournal(ctx, db)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer j.Close()
+				began := time.Now()
+				var list []resume.RunRecord
+				for {
+					if list, err = j.ListRuns(ctx, resume.RunFilter{}); err != nil {
+						t.Fatal(err)
+					}
+					done := 0
+					for _, r := range list {
+						if r.Status != resume.StatusPending && r.Status != resume.StatusRunning {
+							done++
+						}
+					}
+					if done == runs {
+						break
+					}
+					if time.Since(began) > 45*time.Second {
+						t.Fatalf("after 45s only %d of %d runs finished", done, runs)
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+				elapsed := time.Since(began)
+				for _, w := range procs {
+					_ = w.cmd.Process.Signal(syscall.SIGTERM)
+					w.wait()
+				}
+				statuses := map[resume.Status]int{}
+				for _, r := range list {
+					statuses[r.Status]++
+					if r.Status != resume.StatusSucceeded {
+						t.Errorf("run %s is %s (%s): %s", r.RunID, r.Status, r.AttentionStep, r.Error)
+					}
+				}
+				// Every step key started once: no worker executed a step
+				// another had executed or was executing.
+				starts := map[string]int{}
+				for _, l := range readLines(t, filepath.Join(dir, "effects.log")) {
+					if f := strings.Fields(l); len(f) == 6 && strings.HasPrefix(f[5], "start=") {
+						starts[f[1]+" "+f[2]]++
+					}
+				}
+				twice := 0
+				for k, n := range starts {
+					if n > 1 {
+						twice++
+						if twice <= 5 {
+							t.Errorf("step %s executed %d times", k, n)
+						}
+					}
+				}
+				if twice > 0 {
+					t.Errorf("%d step keys executed more than once", twice)
+				}
+				t.Logf("%s, lease %s: %d runs on %d workers in %v: %v; step executions %d, step keys executed twice %d",
+					kind, lease, runs, workers, elapsed.Round(time.Millisecond), statuses, len(starts), twice)
+			})
+		}
+	}
 }

@@ -133,7 +133,7 @@ func runChildren(t *testing.T, open func(t *testing.T) resume.Journal) {
 		}
 		// A worker takes the parent, never the child on its own.
 		w := resume.NewEngine(j, resume.WithOwner("worker"))
-		if _, _, err := j.ClaimNext(ctx, resume.ClaimNextRequest{Owner: "w", Until: time.Now().Add(time.Minute), Workflows: []string{kidDef.QualifiedName()}}); !errors.Is(err, resume.ErrNoRunReady) {
+		if _, _, err := j.ClaimNext(ctx, resume.ClaimNextRequest{Owner: "w", Lease: time.Minute, Workflows: []string{kidDef.QualifiedName()}}); !errors.Is(err, resume.ErrNoRunReady) {
 			t.Fatalf("a worker claimed a child run: %v", err)
 		}
 		res, err = w.Resume(ctx, id)

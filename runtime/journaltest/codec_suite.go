@@ -108,6 +108,12 @@ func runCodec(t *testing.T, open func(t *testing.T) resume.Journal, effectsOf fu
 			dying.Start(ctx, id, Chain, p)
 			t.Fatal("the engine did not die at Loop#2")
 		}()
+		if l, ok := j.(resume.Liveness); ok {
+			// The "process" ends: its liveness signal goes with it.
+			if err := l.Release(ctx, "crasher"); err != nil {
+				t.Fatal(err)
+			}
+		}
 		time.Sleep(40 * time.Millisecond)
 		e := resume.NewEngine(j, resume.WithCodec(codec))
 		res, err := e.Resume(ctx, id)

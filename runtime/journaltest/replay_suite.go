@@ -152,7 +152,7 @@ func runReplay(t *testing.T, open func(t *testing.T) resume.Journal) {
 		journalRows(t, j, id, transferDef.QualifiedName(), transferDef.Version, `[{}]`,
 			resume.StepRecord{StepKey: "Lookup", Name: "Lookup", Status: resume.StepFailed, Error: "lookup timed out"})
 		// journalRows writes attempt 1; Lookup has 3: spend them.
-		run, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "earlier2", Until: time.Now().Add(time.Minute)})
+		run, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "earlier2", Lease: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -389,7 +389,7 @@ func journalRows(t *testing.T, j resume.Journal, id, workflow, version, input st
 		Input: []byte(input), CreatedAt: time.Now(), UpdatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	run, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "earlier", Until: time.Now().Add(time.Minute)})
+	run, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "earlier", Lease: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

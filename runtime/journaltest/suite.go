@@ -15,8 +15,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,6 +35,11 @@ type Harness struct {
 	InsertEffect func(ctx context.Context, runID string) error
 	// CountEffects counts runID's rows in the effects table.
 	CountEffects func(ctx context.Context, runID string) (int, error)
+	// OpenAgain opens another journal on the database of the journal
+	// opened last, as another process would (the suite closes it); with
+	// Open's journal, it must implement [resume.Liveness]. Nil skips the
+	// liveness cases.
+	OpenAgain func(t *testing.T) resume.Journal
 	// Exec, if set, runs one plain SQL statement on the journal opened
 	// last, its tables named unqualified (resume_runs, resume_steps): the
 	// suite damages rows with it, as a hand edit would. Without it the
@@ -87,7 +90,7 @@ func startCrashing(t *testing.T, j resume.Journal, runID string, p Plan, f resum
 // workflow panics with crash, and reports whether it did. A dead engine's
 // leases have expired when it returns.
 func startDying(j resume.Journal, runID string, wf, input any, f resume.Fault) (crashed bool) {
-	opts := []resume.Option{resume.WithLease(30 * time.Millisecond), resume.WithOwner("crasher"),
+	opts := []resume.Option{resume.WithLease(150 * time.Millisecond), resume.WithOwner("crasher"),
 		resume.WithFaultAction(func() { panic(crash{f}) }), resume.WithCrashPanics(isCrash)}
 	if f.Step != "" {
 		opts = append(opts, resume.WithFault(f))
@@ -99,7 +102,15 @@ func startDying(j resume.Journal, runID string, wf, input any, f resume.Fault) (
 				panic(r)
 			}
 			crashed = true
-			time.Sleep(40 * time.Millisecond) // let the dead engine's lease expire
+			// The process "ends": its liveness signal goes, and its runs
+			// are taken over at once (a journal without liveness: once
+			// the lease expired).
+			if l, ok := j.(resume.Liveness); ok {
+				if err := l.Release(context.Background(), "crasher"); err != nil {
+					panic(err)
+				}
+			}
+			time.Sleep(170 * time.Millisecond) // let the dead engine's lease expire
 		}
 	}()
 	_, _ = e.Start(context.Background(), runID, wf, input)
@@ -190,8 +201,8 @@ func Run(t *testing.T, h Harness) {
 		if _, err := e.Start(ctx, id, Chain, Plan{Loop: 10}); err != nil {
 			t.Fatal(err)
 		}
-		if got := j.Counters().Commits - before.Commits; got != 1 {
-			t.Errorf("starting a finished run committed %d writes, want 1 (the no-op create)", got)
+		if got := j.Counters().Commits - before.Commits; got > 1 {
+			t.Errorf("starting a finished run committed %d writes, want at most 1 (the no-op create)", got)
 		}
 		if n := seen.count(id, "Loop"); n != 10 {
 			t.Errorf("Loop executed %d times, want 10", n)
@@ -444,7 +455,7 @@ func Run(t *testing.T, h Harness) {
 		id := newRunID(t)
 		startCrashing(t, j, id, Plan{}, resume.Fault{Step: "Notify", Point: resume.FaultEffect})
 		// Another process claims it first (and is still alive).
-		if _, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "other", Until: time.Now().Add(time.Minute)}); err != nil {
+		if _, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "other", Lease: time.Minute}); err != nil {
 			t.Fatal(err)
 		}
 		if err := resume.NewEngine(j).Resolve(ctx, id, "Notify", resume.Resolution{Done: true}); !errors.Is(err, resume.ErrRunBusy) {
@@ -543,7 +554,7 @@ func Run(t *testing.T, h Harness) {
 		if _, _, err := j.CreateRun(ctx, old); err != nil {
 			t.Fatal(err)
 		}
-		run, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "old", Until: time.Now().Add(time.Minute)})
+		run, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "old", Lease: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -624,23 +635,23 @@ func Run(t *testing.T, h Harness) {
 		if _, _, err := j.CreateRun(ctx, resume.RunRecord{RunID: id, Workflow: "w", Version: "v", Input: []byte(`[]`), CreatedAt: time.Now(), UpdatedAt: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
-		a, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "a", Until: time.Now().Add(-time.Second)}) // already expired
+		a, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "a", Lease: -time.Second}) // already expired
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "b", Until: time.Now().Add(time.Minute)}); err != nil {
+		if _, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "b", Lease: time.Minute}); err != nil {
 			t.Fatalf("claiming an expired lease: %v", err)
 		}
 		b, _, _ := j.LoadRun(ctx, id)
-		if _, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "c", Until: time.Now().Add(time.Minute)}); !errors.Is(err, resume.ErrRunBusy) {
+		if _, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "c", Lease: time.Minute}); !errors.Is(err, resume.ErrRunBusy) {
 			t.Errorf("claiming a live lease: %v, want ErrRunBusy", err)
 		}
 		stale := resume.Lease{RunID: id, Owner: "b", Epoch: b.Epoch - 1}
-		if _, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "c", Until: time.Now().Add(time.Minute), Abandoned: &stale}); !errors.Is(err, resume.ErrRunBusy) {
+		if _, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "c", Lease: time.Minute, Abandoned: &stale}); !errors.Is(err, resume.ErrRunBusy) {
 			t.Errorf("claiming from a dead owner's older epoch: %v, want ErrRunBusy", err)
 		}
 		dead := resume.Lease{RunID: id, Owner: "b", Epoch: b.Epoch}
-		if _, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "c", Until: time.Now().Add(time.Minute), Abandoned: &dead}); err != nil {
+		if _, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "c", Lease: time.Minute, Abandoned: &dead}); err != nil {
 			t.Errorf("claiming from a dead owner: %v", err)
 		}
 		la := resume.Lease{RunID: id, Owner: "a", Epoch: a.Epoch}
@@ -772,8 +783,8 @@ func Run(t *testing.T, h Harness) {
 		if n := seen.count(ids[0], "Fetch"); n != 0 {
 			t.Fatalf("Enqueue executed Fetch %d times", n)
 		}
-		req := resume.ClaimNextRequest{Owner: "w", Until: time.Now().Add(time.Minute), Workflows: []string{chainDef.QualifiedName()}}
-		if _, _, err := j.ClaimNext(ctx, resume.ClaimNextRequest{Owner: "w", Until: req.Until, Workflows: []string{"other.Flow"}}); !errors.Is(err, resume.ErrNoRunReady) {
+		req := resume.ClaimNextRequest{Owner: "w", Lease: time.Minute, Workflows: []string{chainDef.QualifiedName()}}
+		if _, _, err := j.ClaimNext(ctx, resume.ClaimNextRequest{Owner: "w", Lease: req.Lease, Workflows: []string{"other.Flow"}}); !errors.Is(err, resume.ErrNoRunReady) {
 			t.Errorf("claim of another workflow: %v, want ErrNoRunReady", err)
 		}
 		for i, want := range ids {
@@ -875,18 +886,18 @@ func Run(t *testing.T, h Harness) {
 		}
 	})
 
-	t.Run("a worker takes over at once the runs of a dead worker of its host", func(t *testing.T) {
+	t.Run("a worker takes over at once the runs of a dead worker", func(t *testing.T) {
+		if h.OpenAgain == nil {
+			t.Skip("the harness has no OpenAgain")
+		}
 		j := open(t)
 		e := resume.NewEngine(j)
 		id := newRunID(t)
 		if _, err := e.Enqueue(ctx, id, Chain, Plan{Loop: 1}); err != nil {
 			t.Fatal(err)
 		}
-		// A worker of this host claimed it for an hour, then died.
-		dead := deadLocalOwner(t)
-		if _, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: dead, Until: time.Now().Add(time.Hour)}); err != nil {
-			t.Fatal(err)
-		}
+		// A worker claimed it for an hour, then died.
+		deadOwner(t, h, j, id)
 		stop := startWorker(ctx, e, resume.WorkerOptions{PollInterval: 5 * time.Millisecond})
 		defer func() { // also when waitFor fails: no worker outlives the test
 			if err := stop(); err != nil {
@@ -964,6 +975,7 @@ func Run(t *testing.T, h Harness) {
 	})
 
 	runReplay(t, open)
+	runLiveness(t, h, open)
 	runChildren(t, open)
 	runCodec(t, open, effectsOf)
 	runFaults(t, open, effectsOf)
@@ -996,26 +1008,10 @@ func (c *claimAfterCreate) CreateRun(ctx context.Context, r resume.RunRecord) (r
 	if err == nil && created {
 		c.tried = true
 		_, _, c.claimErr = c.Journal.ClaimNext(ctx, resume.ClaimNextRequest{
-			Owner: "another-worker", Until: time.Now().Add(time.Minute), Workflows: []string{stored.Workflow},
+			Owner: "another-worker", Lease: time.Minute, Workflows: []string{stored.Workflow},
 		})
 	}
 	return stored, created, err
-}
-
-// deadLocalOwner returns a lease owner naming, in the engine's form
-// (host/pid/nonce), a process of this host that has exited.
-func deadLocalOwner(t *testing.T) string {
-	t.Helper()
-	// The test binary itself, asked to run no test, exits at once.
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("start and reap a process: %v", err)
-	}
-	host, err := os.Hostname()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fmt.Sprintf("%s/%d/deadbeef", host, cmd.Process.Pid)
 }
 
 // waitFor waits until n runs have status s, for up to 30 seconds.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/resumegen/resumegen/runtime/journaltest"
 	"github.com/resumegen/resumegen/runtime/pgjournal"
@@ -57,6 +58,23 @@ func openBench(b *testing.B) journaltest.BenchHarness {
 		Reopen: func(ctx context.Context, runID string) error {
 			_, err := pool.Exec(ctx, `UPDATE `+runs+` SET status = 'pending' WHERE run_id = $1`, runID)
 			return err
+		},
+		Abandon: func(ctx context.Context, runID, owner string) error {
+			_, err := pool.Exec(ctx, `UPDATE `+runs+` SET status = 'running', lease_owner = $1, lease_until = now() + interval '1 hour'
+				WHERE run_id = $2`, owner, runID)
+			return err
+		},
+		OpenAgain: func(tb testing.TB) resume.Journal {
+			p, err := pgxpool.NewWithConfig(ctx, pool.Config())
+			if err != nil {
+				tb.Fatal(err)
+			}
+			tb.Cleanup(p.Close)
+			j, err := pgjournal.Open(ctx, p, pgjournal.WithSchema(schema))
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return j
 		},
 	}
 }
@@ -149,6 +167,20 @@ func BenchmarkConcurrentRuns16(b *testing.B) {
 // Target: <= 5 ms.
 func BenchmarkResume1000(b *testing.B) {
 	journaltest.BenchResume(b, openBench(b), 1000)
+}
+
+// BenchmarkResumeCrashed1000: the crash path: a 1000-step run left running
+// by a killed process (its lease an hour away) is taken over by Resume at
+// once, in one batch that claims it, checking the owner's liveness lock,
+// and reads the journal. Target: one read, <= 5 ms.
+func BenchmarkResumeCrashed1000(b *testing.B) {
+	journaltest.BenchResumeCrashed(b, openBench(b), 1000)
+}
+
+// BenchmarkReattachFinished1000: Start on a finished 1000-step run returns
+// its outcome from the run's row. Target: no step read.
+func BenchmarkReattachFinished1000(b *testing.B) {
+	journaltest.BenchReattachFinished(b, openBench(b), 1000)
 }
 
 // BenchmarkResumeNested1000: resuming a run that died inside its child run,

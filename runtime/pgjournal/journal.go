@@ -50,6 +50,7 @@ type Journal struct {
 	commits atomic.Int64
 	sql     queries
 	listen  listener // for NotifyWork
+	live    liveness // the owners' advisory locks (see KeepAlive)
 }
 
 var (
@@ -111,10 +112,12 @@ func (j *Journal) Pool() *pgxpool.Pool { return j.pool }
 // Schema returns the name of the schema holding the journal's tables.
 func (j *Journal) Schema() string { return j.schema }
 
-// Close stops listening for work (see [Journal.NotifyWork]) and closes the
-// pool if Connect opened it.
+// Close stops listening for work (see [Journal.NotifyWork]), ends the
+// liveness session (see [Journal.KeepAlive]: this process's owners are
+// dead from then on) and closes the pool if Connect opened it.
 func (j *Journal) Close() error {
 	j.stopListening()
+	j.closeLiveness()
 	if j.owned {
 		j.pool.Close()
 	}
@@ -129,6 +132,7 @@ func (j *Journal) Counters() resume.Counters {
 // queries are the journal's statements, qualified with its schema once.
 type queries struct {
 	createRun, selectRun, selectRunForUpdate, selectSteps, entrySteps string
+	claimedSteps, refusedRun, keepAlive, forgetOwners                 string
 	claim, claimNext, renew, writeStep, writeStepTx, finish           string
 	selectStepStatus, resolveDone, resolveRedo, makePending           string
 	retrySteps, retryRun, cancel, saveManifest, manifest, listRuns    string
@@ -143,6 +147,11 @@ const runColumns = `run_id, workflow, version, status, input, output, error, att
 const stepColumns = `run_id, step_key, name, status, result, error, attempt, attempt_base, seq, started_at, finished_at,
 	error_detail, final, history`
 
+// Lease times come from the server's clock: clock_timestamp(), read when
+// the statement evaluates the row, so a claim that waited for a row lock
+// counts its lease from after the wait, and workers whose clocks disagree
+// compare every expiry on one clock.
+
 // stepFence begins a step row's write: run is the run's row if the lease
 // ($12 run, $13 owner, $14 epoch) is still the writer's, share-locked, and
 // progress marks the run's progress at the entry's first step row (see
@@ -155,20 +164,40 @@ const stepFence = `WITH run AS (
 				WHERE run_id = $12 AND (SELECT first FROM run))`
 
 // claimable is the condition under which a run may be claimed: pending, or
-// running under a lease that expired ($3 is the claimer's clock).
-const claimable = `(status = 'pending' OR (status = 'running' AND lease_until < $3::timestamptz))`
+// running under a lease that expired, held by an owner not known to be
+// alive. The lease of an owner whose liveness lock is held (an overloaded
+// or paused process, a claim or a renewal that waited for a lock) is never
+// taken: that owner may be executing a step, and it renews when it can,
+// not even by a worker of the same owner name (another of its goroutines
+// may be executing it). Claim, for one run, takes the claimer's own lapsed
+// lease: a process restarted under the same owner name.
+const claimable = `(status = 'pending' OR (status = 'running' AND lease_until < clock_timestamp() AND NOT ` + ownerAlive + `))`
 
-// claimSet takes a run: $1 owner, $2 lease expiry, $3 now.
+// ownerAlive is true when the run's owner registered a liveness lock and a
+// session holds it now. (When the try succeeds, the lock it took is given
+// back at the end of the statement's transaction.)
+const ownerAlive = `(EXISTS (SELECT 1 FROM {schema}.resume_owners o WHERE o.owner = resume_runs.lease_owner)
+		AND NOT pg_try_advisory_xact_lock(` + livenessLockSQL + `, hashtext(resume_runs.lease_owner)))`
+
+// claimSet takes a run: $1 owner, $2 lease length.
 const claimSet = `UPDATE {schema}.resume_runs SET
 		status = 'running', attempts = attempts + 1, epoch = epoch + 1,
-		lease_owner = $1::text, lease_until = $2::timestamptz, updated_at = $3::timestamptz,
+		lease_owner = $1::text, lease_until = clock_timestamp() + $2::interval, updated_at = clock_timestamp(),
 		error = '', attention_step = '', attention_kind = ''`
+
+// ownerGone is true when the run's owner registered a liveness lock
+// (resume_owners) and no session holds it now: its process ended. The
+// transaction-level try takes the lock only when it is free, and gives it
+// back when the statement's transaction ends.
+const ownerGone = `(EXISTS (SELECT 1 FROM {schema}.resume_owners o WHERE o.owner = resume_runs.lease_owner)
+		AND pg_try_advisory_xact_lock(` + livenessLockSQL + `, hashtext(resume_runs.lease_owner)))`
 
 func newQueries(schema string) queries {
 	q := queries{
 		createRun: `INSERT INTO {schema}.resume_runs
 			(run_id, workflow, version, status, input, created_at, updated_at, lease_owner, lease_until, epoch, attempts, parent_run_id)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (run_id) DO NOTHING`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, clock_timestamp() + $9::interval, $10, $11, $12) ON CONFLICT (run_id) DO NOTHING
+			RETURNING lease_until`,
 		selectRun:          `SELECT ` + runColumns + ` FROM {schema}.resume_runs WHERE run_id = $1`,
 		selectRunForUpdate: `SELECT ` + runColumns + ` FROM {schema}.resume_runs WHERE run_id = $1 FOR UPDATE`,
 		selectSteps:        `SELECT ` + stepColumns + ` FROM {schema}.resume_steps WHERE run_id = $1 ORDER BY seq`,
@@ -186,23 +215,25 @@ func newQueries(schema string) queries {
 				CASE WHEN status <> 'succeeded' THEN final END,
 				CASE WHEN status <> 'succeeded' THEN history END
 			FROM {schema}.resume_steps WHERE run_id = $1`,
-		// $4 run id, $5 and $6 the abandoned lease (owner, epoch), if any.
+		// $3 run id, $4 and $5 the abandoned lease (owner, epoch), if
+		// any, $6 whether an owner whose process ended may be taken from.
 		claim: claimSet + `
-			WHERE run_id = $4 AND (status = 'pending' OR (status = 'running' AND
-				(lease_until < $3::timestamptz OR (lease_owner = $5 AND epoch = $6))))
+			WHERE run_id = $3 AND (status = 'pending' OR (status = 'running' AND
+				((lease_until < clock_timestamp() AND (lease_owner = $1::text OR NOT ` + ownerAlive + `)) OR (lease_owner = $4 AND epoch = $5)
+				OR ($6::boolean AND lease_owner <> $1::text AND ` + ownerGone + `))))
 			RETURNING ` + runColumns,
-		// $4 the workflows. The inner select locks the oldest claimable
+		// $3 the workflows. The inner select locks the oldest claimable
 		// run and skips those another claimer holds; the outer condition
 		// is checked again on the locked row.
 		claimNext: claimSet + `
 			WHERE run_id = (
 				SELECT run_id FROM {schema}.resume_runs
-				WHERE workflow = ANY($4::text[]) AND parent_run_id = '' AND ` + claimable + `
+				WHERE workflow = ANY($3::text[]) AND parent_run_id = '' AND ` + claimable + `
 				ORDER BY created_at, run_id LIMIT 1
 				FOR UPDATE SKIP LOCKED)
 			AND ` + claimable + `
 			RETURNING ` + runColumns,
-		renew: `UPDATE {schema}.resume_runs SET lease_until = $1
+		renew: `UPDATE {schema}.resume_runs SET lease_until = clock_timestamp() + $1::interval
 			WHERE run_id = $2 AND lease_owner = $3 AND epoch = $4 AND status = 'running'`,
 		// writeStep upserts a step row, fenced: it writes nothing unless
 		// the run's lease is still the writer's. FOR SHARE holds the run
@@ -248,6 +279,12 @@ func newQueries(schema string) queries {
 				UNION SELECT r.parent_run_id FROM {schema}.resume_runs r JOIN up ON r.run_id = up.id WHERE r.parent_run_id <> '')
 			UPDATE {schema}.resume_runs SET status = 'pending', error = '', attention_step = '', attention_kind = '', updated_at = $1
 			WHERE run_id IN (SELECT id FROM up) AND status = 'needs_attention' AND attention_kind = 'child'`,
+		keepAlive: `INSERT INTO {schema}.resume_owners (owner, since) VALUES ($1, clock_timestamp())
+			ON CONFLICT (owner) DO NOTHING`,
+		// Dead owners (their lock is free) that no running run names.
+		forgetOwners: `DELETE FROM {schema}.resume_owners o
+			WHERE NOT EXISTS (SELECT 1 FROM {schema}.resume_runs r WHERE r.lease_owner = o.owner AND r.status = 'running')
+			AND pg_try_advisory_xact_lock(` + livenessLockSQL + `, hashtext(o.owner))`,
 		saveManifest: `INSERT INTO {schema}.resume_manifests (workflow, version, manifest, created_at)
 			VALUES ($1, $2, $3, $4) ON CONFLICT (workflow, version) DO NOTHING`,
 		manifest: `SELECT manifest FROM {schema}.resume_manifests WHERE workflow = $1 AND version = $2`,
@@ -259,11 +296,19 @@ func newQueries(schema string) queries {
 	// fenced upsert, failing (resume_lease_lost) where writeStep would
 	// write nothing, so the COMMIT queued behind it cannot commit the
 	// step's writes without its row.
+	// claimedSteps is entrySteps behind a claim in the same batch: it reads
+	// the journal only if the claim took the run (the transaction wrote a
+	// row, so it has a transaction id), so a refused claim reads nothing.
+	q.claimedSteps = q.entrySteps + ` AND txid_current_if_assigned() IS NOT NULL`
+	// refusedRun, last in the batch, reads the run's row only if the claim
+	// did not take it.
+	q.refusedRun = q.selectRun + ` AND txid_current_if_assigned() IS NULL`
 	q.writeStepTx = stepFence + `, w AS (` + strings.TrimPrefix(q.writeStep, stepFence) + `
 			RETURNING 1)
 		SELECT CASE WHEN EXISTS (SELECT 1 FROM w) THEN 1 ELSE {schema}.resume_lease_lost($12, $14) END`
 	for _, s := range []*string{
 		&q.createRun, &q.selectRun, &q.selectRunForUpdate, &q.selectSteps, &q.entrySteps,
+		&q.claimedSteps, &q.refusedRun, &q.keepAlive, &q.forgetOwners,
 		&q.claim, &q.claimNext, &q.renew, &q.writeStep, &q.writeStepTx, &q.finish,
 		&q.selectStepStatus, &q.resolveDone, &q.resolveRedo, &q.makePending,
 		&q.retrySteps, &q.retryRun, &q.cancel, &q.saveManifest, &q.manifest, &q.listRuns, &q.wakeParents,
@@ -469,24 +514,33 @@ func scanEntrySteps(rows pgx.Rows, runID string) ([]resume.StepRecord, error) {
 // returns the stored run.
 func (j *Journal) CreateRun(ctx context.Context, r resume.RunRecord) (resume.RunRecord, bool, error) {
 	r = r.Created()
-	tag, err := j.pool.Exec(ctx, j.sql.createRun,
+	var lease *time.Duration // the lease's length, counted by the server
+	if r.LeaseOwner != "" {
+		d := r.LeaseUntil.Sub(r.CreatedAt)
+		lease = &d
+	}
+	var until *time.Time
+	err := j.pool.QueryRow(ctx, j.sql.createRun,
 		r.RunID, r.Workflow, r.Version, string(r.Status), string(r.Input), r.CreatedAt, r.UpdatedAt,
-		r.LeaseOwner, nullTime(r.LeaseUntil), r.Epoch, r.Attempts, r.Parent)
-	if err != nil {
+		r.LeaseOwner, lease, r.Epoch, r.Attempts, r.Parent).Scan(&until)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return r, false, fmt.Errorf("run %s: create: %w", r.RunID, err)
 	}
 	j.commits.Add(1)
-	if tag.RowsAffected() == 1 {
+	if err == nil {
+		r.LeaseUntil = timeOf(until)
 		return r, true, nil
 	}
 	stored, err := j.run(ctx, j.pool, j.sql.selectRun, r.RunID)
 	return stored, false, err
 }
 
-// Claim takes the run if it is pending, its lease expired, or c.Abandoned
-// holds it, and reads its journal: the claim and the read go to the server
-// as one batch, one round trip and one implicit transaction. A run it cannot
-// take is returned with its full journal and ErrRunBusy.
+// Claim takes the run if it is pending, its lease expired, c.Abandoned
+// holds it, or (with c.TakeOverDead) its owner's liveness lock is free, and
+// reads its journal: the claim and the read go to the server as one batch,
+// one round trip and one implicit transaction; the read returns no row
+// unless the claim took the run. A run it cannot take is returned, read
+// by one more query of its row alone, with ErrRunBusy.
 func (j *Journal) Claim(ctx context.Context, c resume.ClaimRequest) (resume.RunRecord, []resume.StepRecord, error) {
 	runID := c.RunID
 	var deadOwner string
@@ -494,27 +548,33 @@ func (j *Journal) Claim(ctx context.Context, c resume.ClaimRequest) (resume.RunR
 	if c.Abandoned != nil {
 		deadOwner, deadEpoch = c.Abandoned.Owner, c.Abandoned.Epoch
 	}
-	now := time.Now()
 	b := &pgx.Batch{}
-	b.Queue(j.sql.claim, c.Owner, c.Until, now, runID, deadOwner, deadEpoch)
-	b.Queue(j.sql.entrySteps, runID)
+	b.Queue(j.sql.claim, c.Owner, c.Lease, runID, deadOwner, deadEpoch, c.TakeOverDead)
+	b.Queue(j.sql.claimedSteps, runID)
+	b.Queue(j.sql.refusedRun, runID)
 	j.reads.Add(1)
 	br := j.pool.SendBatch(ctx, b)
+	defer br.Close()
 	r, err := scanRun(br.QueryRow())
 	claimed := err == nil
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		br.Close()
 		return r, nil, fmt.Errorf("run %s: claim: %w", runID, err)
 	}
 	var steps []resume.StepRecord
-	if claimed {
-		rows, err := br.Query()
-		if err == nil {
-			steps, err = scanEntrySteps(rows, runID)
+	rows, err := br.Query()
+	if err == nil {
+		steps, err = scanEntrySteps(rows, runID)
+	}
+	if err != nil {
+		return r, nil, fmt.Errorf("run %s: read journal: %w", runID, err)
+	}
+	if !claimed {
+		r, err = scanRun(br.QueryRow())
+		if errors.Is(err, pgx.ErrNoRows) {
+			return r, nil, fmt.Errorf("run %s: %w", runID, resume.ErrRunNotFound)
 		}
 		if err != nil {
-			br.Close()
-			return r, nil, fmt.Errorf("run %s: read journal: %w", runID, err)
+			return r, nil, fmt.Errorf("run %s: claim: %w", runID, err)
 		}
 	}
 	if err := br.Close(); err != nil {
@@ -524,11 +584,7 @@ func (j *Journal) Claim(ctx context.Context, c resume.ClaimRequest) (resume.RunR
 		j.commits.Add(1)
 		return r, steps, nil
 	}
-	r, steps, err = j.LoadRun(ctx, runID)
-	if err != nil {
-		return r, steps, err
-	}
-	return r, steps, fmt.Errorf("run %s is %s: %w", runID, r.Status, resume.ErrRunBusy)
+	return r, nil, fmt.Errorf("run %s is %s: %w", runID, r.Status, resume.ErrRunBusy)
 }
 
 // ClaimNext claims the oldest claimable run of one of c.Workflows, skipping
@@ -539,7 +595,7 @@ func (j *Journal) ClaimNext(ctx context.Context, c resume.ClaimNextRequest) (res
 	if len(c.Workflows) == 0 {
 		return resume.RunRecord{}, nil, fmt.Errorf("claim next for %s: no workflows: %w", c.Owner, resume.ErrNoRunReady)
 	}
-	r, err := scanRun(j.pool.QueryRow(ctx, j.sql.claimNext, c.Owner, c.Until, time.Now(), c.Workflows))
+	r, err := scanRun(j.pool.QueryRow(ctx, j.sql.claimNext, c.Owner, c.Lease, c.Workflows))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return r, nil, fmt.Errorf("claim next for %s: %w", c.Owner, resume.ErrNoRunReady)
 	}
@@ -560,9 +616,10 @@ func (j *Journal) ClaimNext(ctx context.Context, c resume.ClaimNextRequest) (res
 	return r, steps, nil
 }
 
-// RenewLease extends the lease if it is still held.
-func (j *Journal) RenewLease(ctx context.Context, l resume.Lease, until time.Time) error {
-	tag, err := j.pool.Exec(ctx, j.sql.renew, until, l.RunID, l.Owner, l.Epoch)
+// RenewLease extends the lease to d from now, by the server's clock, if it
+// is still held.
+func (j *Journal) RenewLease(ctx context.Context, l resume.Lease, d time.Duration) error {
+	tag, err := j.pool.Exec(ctx, j.sql.renew, d, l.RunID, l.Owner, l.Epoch)
 	if err != nil {
 		return fmt.Errorf("run %s: renew lease: %w", l.RunID, err)
 	}

@@ -88,6 +88,19 @@ func TestConformance(t *testing.T) {
 			err = pool.QueryRow(ctx, `SELECT count(*) FROM `+effects+` WHERE run_id = $1`, runID).Scan(&n)
 			return n, err
 		},
+		OpenAgain: func(t *testing.T) resume.Journal {
+			// A pool of its own: other sessions, as another process has.
+			p, err := pgxpool.NewWithConfig(ctx, pool.Config())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(p.Close)
+			j, err := pgjournal.Open(ctx, p, pgjournal.WithSchema(schema))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return j
+		},
 		Exec: func(ctx context.Context, query string) error {
 			// The statement names the tables unqualified: it runs with
 			// the journal's schema first on the search path.
@@ -236,7 +249,7 @@ func TestClaimNextConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			req := resume.ClaimNextRequest{Owner: fmt.Sprintf("worker-%d", w), Until: time.Now().Add(time.Minute), Workflows: []string{"other", "w"}}
+			req := resume.ClaimNextRequest{Owner: fmt.Sprintf("worker-%d", w), Lease: time.Minute, Workflows: []string{"other", "w"}}
 			for {
 				r, _, err := j.ClaimNext(ctx, req)
 				if errors.Is(err, resume.ErrNoRunReady) {

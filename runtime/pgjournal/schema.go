@@ -136,6 +136,16 @@ ALTER TABLE {schema}.resume_runs ADD COLUMN error_detail json;
 ALTER TABLE {schema}.resume_runs ADD COLUMN progress_attempt integer NOT NULL DEFAULT 0;
 UPDATE {schema}.resume_runs SET progress_attempt = attempts;
 `,
+	// 8: the owners that hold a liveness lock (see liveness.go): a run of
+	// an owner listed here whose lock is free is taken over at once; an
+	// owner never listed (a worker of an older version) has its lease
+	// waited out.
+	`
+CREATE TABLE {schema}.resume_owners (
+	owner text PRIMARY KEY,
+	since timestamptz NOT NULL
+);
+`,
 }
 
 // leaseLostCode is the SQLSTATE resume_lease_lost raises.

@@ -31,7 +31,7 @@ func stepTxFixture(t *testing.T) (j *pgjournal.Journal, effects string, lease re
 	if _, _, err := j.CreateRun(ctx, resume.RunRecord{RunID: "r", Workflow: "w", Version: "v", Input: []byte(`[]`), CreatedAt: now, UpdatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
-	run, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: "r", Owner: "a", Until: now.Add(time.Minute)})
+	run, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: "r", Owner: "a", Lease: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestTxStepLeaseLostDuringStepRollsBackItsWrites(t *testing.T) {
 	stx, _ := beginWithEffect(t, j, effects, lease)
 	defer stx.Rollback()
 	// Another worker takes the run over while the step runs.
-	if _, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: "r", Owner: "b", Until: time.Now().Add(time.Minute), Abandoned: &lease}); err != nil {
+	if _, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: "r", Owner: "b", Lease: time.Minute, Abandoned: &lease}); err != nil {
 		t.Fatalf("takeover: %v", err)
 	}
 	if err := stx.Commit(ctx, stepS); !errors.Is(err, resume.ErrLeaseLost) {

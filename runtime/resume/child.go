@@ -109,9 +109,13 @@ func (st *runState) runChild(sctx context.Context, wf any, args []any) (json.Raw
 		Status: StatusPending, Input: json.RawMessage(input), CreatedAt: now, UpdatedAt: now,
 		LeaseOwner: e.owner, LeaseUntil: now.Add(e.lease),
 	}
+	sent := time.Now()
 	stored, created, err := e.journal.CreateRun(ctx, rec)
 	if err != nil {
 		return nil, st.stopf("run %s, step %s: create child run %s: %w", st.run.RunID, info.StepKey, childID, err)
+	}
+	if created {
+		stored.LeaseUntil = heldUntil(sent, e.lease)
 	}
 	if !created && (stored.Workflow != rec.Workflow || !bytes.Equal(compactJSON(stored.Input), compactJSON(input))) {
 		return nil, Permanent(fmt.Errorf("run %s, step %s: child run %s: %w: it is %s with other input", st.run.RunID, info.StepKey, childID, ErrRunConflict, stored.Workflow))
@@ -155,13 +159,12 @@ func (st *runState) claimChild(ctx context.Context, r RunRecord, info StepInfo) 
 		if r.Status.Finished() || r.Status == StatusNeedsAttention {
 			return r, nil, true, nil
 		}
-		req := ClaimRequest{RunID: r.RunID, Owner: e.owner, Until: e.now().Add(e.lease)}
-		if r.Status == StatusRunning && ownerDead(r.LeaseOwner) {
-			// Its process died on this host: no need to wait out the lease.
-			req.Abandoned = &Lease{RunID: r.RunID, Owner: r.LeaseOwner, Epoch: r.Epoch}
-		}
-		claimed, steps, err := e.journal.Claim(ctx, req)
+		// A child held by a process that ended (the parent's previous
+		// entry) is taken over at once, in the claim.
+		sent := time.Now()
+		claimed, steps, err := e.journal.Claim(ctx, ClaimRequest{RunID: r.RunID, Owner: e.owner, Lease: e.lease, TakeOverDead: true})
 		if err == nil {
+			claimed.LeaseUntil = heldUntil(sent, e.lease)
 			return claimed, steps, false, nil
 		}
 		if !errors.Is(err, ErrRunBusy) {

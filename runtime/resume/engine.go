@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -101,8 +100,10 @@ func NewEngine(j Journal, opts ...Option) *Engine {
 	return e
 }
 
-// defaultOwner names this process: host/pid/random. ownerDead reads it
-// back.
+// defaultOwner names this process: host/pid/random, for operators to read.
+// Nothing parses it: whether an owner is alive is the journal's liveness
+// signal ([Liveness]), never its pid, which means nothing in another PID
+// namespace and may name a zombie.
 func defaultOwner() string {
 	host, _ := os.Hostname()
 	var b [4]byte
@@ -110,20 +111,32 @@ func defaultOwner() string {
 	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }
 
-// ownerDead reports whether owner names a process of this host (in
-// defaultOwner's form) that no longer exists, so its lease need not be
-// waited out. An owner of another host, or a live process, is not dead.
-func ownerDead(owner string) bool {
-	parts := strings.Split(owner, "/")
-	if len(parts) != 3 {
+// keepAlive makes the journal hold this engine's liveness signal, if it
+// has one ([Liveness]), before the engine holds any run: a claim by an
+// owner whose signal is not held could be taken for a dead one's.
+func (e *Engine) keepAlive(ctx context.Context) error {
+	l, ok := livenessOf(e.journal)
+	if !ok {
+		return nil
+	}
+	if err := l.KeepAlive(ctx, e.owner); err != nil {
+		return fmt.Errorf("owner %s: hold the liveness signal: %w", e.owner, err)
+	}
+	return nil
+}
+
+// ownerGone reports whether the journal's liveness signal says owner's
+// process ended. A journal without liveness never says so.
+func (e *Engine) ownerGone(ctx context.Context, owner string) bool {
+	l, ok := livenessOf(e.journal)
+	if !ok || owner == "" || owner == e.owner {
 		return false
 	}
-	host, _ := os.Hostname()
-	pid, err := strconv.Atoi(parts[1])
-	if parts[0] != host || err != nil || pid <= 0 || pid == os.Getpid() {
-		return false
+	gone, err := l.OwnerGone(ctx, owner)
+	if err != nil {
+		e.logger.Warn("cannot tell whether a run's owner is alive; waiting out its lease", "owner", owner, "err", err)
 	}
-	return processGone(pid)
+	return err == nil && gone
 }
 
 // Journal returns the engine's journal.
@@ -214,6 +227,11 @@ func (e *Engine) Start(ctx context.Context, runID string, wf any, args ...any) (
 	if created {
 		return e.runClaimed(ctx, stored, nil, nil)
 	}
+	if stored.Status.Finished() || stored.Status == StatusNeedsAttention {
+		// Re-attaching to a run no claim can take: its row says it all.
+		res := resultOf(stored)
+		return res, res.err()
+	}
 	return e.execute(ctx, runID)
 }
 
@@ -253,11 +271,18 @@ func (e *Engine) create(ctx context.Context, runID string, wf any, args []any, h
 		Status: StatusPending, Input: json.RawMessage(input), CreatedAt: now, UpdatedAt: now,
 	}
 	if hold {
+		if err := e.keepAlive(ctx); err != nil {
+			return RunRecord{}, false, fmt.Errorf("run %s: %w", runID, err)
+		}
 		r.LeaseOwner, r.LeaseUntil = e.owner, now.Add(e.lease)
 	}
+	sent := time.Now()
 	stored, created, err := e.journal.CreateRun(ctx, r)
 	if err != nil {
 		return RunRecord{}, false, fmt.Errorf("run %s: create: %w", runID, err)
+	}
+	if created && hold {
+		stored.LeaseUntil = heldUntil(sent, e.lease)
 	}
 	if stored.Workflow != def.QualifiedName() || !bytes.Equal(compactJSON(stored.Input), compactJSON(input)) {
 		// The stored input is not repeated: inputs hold personal data.
@@ -295,7 +320,7 @@ func (e *Engine) ResumeAll(ctx context.Context) ([]Result, error) {
 		if r.Parent != "" {
 			continue // its parent executes it
 		}
-		if r.Status == StatusRunning && r.LeaseUntil.After(e.now()) && !ownerDead(r.LeaseOwner) {
+		if r.Status == StatusRunning && r.LeaseUntil.After(e.now()) && !e.ownerGone(ctx, r.LeaseOwner) {
 			continue // another live process holds it
 		}
 		res, err := e.execute(ctx, r.RunID)
@@ -440,14 +465,29 @@ func (e *Engine) saveManifest(ctx context.Context, def *WorkflowDef) error {
 	return nil
 }
 
-// execute claims run runID and runs its body from the journal.
+// execute claims run runID and runs its body from the journal. One claim
+// does it all: a run whose owner's process ended (its liveness signal is
+// released) is taken over in that claim, and a run that cannot be taken
+// (finished, or held by a live process) is refused without its journal
+// being read.
 func (e *Engine) execute(ctx context.Context, runID string) (Result, error) {
-	req := ClaimRequest{RunID: runID, Owner: e.owner, Until: e.now().Add(e.lease)}
-	run, steps, err := e.journal.Claim(ctx, req)
-	if errors.Is(err, ErrRunBusy) && run.Status == StatusRunning && ownerDead(run.LeaseOwner) {
-		// Its process died on this host: no need to wait out the lease.
-		req.Abandoned = &Lease{RunID: runID, Owner: run.LeaseOwner, Epoch: run.Epoch}
-		run, steps, err = e.journal.Claim(ctx, req)
+	if err := e.keepAlive(ctx); err != nil {
+		return Result{}, fmt.Errorf("run %s: claim: %w", runID, err)
+	}
+	sent := time.Now()
+	run, steps, err := e.journal.Claim(ctx, ClaimRequest{RunID: runID, Owner: e.owner, Lease: e.lease, TakeOverDead: true})
+	_, live := livenessOf(e.journal)
+	for wait := 10 * time.Millisecond; live && errors.Is(err, ErrRunBusy) && run.Status == StatusRunning &&
+		run.LeaseOwner != e.owner && wait <= 160*time.Millisecond; wait *= 2 {
+		// A process killed a moment ago may still look alive: its socket
+		// is closed, but the database ends its session a few milliseconds
+		// later (the kernel releases a file lock as the last thread
+		// exits). Ask again for a moment before saying busy.
+		if sleep(ctx, wait) != nil {
+			break
+		}
+		sent = time.Now()
+		run, steps, err = e.journal.Claim(ctx, ClaimRequest{RunID: runID, Owner: e.owner, Lease: e.lease, TakeOverDead: true})
 	}
 	if errors.Is(err, ErrRunBusy) && !run.Status.Known() {
 		// No worker claims a run whose status is no status: say so, rather
@@ -464,6 +504,7 @@ func (e *Engine) execute(ctx context.Context, runID string) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("run %s: claim: %w", runID, err)
 	}
+	run.LeaseUntil = heldUntil(sent, e.lease)
 	return e.runClaimed(ctx, run, steps, nil)
 }
 
@@ -520,7 +561,12 @@ func (e *Engine) runEntry(ctx context.Context, run RunRecord, steps []StepRecord
 	}
 	st := newRunState(e, def, run, steps)
 	st.drain = drain
-	st.leaseUntil = time.Now().Add(e.lease)
+	// The claim's own bound of the lease (heldUntil): a claim whose answer
+	// came late has less of it left.
+	st.leaseUntil = run.LeaseUntil
+	if st.leaseUntil.IsZero() {
+		st.leaseUntil = time.Now().Add(e.lease)
+	}
 	for _, s := range steps {
 		if s.Status == StepInFlight {
 			st.park(s.StepKey, s)
@@ -687,11 +733,7 @@ func (e *Engine) renew(ctx context.Context, cancel context.CancelFunc, st *runSt
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				asked := time.Now()
-				err := e.journal.RenewLease(ctx, st.lease, e.now().Add(e.lease))
-				if err == nil {
-					st.leaseRenewed(asked)
-				}
+				err := st.renewLease(ctx)
 				if errors.Is(err, ErrLeaseLost) {
 					st.stopf("run %s: %w", st.run.RunID, err)
 					cancel()

@@ -265,19 +265,60 @@ type Lease struct {
 type ClaimRequest struct {
 	RunID string
 	Owner string
-	Until time.Time // the lease's expiry
-	// Abandoned, if set, is a lease whose holder is known to be dead (a
-	// process of this host that no longer exists): the run may be taken
-	// from it before the lease expires.
+	// Lease is how long the claim holds the run. The journal counts it from
+	// its own clock once the claim holds the run (PostgreSQL: the server's
+	// clock_timestamp(); SQLite: the clock read after the write lock is
+	// taken), so a claim that waited for the database's lock longer than the
+	// lease still stores a live lease, and workers on hosts whose clocks
+	// disagree compare expiries on one clock.
+	Lease time.Duration
+	// TakeOverDead lets the claim take a running run whose owner is known
+	// to be dead before its lease expires: the owner's liveness signal (see
+	// [Liveness]) was released by the end of its process. A journal without
+	// liveness ignores it.
+	TakeOverDead bool
+	// Abandoned, if set, is a lease whose holder is known to be dead: the
+	// run may be taken from it before the lease expires.
 	Abandoned *Lease
 }
 
 // ClaimNextRequest asks a worker's next run.
 type ClaimNextRequest struct {
 	Owner string
-	Until time.Time // the lease's expiry
+	// Lease is how long the claim holds the run, counted as in
+	// [ClaimRequest].
+	Lease time.Duration
 	// Workflows lists the qualified workflow names the worker can run.
 	Workflows []string
+}
+
+// Liveness is an optional interface of a [Journal] that tells a live
+// worker process from a dead one by a signal that the operating system or
+// the database releases when the process ends, however it ends (SIGKILL,
+// OOM, a zombie not yet reaped, a process in another PID namespace): the
+// SQLite journal holds an OS file lock (flock) on a lock file per owner
+// beside the journal, the PostgreSQL journal a session-level advisory lock
+// per owner on a connection of its own. Process ids are never read: they
+// mean nothing across PID namespaces and hosts.
+//
+// The engine calls KeepAlive for its owner before its first claim; a claim
+// with [ClaimRequest.TakeOverDead] takes a run from an owner whose signal
+// is released at once, in the claim itself, instead of waiting out its
+// lease. An owner that never held a signal (a worker of an older version)
+// is never taken for dead.
+type Liveness interface {
+	// KeepAlive makes this process hold owner's liveness signal until the
+	// journal is closed (or the process ends). It is cheap once held, and
+	// takes the signal again if it was lost (a dropped connection).
+	KeepAlive(ctx context.Context, owner string) error
+	// OwnerGone reports whether owner held a liveness signal that is
+	// released now: its process ended.
+	OwnerGone(ctx context.Context, owner string) (bool, error)
+	// Release gives owner's signal up, as the end of its process would:
+	// its runs are taken over at once. For an engine that stops for good
+	// while its process lives on, and for tests that simulate a crash in
+	// process.
+	Release(ctx context.Context, owner string) error
 }
 
 // Resolution is a person's decision about an in_flight step.
@@ -358,27 +399,34 @@ type RunFilter struct {
 type Journal interface {
 	// CreateRun inserts r unless a run with r.RunID exists. The new run is
 	// pending, or, when r.LeaseOwner is set, already claimed by it: running
-	// under that lease until r.LeaseUntil, epoch 1, first attempt, so that
+	// under that lease for r.LeaseUntil − r.CreatedAt, counted from the
+	// journal's clock at the insert (see [ClaimRequest.Lease]), epoch 1,
+	// first attempt, so that
 	// its creator executes it at once (its journal is empty: nothing to
 	// read) and no worker can take it first. It returns the stored run and
 	// whether this call created it.
 	CreateRun(ctx context.Context, r RunRecord) (RunRecord, bool, error)
-	// Claim takes the run for c.Owner until c.Until: a pending run, a
-	// running run whose lease expired, or one held by c.Abandoned, becomes
-	// running with its epoch and attempts incremented (and so its
-	// ClaimsSinceProgress). It returns the run
-	// and its journal, read in one query, in any order; a succeeded step
-	// needs only its key, status, result and seq, any other all of its
-	// columns but name and finished_at. A run in another state is
-	// returned unchanged with ErrRunBusy wrapped, and its journal.
+	// Claim takes the run for c.Owner for c.Lease: a pending run, a
+	// running run whose lease expired, one held by c.Abandoned, or, with
+	// c.TakeOverDead, one whose owner's liveness signal is released,
+	// becomes running with its epoch and attempts incremented (and so its
+	// ClaimsSinceProgress). It returns
+	// the run and its journal, read in one query, in any order; a succeeded
+	// step needs only its key, status, result and seq, any other all of
+	// its columns but name and finished_at. A run in another state is
+	// returned unchanged with ErrRunBusy wrapped, without its journal: a
+	// refused claim (a finished run re-attached to, a run another process
+	// holds) reads no step.
 	Claim(ctx context.Context, c ClaimRequest) (RunRecord, []StepRecord, error)
 	// ClaimNext claims the oldest claimable run (pending, or running with
 	// an expired lease) of one of c.Workflows, like Claim, skipping runs
 	// another worker is claiming at the same moment (PostgreSQL: FOR UPDATE
 	// SKIP LOCKED). It returns ErrNoRunReady when there is none.
 	ClaimNext(ctx context.Context, c ClaimNextRequest) (RunRecord, []StepRecord, error)
-	// RenewLease extends a held lease.
-	RenewLease(ctx context.Context, l Lease, until time.Time) error
+	// RenewLease extends a held lease to d from now, by the journal's clock
+	// (see [ClaimRequest.Lease]). It is refused with ErrLeaseLost once the
+	// lease's epoch moved on.
+	RenewLease(ctx context.Context, l Lease, d time.Duration) error
 	// WriteStep inserts or replaces the step's row in one commit. Writing
 	// a step row under a lease (here, or in a StepTx's Commit) is the
 	// run's progress: it sets its ClaimsSinceProgress to 0. A write

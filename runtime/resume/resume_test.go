@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -199,20 +198,6 @@ func TestRegister(t *testing.T) {
 		}
 	}()
 	Register(workflowA, def)
-}
-
-func TestOwnerDead(t *testing.T) {
-	host, _ := os.Hostname()
-	if ownerDead(defaultOwner()) {
-		t.Error("this process is dead")
-	}
-	if ownerDead("other-host/1/ab") || ownerDead("garbage") {
-		t.Error("an owner of another host, or a malformed one, is dead")
-	}
-	// Pid 2^22+1 is above Linux's pid_max default and never runs.
-	if !ownerDead(fmt.Sprintf("%s/%d/ab", host, 1<<22+1)) {
-		t.Error("a process that does not exist is alive")
-	}
 }
 
 func TestStepKeys(t *testing.T) {

@@ -192,6 +192,9 @@ func (st *runState) step(ctx context.Context, def *StepDef, callKey stepKey, bod
 		Attempt: prev.Attempt, AttemptBase: prev.AttemptBase, History: historyOf(st.def, prev),
 	}
 	for {
+		if err := st.holdLease(ctx, key); err != nil {
+			return err
+		}
 		rec.Attempt++
 		rec.Seq = st.nextSeq()
 		rec.StartedAt = st.e.now()

@@ -25,7 +25,7 @@ type WorkerOptions struct {
 
 // Work claims runs of the workflows registered in this program, pending or
 // abandoned (their lease expired, or, checked when the worker starts, their
-// owner was a process of this host that died), and executes up to opts.Concurrency of
+// owner's process ended: see [Liveness]), and executes up to opts.Concurrency of
 // them at once, until ctx is done. Any number of workers, in any number of
 // processes sharing the journal, may work at once; a run is executed by one
 // of them at a time, and every journal write is fenced by its lease. Work
@@ -62,12 +62,12 @@ func (e *Engine) Work(ctx context.Context, opts WorkerOptions) error {
 		return fmt.Errorf("resume: worker: %w", err)
 	}
 
-	// Runs held by a dead process of this host (typically this worker's
-	// previous incarnation, restarted after a crash) are taken over first:
-	// their lease need not be waited out.
-	orphans, err := e.deadLocalRuns(ctx, workflows)
+	// Runs held by a process that ended (typically this worker's previous
+	// incarnation, restarted after a crash) are taken over first: their
+	// lease need not be waited out.
+	orphans, err := e.deadOwnerRuns(ctx, workflows)
 	if err != nil && ctx.Err() == nil {
-		e.logger.Warn("looking for runs of dead workers of this host failed", "err", err)
+		e.logger.Warn("looking for runs of dead workers failed", "err", err)
 	}
 
 	notifier, _ := e.journal.(WorkNotifier)
@@ -91,13 +91,25 @@ claiming:
 		var steps []StepRecord
 		var err error
 		var wake <-chan struct{} // nil: poll only
+		if err := e.keepAlive(ctx); err != nil {
+			// Holding a run without the liveness signal would let other
+			// workers take this one for dead: claim nothing for now.
+			<-slots
+			if ctx.Err() != nil {
+				break claiming
+			}
+			e.logger.Warn("claiming paused", "err", err)
+			if waitForWork(ctx, nil, opts.PollInterval) != nil {
+				break claiming
+			}
+			continue
+		}
+		sent := time.Now()
 		if len(orphans) > 0 {
 			o := orphans[0]
 			orphans = orphans[1:]
-			run, steps, err = e.journal.Claim(ctx, ClaimRequest{
-				RunID: o.RunID, Owner: e.owner, Until: e.now().Add(e.lease),
-				Abandoned: &Lease{RunID: o.RunID, Owner: o.LeaseOwner, Epoch: o.Epoch},
-			})
+			// The claim checks the owner's liveness again, atomically.
+			run, steps, err = e.journal.Claim(ctx, ClaimRequest{RunID: o.RunID, Owner: e.owner, Lease: e.lease, TakeOverDead: true})
 			if err != nil {
 				// Another worker took it first (ErrRunBusy), or the journal
 				// failed: ClaimNext finds it later if it is still claimable.
@@ -121,7 +133,7 @@ claiming:
 				notifyFailed = nerr != nil
 			}
 			run, steps, err = e.journal.ClaimNext(ctx, ClaimNextRequest{
-				Owner: e.owner, Until: e.now().Add(e.lease), Workflows: workflows,
+				Owner: e.owner, Lease: e.lease, Workflows: workflows,
 			})
 		}
 		if err != nil {
@@ -137,6 +149,7 @@ claiming:
 			}
 			continue
 		}
+		run.LeaseUntil = heldUntil(sent, e.lease)
 		running.Add(1)
 		go func() {
 			defer running.Done()
@@ -188,9 +201,12 @@ func waitForWork(ctx context.Context, wake <-chan struct{}, d time.Duration) err
 	}
 }
 
-// deadLocalRuns lists the running runs of workflows whose lease owner is a
-// process of this host that no longer exists.
-func (e *Engine) deadLocalRuns(ctx context.Context, workflows []string) ([]RunRecord, error) {
+// deadOwnerRuns lists the running runs of workflows whose lease owner's
+// process ended, by the journal's liveness signal.
+func (e *Engine) deadOwnerRuns(ctx context.Context, workflows []string) ([]RunRecord, error) {
+	if _, ok := livenessOf(e.journal); !ok {
+		return nil, nil
+	}
 	runs, err := e.journal.ListRuns(ctx, RunFilter{Statuses: []Status{StatusRunning}})
 	if err != nil {
 		return nil, err
@@ -200,9 +216,17 @@ func (e *Engine) deadLocalRuns(ctx context.Context, workflows []string) ([]RunRe
 		known[w] = true
 	}
 	var dead []RunRecord
+	gone := map[string]bool{} // by owner: one check each
 	for _, r := range runs {
-		if known[r.Workflow] && r.Parent == "" && ownerDead(r.LeaseOwner) {
-			// A child run is left to its parent, which resumes it.
+		if !known[r.Workflow] || r.Parent != "" {
+			continue // a child run is left to its parent, which resumes it
+		}
+		g, checked := gone[r.LeaseOwner]
+		if !checked {
+			g = e.ownerGone(ctx, r.LeaseOwner)
+			gone[r.LeaseOwner] = g
+		}
+		if g {
 			dead = append(dead, r)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/resumegen/resumegen/runtime/journaltest"
 	"github.com/resumegen/resumegen/runtime/resume"
@@ -29,7 +30,8 @@ func openBench(b *testing.B) journaltest.BenchHarness {
 		b.Cleanup(func() { os.RemoveAll(dir) })
 	}
 	ctx := context.Background()
-	j, err := sqlitejournal.Open(ctx, filepath.Join(dir, "bench.db"))
+	path := filepath.Join(dir, "bench.db")
+	j, err := sqlitejournal.Open(ctx, path)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -60,6 +62,18 @@ func openBench(b *testing.B) journaltest.BenchHarness {
 		Reopen: func(ctx context.Context, runID string) error {
 			_, err := db.ExecContext(ctx, `UPDATE resume_runs SET status = 'pending' WHERE run_id = ?`, runID)
 			return err
+		},
+		Abandon: func(ctx context.Context, runID, owner string) error {
+			_, err := db.ExecContext(ctx, `UPDATE resume_runs SET status = 'running', lease_owner = ?, lease_until = ?
+				WHERE run_id = ?`, owner, time.Now().Add(time.Hour).UTC().Format("2006-01-02T15:04:05.000000Z"), runID)
+			return err
+		},
+		OpenAgain: func(tb testing.TB) resume.Journal {
+			j, err := sqlitejournal.Open(context.Background(), path)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return j
 		},
 	}
 }
@@ -96,6 +110,19 @@ func BenchmarkStepByRunLength(b *testing.B) {
 // one read of the journal, 1000 replays, finish. Target: <= 5 ms.
 func BenchmarkResume1000(b *testing.B) {
 	journaltest.BenchResume(b, openBench(b), 1000)
+}
+
+// BenchmarkResumeCrashed1000: the crash path: a 1000-step run left running
+// by a killed process (its lease an hour away) is taken over by Resume at
+// once, in one claim that reads the journal. Target: one read, <= 5 ms.
+func BenchmarkResumeCrashed1000(b *testing.B) {
+	journaltest.BenchResumeCrashed(b, openBench(b), 1000)
+}
+
+// BenchmarkReattachFinished1000: Start on a finished 1000-step run returns
+// its outcome from the run's row. Target: no step read.
+func BenchmarkReattachFinished1000(b *testing.B) {
+	journaltest.BenchReattachFinished(b, openBench(b), 1000)
 }
 
 // BenchmarkResumeNested1000: resuming a run that died inside its child run,

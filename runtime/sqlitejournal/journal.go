@@ -4,6 +4,12 @@
 // through one connection, so writers queue in the process instead of
 // failing with SQLITE_BUSY; a busy timeout covers other processes.
 //
+// Each worker process holds an OS file lock (flock) on a lock file of its
+// owner name in the directory beside the journal named after it with
+// ".owners" appended: the kernel releases it when the process ends, and
+// the runs of an ended process are taken over at once (see
+// [Journal.KeepAlive] and resume.Liveness).
+//
 // The tables are resume_runs and resume_steps (see the resume package), with
 // timestamps as fixed-width UTC text (2006-01-02T15:04:05.000000Z) so they
 // read well and sort in plain SQL:
@@ -19,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -37,6 +44,8 @@ type Journal struct {
 
 	// Statements on the hot path, prepared once on the writer connection.
 	writeStepStmt, finishStmt, claimStmt, entryStmt *sql.Stmt
+
+	live liveness // the owners' lock files (see KeepAlive)
 }
 
 var _ resume.Journal = (*Journal)(nil)
@@ -78,7 +87,7 @@ func Open(ctx context.Context, path string) (*Journal, error) {
 		return nil, fmt.Errorf("sqlitejournal: open %s: %w", path, err)
 	}
 	read.SetMaxOpenConns(4)
-	j := &Journal{db: db, read: read}
+	j := &Journal{db: db, read: read, live: liveness{dir: path + ".owners", held: map[string]*os.File{}}}
 	for _, p := range []struct {
 		stmt **sql.Stmt
 		sql  string
@@ -110,7 +119,7 @@ func (j *Journal) Close() error {
 			errs = append(errs, st.Close())
 		}
 	}
-	return errors.Join(append(errs, j.read.Close(), j.db.Close())...)
+	return errors.Join(append(errs, j.live.close(), j.read.Close(), j.db.Close())...)
 }
 
 // Counters returns the reads and commits since Open.
@@ -345,28 +354,46 @@ func (j *Journal) run(ctx context.Context, q querier, runID string) (resume.RunR
 }
 
 // CreateRun inserts r unless its run id exists, and returns the stored run.
+// A held run's lease is counted once the insert holds the write lock.
 func (j *Journal) CreateRun(ctx context.Context, r resume.RunRecord) (resume.RunRecord, bool, error) {
 	r = r.Created()
-	res, err := j.db.ExecContext(ctx, `INSERT INTO resume_runs
+	lease := r.LeaseUntil.Sub(r.CreatedAt)
+	tx, err := j.db.BeginTx(ctx, nil)
+	if err != nil {
+		return r, false, writeLock(err)
+	}
+	defer tx.Rollback()
+	if r.LeaseOwner != "" {
+		r.LeaseUntil = time.Now().Add(lease)
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO resume_runs
 		(run_id, workflow, version, status, input, lease_owner, lease_until, epoch, attempts, created_at, updated_at, parent_run_id)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
 		r.RunID, r.Workflow, r.Version, r.Status, string(r.Input), r.LeaseOwner, ts(r.LeaseUntil), r.Epoch, r.Attempts, ts(r.CreatedAt), ts(r.UpdatedAt), r.Parent)
 	if err != nil {
 		return r, false, writeLock(err)
 	}
-	j.commits.Add(1)
 	if n, _ := res.RowsAffected(); n == 1 {
+		if err := tx.Commit(); err != nil {
+			return r, false, writeLock(err)
+		}
+		j.commits.Add(1)
 		return r, true, nil
 	}
-	stored, err := j.run(ctx, j.db, r.RunID)
+	stored, err := j.run(ctx, tx, r.RunID)
 	return stored, false, err
 }
 
+// claimSQL takes a run: pending, its lease expired while its owner is not
+// known to be alive (resume_owner_alive, see liveness.go), held by the
+// abandoned lease given, or (when asked) held by an owner whose liveness
+// lock is free (resume_owner_gone).
 const claimSQL = `UPDATE resume_runs SET
 		status = 'running', attempts = attempts + 1, epoch = epoch + 1,
-		lease_owner = ?, lease_until = ?, updated_at = ?, error = '', attention_step = '', attention_kind = ''
-	WHERE run_id = ? AND (status = 'pending' OR (status = 'running' AND
-		(lease_until < ? OR (lease_owner = ? AND epoch = ?))))
+		lease_owner = ?1, lease_until = ?2, updated_at = ?3, error = '', attention_step = '', attention_kind = ''
+	WHERE run_id = ?4 AND (status = 'pending' OR (status = 'running' AND
+		((lease_until < ?3 AND (lease_owner = ?1 OR NOT resume_owner_alive(?8, lease_owner))) OR (lease_owner = ?5 AND epoch = ?6)
+		OR (?7 AND lease_owner <> ?1 AND resume_owner_gone(?8, lease_owner)))))
 	RETURNING ` + runColumns
 
 // entrySQL reads the journal at a run's entry with what the engine needs and
@@ -415,8 +442,11 @@ func (j *Journal) entrySteps(ctx context.Context, tx *sql.Tx, runID string) ([]r
 	return out, rows.Err()
 }
 
-// Claim takes the run if it is pending or its lease expired, and reads its
-// journal in the same transaction.
+// Claim takes the run if it is pending, its lease expired, c.Abandoned
+// holds it, or (with c.TakeOverDead) its owner's lock file is no longer
+// locked, and reads its journal in the same transaction. The lease is
+// counted from the moment the transaction holds the write lock. A refused
+// claim reads the run's row only.
 func (j *Journal) Claim(ctx context.Context, c resume.ClaimRequest) (resume.RunRecord, []resume.StepRecord, error) {
 	runID := c.RunID
 	var deadOwner string
@@ -429,8 +459,12 @@ func (j *Journal) Claim(ctx context.Context, c resume.ClaimRequest) (resume.RunR
 		return resume.RunRecord{}, nil, writeLock(err)
 	}
 	defer tx.Rollback()
-	now := ts(time.Now())
-	r, err := scanRun(tx.StmtContext(ctx, j.claimStmt).QueryRowContext(ctx, c.Owner, ts(c.Until), now, runID, now, deadOwner, deadEpoch))
+	// Read the clock once the write lock is held: a wait for it must not
+	// eat the lease. The owner's liveness is checked under the same lock:
+	// it cannot renew or write in between.
+	t := time.Now()
+	r, err := scanRun(tx.StmtContext(ctx, j.claimStmt).QueryRowContext(ctx,
+		c.Owner, ts(t.Add(c.Lease)), ts(t), runID, deadOwner, deadEpoch, c.TakeOverDead, j.live.dir))
 	claimed := err == nil
 	if errors.Is(err, sql.ErrNoRows) {
 		r, err = j.run(ctx, tx, runID)
@@ -438,17 +472,12 @@ func (j *Journal) Claim(ctx context.Context, c resume.ClaimRequest) (resume.RunR
 	if err != nil {
 		return r, nil, err
 	}
-	var steps []resume.StepRecord
-	if claimed {
-		steps, err = j.entrySteps(ctx, tx, runID)
-	} else {
-		steps, err = j.steps(ctx, tx, runID)
+	if !claimed {
+		return r, nil, fmt.Errorf("run %s is %s: %w", runID, r.Status, resume.ErrRunBusy)
 	}
+	steps, err := j.entrySteps(ctx, tx, runID)
 	if err != nil {
 		return r, nil, err
-	}
-	if !claimed {
-		return r, steps, fmt.Errorf("run %s is %s: %w", runID, r.Status, resume.ErrRunBusy)
 	}
 	if err := tx.Commit(); err != nil {
 		return r, nil, err
@@ -468,8 +497,9 @@ func (j *Journal) ClaimNext(ctx context.Context, c resume.ClaimNextRequest) (res
 		return resume.RunRecord{}, nil, writeLock(err)
 	}
 	defer tx.Rollback()
-	now := ts(time.Now())
-	args := []any{c.Owner, ts(c.Until), now, now}
+	t := time.Now() // once the write lock is held
+	now := ts(t)
+	args := []any{c.Owner, ts(t.Add(c.Lease)), now, now, j.live.dir}
 	for _, w := range c.Workflows {
 		args = append(args, w)
 	}
@@ -478,7 +508,7 @@ func (j *Journal) ClaimNext(ctx context.Context, c resume.ClaimNextRequest) (res
 			lease_owner = ?, lease_until = ?, updated_at = ?, error = '', attention_step = '', attention_kind = ''
 		WHERE run_id = (
 			SELECT run_id FROM resume_runs
-			WHERE (status = 'pending' OR (status = 'running' AND lease_until < ?))
+			WHERE (status = 'pending' OR (status = 'running' AND lease_until < ? AND NOT resume_owner_alive(?, lease_owner)))
 				AND parent_run_id = ''
 				AND workflow IN (?`+strings.Repeat(", ?", len(c.Workflows)-1)+`)
 			ORDER BY created_at, run_id LIMIT 1)
@@ -500,16 +530,21 @@ func (j *Journal) ClaimNext(ctx context.Context, c resume.ClaimNextRequest) (res
 	return r, steps, nil
 }
 
-// RenewLease extends the lease if it is still held.
-func (j *Journal) RenewLease(ctx context.Context, l resume.Lease, until time.Time) error {
-	res, err := j.db.ExecContext(ctx, `UPDATE resume_runs SET lease_until = ?
-		WHERE run_id = ? AND lease_owner = ? AND epoch = ? AND status = 'running'`,
-		ts(until), l.RunID, l.Owner, l.Epoch)
-	if err != nil {
-		return writeLock(err)
-	}
-	j.commits.Add(1)
-	return leaseHeld(res, l)
+// RenewLease extends the lease to d from the moment the write lock is
+// held, if it is still held.
+func (j *Journal) RenewLease(ctx context.Context, l resume.Lease, d time.Duration) error {
+	var res sql.Result
+	err := j.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		res, err = tx.ExecContext(ctx, `UPDATE resume_runs SET lease_until = ?
+			WHERE run_id = ? AND lease_owner = ? AND epoch = ? AND status = 'running'`,
+			ts(time.Now().Add(d)), l.RunID, l.Owner, l.Epoch)
+		if err != nil {
+			return writeLock(err)
+		}
+		return leaseHeld(res, l)
+	})
+	return err
 }
 
 func leaseHeld(res sql.Result, l resume.Lease) error {

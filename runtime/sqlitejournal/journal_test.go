@@ -24,9 +24,11 @@ func TestConformance(t *testing.T) {
 // file.
 func harness() journaltest.Harness {
 	var db *sql.DB
+	var path string // of the journal opened last
 	return journaltest.Harness{
 		Open: func(t *testing.T) resume.Journal {
-			j, err := sqlitejournal.Open(context.Background(), filepath.Join(t.TempDir(), "journal.db"))
+			path = filepath.Join(t.TempDir(), "journal.db")
+			j, err := sqlitejournal.Open(context.Background(), path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -43,6 +45,13 @@ func harness() journaltest.Harness {
 		CountEffects: func(ctx context.Context, runID string) (n int, err error) {
 			err = db.QueryRowContext(ctx, `SELECT count(*) FROM effects WHERE run_id = ?`, runID).Scan(&n)
 			return n, err
+		},
+		OpenAgain: func(t *testing.T) resume.Journal {
+			j, err := sqlitejournal.Open(context.Background(), path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return j
 		},
 		Exec: func(ctx context.Context, query string) error {
 			_, err := db.ExecContext(ctx, query)

@@ -50,7 +50,7 @@ func TestWriteLockedSaysWho(t *testing.T) {
 	if _, err := other.BeginStep(ctx, resume.Lease{RunID: "r1", Owner: "x", Epoch: 1}); !errors.Is(err, sqlitejournal.ErrWriteLocked) {
 		t.Errorf("BeginStep while another process holds the write lock: %v, want ErrWriteLocked", err)
 	}
-	if _, _, err := other.Claim(ctx, resume.ClaimRequest{RunID: "r1", Owner: "x", Until: now.Add(time.Minute)}); !errors.Is(err, sqlitejournal.ErrWriteLocked) {
+	if _, _, err := other.Claim(ctx, resume.ClaimRequest{RunID: "r1", Owner: "x", Lease: time.Minute}); !errors.Is(err, sqlitejournal.ErrWriteLocked) {
 		t.Errorf("Claim while another process holds the write lock: %v, want ErrWriteLocked", err)
 	}
 	// Reading goes on: WAL readers never wait for the writer.

@@ -1,0 +1,300 @@
+package journaltest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/resumegen/resumegen/runtime/resume"
+)
+
+// runLiveness proves that a run is taken from its owner before its lease
+// expires only when the owner's liveness signal says its process ended,
+// never by a pid; that a claim holds a live lease however long it waited;
+// and that the crash path and a refused claim read the journal once, or
+// not at all.
+func runLiveness(t *testing.T, h Harness, open func(t *testing.T) resume.Journal) {
+	ctx := context.Background()
+
+	t.Run("a live owner of another process is not taken for dead, whatever its pid", func(t *testing.T) {
+		if h.OpenAgain == nil {
+			t.Skip("the harness has no OpenAgain")
+		}
+		j := open(t)
+		e := resume.NewEngine(j, resume.WithLease(time.Hour))
+		id := newRunID(t)
+		if _, err := e.Enqueue(ctx, id, Chain, Plan{Loop: 1}); err != nil {
+			t.Fatal(err)
+		}
+		// Another process, whose pid as this host sees it names no process
+		// (it runs in another PID namespace): pids are never read.
+		host, _ := os.Hostname()
+		other := openAgain(t, h)
+		owner := fmt.Sprintf("%s/%d/live", host, 1<<22+1)
+		if err := other.(resume.Liveness).KeepAlive(ctx, owner); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := other.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: owner, Lease: time.Hour}); err != nil {
+			t.Fatal(err)
+		}
+		if gone, err := j.(resume.Liveness).OwnerGone(ctx, owner); err != nil || gone {
+			t.Errorf("OwnerGone(live owner) = %v, %v; want false", gone, err)
+		}
+		if _, err := e.Resume(ctx, id); !errors.Is(err, resume.ErrRunBusy) {
+			t.Errorf("resuming a run a live process holds: %v, want ErrRunBusy", err)
+		}
+		stop := startWorker(ctx, e, resume.WorkerOptions{PollInterval: 5 * time.Millisecond})
+		time.Sleep(100 * time.Millisecond)
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if n := seen.count(id, "Fetch"); n != 0 {
+			t.Fatalf("Fetch executed %d times while a live process held the run", n)
+		}
+		// Its process ends: the run is taken over at once.
+		other.Close()
+		waitGone(t, j, owner)
+		if res, err := e.Resume(ctx, id); err != nil || res.Status != resume.StatusSucceeded {
+			t.Fatalf("resuming the run of an ended process: %v, %v", res.Status, err)
+		}
+		if n := seen.count(id, "Fetch"); n != 1 {
+			t.Errorf("Fetch executed %d times, want 1", n)
+		}
+	})
+
+	t.Run("an owner that never held a liveness signal has its lease waited out", func(t *testing.T) {
+		j := open(t)
+		e := resume.NewEngine(j)
+		id := newRunID(t)
+		if _, err := e.Enqueue(ctx, id, Chain, Plan{Loop: 1}); err != nil {
+			t.Fatal(err)
+		}
+		// A worker of an older version, or on a journal without liveness.
+		if _, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "older-worker", Lease: time.Hour}); err != nil {
+			t.Fatal(err)
+		}
+		if l, ok := j.(resume.Liveness); ok {
+			if gone, err := l.OwnerGone(ctx, "older-worker"); err != nil || gone {
+				t.Errorf("OwnerGone(never registered) = %v, %v; want false", gone, err)
+			}
+		}
+		if _, err := e.Resume(ctx, id); !errors.Is(err, resume.ErrRunBusy) {
+			t.Errorf("resuming: %v, want ErrRunBusy", err)
+		}
+		if n := seen.count(id, "Fetch"); n != 0 {
+			t.Errorf("Fetch executed %d times", n)
+		}
+	})
+
+	t.Run("a refused claim reads one row and no step", func(t *testing.T) {
+		j := open(t)
+		e := resume.NewEngine(j)
+		id := newRunID(t)
+		if _, err := e.Start(ctx, id, Chain, Plan{Loop: 50}); err != nil {
+			t.Fatal(err)
+		}
+		before := j.Counters()
+		run, steps, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "late", Lease: time.Minute, TakeOverDead: true})
+		if !errors.Is(err, resume.ErrRunBusy) || run.Status != resume.StatusSucceeded {
+			t.Fatalf("claiming a finished run: %v, %v; want ErrRunBusy", run.Status, err)
+		}
+		if steps != nil {
+			t.Errorf("a refused claim returned %d steps, want none read", len(steps))
+		}
+		if got := j.Counters().Reads - before.Reads; got != 1 {
+			t.Errorf("a refused claim made %d reads, want 1", got)
+		}
+		before = j.Counters()
+		if res, err := e.Start(ctx, id, Chain, Plan{Loop: 50}); err != nil || res.Status != resume.StatusSucceeded {
+			t.Fatalf("re-attaching: %v, %v", res.Status, err)
+		}
+		if got := j.Counters().Reads - before.Reads; got > 1 {
+			t.Errorf("re-attaching to a finished run made %d reads, want at most 1 (its row)", got)
+		}
+	})
+
+	t.Run("the crash path takes the run over at once with one read of its journal", func(t *testing.T) {
+		if h.OpenAgain == nil {
+			t.Skip("the harness has no OpenAgain")
+		}
+		j := open(t)
+		id := newRunID(t)
+		other := openAgain(t, h)
+		dying := resume.NewEngine(other, resume.WithLease(time.Hour), resume.WithOwner("dying-"+id),
+			resume.WithFault(resume.Fault{Step: "Loop#10", Point: resume.FaultBefore}),
+			resume.WithFaultAction(func() { panic(crash{}) }))
+		func() {
+			defer func() {
+				if r := recover(); r == nil {
+					t.Fatal("the dying engine did not die")
+				}
+			}()
+			dying.Start(ctx, id, Chain, Plan{Loop: 20})
+		}()
+		other.Close() // its process ends
+		waitGone(t, j, "dying-"+id)
+		e := resume.NewEngine(j, resume.WithLease(time.Hour))
+		before := j.Counters()
+		began := time.Now()
+		res, err := e.Resume(ctx, id)
+		if err != nil || res.Status != resume.StatusSucceeded {
+			t.Fatalf("resuming after the crash: %v, %v", res.Status, err)
+		}
+		if d := time.Since(began); d > 10*time.Second {
+			t.Errorf("took %v: the lease was waited out", d)
+		}
+		if got := j.Counters().Reads - before.Reads; got != 1 {
+			t.Errorf("the takeover made %d reads, want 1 (the claim with the journal)", got)
+		}
+		if n := seen.count(id, "Loop"); n != 20 {
+			t.Errorf("Loop executed %d times, want 20", n)
+		}
+	})
+
+	t.Run("a claim that waited longer than the lease still holds a live lease", func(t *testing.T) {
+		j := open(t)
+		const lease = 300 * time.Millisecond
+		slow := &slowJournal{Journal: j, before: 2 * lease, claimed: make(chan struct{})}
+		e := resume.NewEngine(slow, resume.WithLease(lease))
+		id := newRunID(t)
+		if _, err := e.Enqueue(ctx, id, Chain, Plan{Loop: 3, SlowLoop: 50 * time.Millisecond}); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := e.Resume(ctx, id)
+			done <- err
+		}()
+		var thefts atomic.Int64
+		<-slow.claimed // from here on the run is held
+		for running := true; running; {
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("resume: %v", err)
+				}
+				running = false
+			case <-time.After(10 * time.Millisecond):
+				if _, _, err := j.ClaimNext(ctx, resume.ClaimNextRequest{Owner: "thief", Lease: time.Hour, Workflows: []string{chainDef.QualifiedName()}}); err == nil {
+					thefts.Add(1)
+				}
+			}
+		}
+		if n := thefts.Load(); n != 0 {
+			t.Errorf("another worker claimed the run %d times while it executed", n)
+		}
+		if n := seen.count(id, "Loop"); n != 3 {
+			t.Errorf("Loop executed %d times, want 3", n)
+		}
+	})
+
+	t.Run("a step never starts on a lease about to expire", func(t *testing.T) {
+		const lease = 300 * time.Millisecond
+		for _, stolen := range []bool{false, true} {
+			t.Run(fmt.Sprintf("taken meanwhile=%v", stolen), func(t *testing.T) {
+				j := open(t)
+				// The claim's answer arrives after the lease expired (a
+				// slow network, a paused process); meanwhile another
+				// worker may claim the run.
+				slow := &slowJournal{Journal: j, after: lease + 100*time.Millisecond, steal: stolen}
+				e := resume.NewEngine(slow, resume.WithLease(lease))
+				id := newRunID(t)
+				if _, err := e.Enqueue(ctx, id, Chain, Plan{Loop: 1}); err != nil {
+					t.Fatal(err)
+				}
+				res, err := e.Resume(ctx, id)
+				if stolen {
+					if !errors.Is(err, resume.ErrLeaseLost) {
+						t.Errorf("resume of a run taken while its claim answered: %v, want ErrLeaseLost", err)
+					}
+					if n := seen.count(id, "Fetch"); n != 0 {
+						t.Errorf("Fetch executed %d times on a lease another worker held", n)
+					}
+					return
+				}
+				if err != nil || res.Status != resume.StatusSucceeded {
+					t.Fatalf("resume: %v, %v; want the lease renewed, then the run", res.Status, err)
+				}
+				if n := seen.count(id, "Fetch"); n != 1 {
+					t.Errorf("Fetch executed %d times, want 1", n)
+				}
+			})
+		}
+	})
+}
+
+// deadOwner makes run id held for an hour by an owner whose process
+// ended: another journal of j's database holds the owner's liveness
+// signal, claims the run, and is closed; j sees the owner gone.
+func deadOwner(t *testing.T, h Harness, j resume.Journal, id string) string {
+	t.Helper()
+	ctx := context.Background()
+	other := openAgain(t, h)
+	owner := "dead-" + id
+	if err := other.(resume.Liveness).KeepAlive(ctx, owner); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := other.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: owner, Lease: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	other.Close()
+	waitGone(t, j, owner)
+	return owner
+}
+
+// waitGone waits until j sees owner as gone: a server ends a closed
+// session a moment after its client left (as it does for a killed one).
+func waitGone(tb testing.TB, j resume.Journal, owner string) {
+	tb.Helper()
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		gone, err := j.(resume.Liveness).OwnerGone(context.Background(), owner)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if gone {
+			return
+		}
+		if time.Now().After(end) {
+			tb.Fatalf("owner %s is still alive 10s after its journal closed", owner)
+		}
+	}
+}
+
+func openAgain(t *testing.T, h Harness) resume.Journal {
+	t.Helper()
+	j := h.OpenAgain(t)
+	t.Cleanup(func() { j.Close() })
+	if _, ok := j.(resume.Liveness); !ok {
+		t.Fatalf("%T does not implement resume.Liveness", j)
+	}
+	return j
+}
+
+// slowJournal delays its claims: before them, as a claim that waits for
+// the database's lock does, or after them, as an answer that arrives late
+// does (and, with steal, another worker claims the run meanwhile).
+type slowJournal struct {
+	resume.Journal
+	before, after time.Duration
+	steal         bool
+	claimed       chan struct{} // if not nil, closed once the claim returned
+}
+
+func (s *slowJournal) Claim(ctx context.Context, c resume.ClaimRequest) (resume.RunRecord, []resume.StepRecord, error) {
+	time.Sleep(s.before)
+	r, steps, err := s.Journal.Claim(ctx, c)
+	if s.claimed != nil {
+		close(s.claimed)
+	}
+	time.Sleep(s.after)
+	if s.steal && err == nil {
+		if _, _, err := s.Journal.Claim(ctx, resume.ClaimRequest{RunID: c.RunID, Owner: "thief", Lease: time.Hour}); err != nil {
+			return r, steps, fmt.Errorf("the thief could not claim the expired lease: %w", err)
+		}
+	}
+	return r, steps, err
+}
