@@ -588,7 +588,14 @@ func DatabaseBlip(t *testing.T, h Harness, down, up func()) BlipReport {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("45s after the database came back, %d of %d runs are finished (last error: %v)", finished, len(ids), err)
+			var stuck []string
+			for _, r := range runs {
+				if !r.Status.Finished() && r.Status != resume.StatusNeedsAttention {
+					stuck = append(stuck, fmt.Sprintf("%s %s (owner %q until %s, last step %s, error %q)",
+						r.RunID, r.Status, r.LeaseOwner, r.LeaseUntil.Format(time.RFC3339Nano), r.LastStep, r.Error))
+				}
+			}
+			t.Fatalf("45s after the database came back, %d of %d runs are finished (last error: %v); unfinished: %v", finished, len(ids), err, stuck)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

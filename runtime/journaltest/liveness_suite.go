@@ -66,6 +66,50 @@ func runLiveness(t *testing.T, h Harness, open func(t *testing.T) resume.Journal
 		}
 	})
 
+	t.Run("a run its own live worker lost track of is taken back by that worker, and only when it does not execute it", func(t *testing.T) {
+		// A claim committed whose journal read then failed (or a finish
+		// that could not be written): the run is running under a live
+		// owner that does not execute it. No other live owner may take
+		// it; its own owner does, once the lease lapses.
+		j := open(t)
+		id := newRunID(t)
+		e := resume.NewEngine(j, resume.WithOwner("forgetful"), resume.WithLease(50*time.Millisecond))
+		if _, err := e.Enqueue(ctx, id, Chain, Plan{Loop: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if err := j.(resume.Liveness).KeepAlive(ctx, "forgetful"); err != nil {
+			t.Fatal(err)
+		}
+		req := resume.ClaimNextRequest{Owner: "forgetful", Lease: 50 * time.Millisecond, Workflows: []string{chainDef.QualifiedName()}}
+		if _, _, err := j.ClaimNext(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(80 * time.Millisecond) // the lease lapses
+		held := req
+		held.Holding = []string{id}
+		if r, _, err := j.ClaimNext(ctx, held); !errors.Is(err, resume.ErrNoRunReady) {
+			t.Fatalf("a run its owner executes was claimed again: %s, %v", r.RunID, err)
+		}
+		stop := startWorker(ctx, e, resume.WorkerOptions{PollInterval: 5 * time.Millisecond})
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			r, _, err := j.LoadRun(ctx, id)
+			if err == nil && r.Status == resume.StatusSucceeded {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the worker never took back its own lost run: %+v, %v", r, err)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if n := seen.count(id, "Fetch"); n != 1 {
+			t.Errorf("Fetch executed %d times, want 1", n)
+		}
+	})
+
 	t.Run("an owner that never held a liveness signal has its lease waited out", func(t *testing.T) {
 		j := open(t)
 		e := resume.NewEngine(j)

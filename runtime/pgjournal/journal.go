@@ -173,6 +173,12 @@ const stepFence = `WITH run AS (
 // lease: a process restarted under the same owner name.
 const claimable = `(status = 'pending' OR (status = 'running' AND lease_until < clock_timestamp() AND NOT ` + ownerAlive + `))`
 
+// claimableNext is claimable for ClaimNext: also a lapsed lease of the
+// claimer's own ($1) that it does not execute now ($4, the runs it holds):
+// it lost track of the run, and no one else can take it while it lives.
+const claimableNext = `(status = 'pending' OR (status = 'running' AND lease_until < clock_timestamp() AND
+		((lease_owner = $1::text AND NOT (run_id = ANY($4::text[]))) OR (lease_owner <> $1::text AND NOT ` + ownerAlive + `))))`
+
 // ownerAlive is true when the run's owner registered a liveness lock and a
 // session holds it now. (When the try succeeds, the lock it took is given
 // back at the end of the statement's transaction.)
@@ -228,10 +234,10 @@ func newQueries(schema string) queries {
 		claimNext: claimSet + `
 			WHERE run_id = (
 				SELECT run_id FROM {schema}.resume_runs
-				WHERE workflow = ANY($3::text[]) AND parent_run_id = '' AND ` + claimable + `
+				WHERE workflow = ANY($3::text[]) AND parent_run_id = '' AND ` + claimableNext + `
 				ORDER BY created_at, run_id LIMIT 1
 				FOR UPDATE SKIP LOCKED)
-			AND ` + claimable + `
+			AND ` + claimableNext + `
 			RETURNING ` + runColumns,
 		renew: `UPDATE {schema}.resume_runs SET lease_until = clock_timestamp() + $1::interval
 			WHERE run_id = $2 AND lease_owner = $3 AND epoch = $4 AND status = 'running'`,
@@ -595,7 +601,11 @@ func (j *Journal) ClaimNext(ctx context.Context, c resume.ClaimNextRequest) (res
 	if len(c.Workflows) == 0 {
 		return resume.RunRecord{}, nil, fmt.Errorf("claim next for %s: no workflows: %w", c.Owner, resume.ErrNoRunReady)
 	}
-	r, err := scanRun(j.pool.QueryRow(ctx, j.sql.claimNext, c.Owner, c.Lease, c.Workflows))
+	holding := c.Holding
+	if holding == nil {
+		holding = []string{}
+	}
+	r, err := scanRun(j.pool.QueryRow(ctx, j.sql.claimNext, c.Owner, c.Lease, c.Workflows, holding))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return r, nil, fmt.Errorf("claim next for %s: %w", c.Owner, resume.ErrNoRunReady)
 	}

@@ -40,6 +40,40 @@ type Engine struct {
 	crashLoopLimit int
 
 	manifests sync.Map // workflow+"@"+version → struct{}: manifest saved
+
+	// held counts, by run id, the entries of runs this engine executes
+	// now (see ClaimNextRequest.Holding).
+	heldMu sync.Mutex
+	held   map[string]int
+}
+
+// hold records that this engine executes run runID until release is
+// called.
+func (e *Engine) hold(runID string) (release func()) {
+	e.heldMu.Lock()
+	defer e.heldMu.Unlock()
+	if e.held == nil {
+		e.held = map[string]int{}
+	}
+	e.held[runID]++
+	return func() {
+		e.heldMu.Lock()
+		defer e.heldMu.Unlock()
+		if e.held[runID]--; e.held[runID] <= 0 {
+			delete(e.held, runID)
+		}
+	}
+}
+
+// holding lists the runs this engine executes now.
+func (e *Engine) holding() []string {
+	e.heldMu.Lock()
+	defer e.heldMu.Unlock()
+	out := make([]string, 0, len(e.held))
+	for id := range e.held {
+		out = append(out, id)
+	}
+	return out
 }
 
 // Option configures an [Engine].
@@ -527,6 +561,7 @@ type entryOutcome struct {
 // too (the parent's body tests them).
 func (e *Engine) runEntry(ctx context.Context, run RunRecord, steps []StepRecord, drain <-chan struct{}, outcome *entryOutcome, parent *WorkflowDef) (Result, error) {
 	runID := run.RunID
+	defer e.hold(runID)()
 	lease := Lease{RunID: runID, Owner: run.LeaseOwner, Epoch: run.Epoch}
 
 	def, ok := Lookup(run.Workflow)

@@ -290,6 +290,13 @@ type ClaimNextRequest struct {
 	Lease time.Duration
 	// Workflows lists the qualified workflow names the worker can run.
 	Workflows []string
+	// Holding lists the runs the claiming engine is executing now. A run
+	// whose lapsed lease Owner holds and that is not among them was lost
+	// track of by its own live owner (a claim whose journal read failed,
+	// a finish that could not be written, a panic of the engine's own):
+	// it may be claimed again. A lapsed lease of another live owner may
+	// not, nor one of a run being executed.
+	Holding []string
 }
 
 // Liveness is an optional interface of a [Journal] that tells a live

@@ -133,7 +133,7 @@ claiming:
 				notifyFailed = nerr != nil
 			}
 			run, steps, err = e.journal.ClaimNext(ctx, ClaimNextRequest{
-				Owner: e.owner, Lease: e.lease, Workflows: workflows,
+				Owner: e.owner, Lease: e.lease, Workflows: workflows, Holding: e.holding(),
 			})
 		}
 		if err != nil {
@@ -150,9 +150,11 @@ claiming:
 			continue
 		}
 		run.LeaseUntil = heldUntil(sent, e.lease)
+		release := e.hold(run.RunID) // from the claim on, not from the entry
 		running.Add(1)
 		go func() {
 			defer running.Done()
+			defer release()
 			defer func() { <-slots }()
 			defer func() {
 				// The engine recovers the run's panics; one of its own must

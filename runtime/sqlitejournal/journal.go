@@ -499,7 +499,17 @@ func (j *Journal) ClaimNext(ctx context.Context, c resume.ClaimNextRequest) (res
 	defer tx.Rollback()
 	t := time.Now() // once the write lock is held
 	now := ts(t)
-	args := []any{c.Owner, ts(t.Add(c.Lease)), now, now, j.live.dir}
+	// A lapsed lease of a live owner is not taken, but for the claimer's
+	// own of a run it does not execute now: it lost track of that run.
+	notHeld := "1"
+	args := []any{c.Owner, ts(t.Add(c.Lease)), now, now, c.Owner}
+	if len(c.Holding) > 0 {
+		notHeld = "run_id NOT IN (?" + strings.Repeat(", ?", len(c.Holding)-1) + ")"
+		for _, id := range c.Holding {
+			args = append(args, id)
+		}
+	}
+	args = append(args, c.Owner, j.live.dir)
 	for _, w := range c.Workflows {
 		args = append(args, w)
 	}
@@ -508,7 +518,8 @@ func (j *Journal) ClaimNext(ctx context.Context, c resume.ClaimNextRequest) (res
 			lease_owner = ?, lease_until = ?, updated_at = ?, error = '', attention_step = '', attention_kind = ''
 		WHERE run_id = (
 			SELECT run_id FROM resume_runs
-			WHERE (status = 'pending' OR (status = 'running' AND lease_until < ? AND NOT resume_owner_alive(?, lease_owner)))
+			WHERE (status = 'pending' OR (status = 'running' AND lease_until < ? AND
+					((lease_owner = ? AND `+notHeld+`) OR (lease_owner <> ? AND NOT resume_owner_alive(?, lease_owner)))))
 				AND parent_run_id = ''
 				AND workflow IN (?`+strings.Repeat(", ?", len(c.Workflows)-1)+`)
 			ORDER BY created_at, run_id LIMIT 1)
