@@ -22,7 +22,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"time"
 
 	"github.com/resumegen/resumegen/runtime/resume"
 	"github.com/resumegen/resumegen/runtime/sqlitejournal"
@@ -98,9 +97,7 @@ func main() {
 	if err != nil {
 		panic(err)
 	}
-	// A short lease: the resumed parent waits out the lease of a child
-	// its dead process held (see TestChildRunSurvivesResume).
-	opts := []resume.Option{resume.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), resume.WithLease(time.Second)}
+	opts := []resume.Option{resume.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}
 	if len(os.Args) > 3 && os.Args[3] == "countdown" {
 		n, err := resume.Run(ctx, resume.NewEngine(j, opts...), "c-1", Countdown, 3)
 		fmt.Println("countdown", n, err)
@@ -130,11 +127,10 @@ func main() {
 // parent's step after the child runs once. Before a workflow called from a
 // workflow was a child run, its steps were not journaled at all and the
 // kill points inside it were never reached. A recursive workflow runs
-// each level as a run of its own.
-//
-// The program runs with a one-second lease: today a resumed parent takes
-// over its own abandoned run at once but waits out the lease of the child
-// run its dead process held (the runtime's claimChild), 30s by default.
+// each level as a run of its own. The program runs with the default
+// 30-second lease: a resumed parent takes over at once both its own run
+// and the child run its dead process held, whose liveness lock the OS
+// released.
 func TestChildRunSurvivesResume(t *testing.T) {
 	dir := filepath.Join(testModule, "childrun")
 	writeFiles(t, dir, map[string]string{"main.go": childRunSource})
