@@ -1,12 +1,10 @@
 package generator
 
 import (
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -132,17 +130,7 @@ func main() {
 // and the child run its dead process held, whose liveness lock the OS
 // released.
 func TestChildRunSurvivesResume(t *testing.T) {
-	dir := filepath.Join(testModule, "childrun")
-	writeFiles(t, dir, map[string]string{"main.go": childRunSource})
-	res := generateIn(t, dir)
-	if len(res.Diagnostics) > 0 {
-		t.Fatalf("diagnostics: %v", res.Diagnostics)
-	}
-	if _, err := res.Write(); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "childrun")
-	goCmd(t, dir, "build", "-o", bin, ".")
+	bin := buildProgram(t, "childrun", childRunSource)
 
 	t.Run("recursion", func(t *testing.T) {
 		db := filepath.Join(t.TempDir(), "j.db")
@@ -175,12 +163,11 @@ func TestChildRunSurvivesResume(t *testing.T) {
 		t.Run(tc.fault, func(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "j.db")
 			effects := db + ".effects"
-			out, err := exec.Command(bin, db, effects, tc.fault).CombinedOutput()
-			var exit *exec.ExitError
-			if !errors.As(err, &exit) || !exit.Sys().(syscall.WaitStatus).Signaled() {
+			out, killed, err := runProgram(bin, db, effects, tc.fault)
+			if !killed {
 				t.Fatalf("first run was not killed at %s: %v\n%s", tc.fault, err, out)
 			}
-			out, err = exec.Command(bin, db, effects).CombinedOutput()
+			out, _, err = runProgram(bin, db, effects)
 			if err != nil || strings.TrimSpace(string(out)) != "result 103" {
 				t.Fatalf("resumed run: %v\n%s", err, out)
 			}

@@ -1,12 +1,9 @@
 package generator
 
 import (
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -92,22 +89,10 @@ func main() {
 // last in first out, each once, and the resumed run ends as an
 // uninterrupted one does.
 func TestDeferredStepsSurviveResume(t *testing.T) {
-	dir := filepath.Join(testModule, "deferrun")
-	writeFiles(t, dir, map[string]string{"main.go": deferRunSource})
-	res := generateIn(t, dir)
-	if len(res.Diagnostics) > 0 {
-		t.Fatalf("diagnostics: %v", res.Diagnostics)
-	}
-	if _, err := res.Write(); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "deferrun")
-	goCmd(t, dir, "build", "-o", bin, ".")
+	bin := buildProgram(t, "deferrun", deferRunSource)
 	run := func(db, effects string, kill ...string) (string, []string, bool) {
-		out, err := exec.Command(bin, append([]string{db, effects}, kill...)...).CombinedOutput()
-		var exit *exec.ExitError
-		killed := errors.As(err, &exit) && exit.Sys().(syscall.WaitStatus).Signaled()
-		if err != nil && !killed {
+		out, killed, err := runProgram(bin, append([]string{db, effects}, kill...)...)
+		if err != nil {
 			t.Fatalf("%v: %v\n%s", kill, err, out)
 		}
 		b, _ := os.ReadFile(effects)

@@ -1,12 +1,9 @@
 package generator
 
 import (
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -96,26 +93,15 @@ func main() {
 // not executed again. Before helpers were followed, the steps were not
 // journaled at all and the kill point was never reached.
 func TestHelperStepsSurviveResume(t *testing.T) {
-	dir := filepath.Join(testModule, "helperrun")
-	writeFiles(t, dir, map[string]string{"main.go": helperRunSource})
-	res := generateIn(t, dir)
-	if len(res.Diagnostics) > 0 {
-		t.Fatalf("diagnostics: %v", res.Diagnostics)
-	}
-	if _, err := res.Write(); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "helperrun")
-	goCmd(t, dir, "build", "-o", bin, ".")
+	bin := buildProgram(t, "helperrun", helperRunSource)
 	db := filepath.Join(t.TempDir(), "j.db")
 	effects := db + ".effects"
 
-	out, err := exec.Command(bin, db, effects, "Notify#2:before").CombinedOutput()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || !exit.Sys().(syscall.WaitStatus).Signaled() {
+	out, killed, err := runProgram(bin, db, effects, "Notify#2:before")
+	if !killed {
 		t.Fatalf("first run was not killed at Notify#2 (the helper's step is not journaled): %v\n%s", err, out)
 	}
-	out, err = exec.Command(bin, db, effects).CombinedOutput()
+	out, _, err = runProgram(bin, db, effects)
 	if err != nil || strings.TrimSpace(string(out)) != "notified 3" {
 		t.Fatalf("resumed run: %v\n%s", err, out)
 	}

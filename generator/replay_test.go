@@ -99,18 +99,8 @@ func main() {
 // must replay them (not execute them again) and still see what they
 // wrote, as the uninterrupted run did.
 func TestReplayRestoresPointees(t *testing.T) {
-	dir := filepath.Join(testModule, "replayout")
-	writeFiles(t, dir, map[string]string{"main.go": replayOutSource})
-	res := generateIn(t, dir)
-	for _, d := range res.Diagnostics {
-		t.Fatalf("unexpected diagnostic: %s", d)
-	}
-	if _, err := res.Write(); err != nil {
-		t.Fatal(err)
-	}
+	bin := buildProgram(t, "replayout", replayOutSource)
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "replayout")
-	goCmd(t, dir, "build", "-o", bin, ".")
 
 	const want = "charged ann@example.com 1250 [vip] counted 7\n"
 	run := func(db, effects string, args ...string) (string, error) {

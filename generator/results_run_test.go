@@ -1,12 +1,9 @@
 package generator
 
 import (
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -115,27 +112,16 @@ func main() {
 // receives exactly the values the first run received (time.Now's among
 // them), and no step executes twice.
 func TestResultShapesSurviveResume(t *testing.T) {
-	dir := filepath.Join(testModule, "resultsrun")
-	writeFiles(t, dir, map[string]string{"main.go": resultsRunSource})
-	res := generateIn(t, dir)
-	if len(res.Diagnostics) > 0 {
-		t.Fatalf("diagnostics: %v", res.Diagnostics)
-	}
-	if _, err := res.Write(); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "resultsrun")
-	goCmd(t, dir, "build", "-o", bin, ".")
+	bin := buildProgram(t, "resultsrun", resultsRunSource)
 	for _, kill := range []string{"now:after", "Lookup:after", "Bounds:after", "Label:after", "Log:before"} {
 		t.Run(kill, func(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "j.db")
 			effects := db + ".effects"
-			out, err := exec.Command(bin, db, effects, kill).CombinedOutput()
-			var exit *exec.ExitError
-			if !errors.As(err, &exit) || !exit.Sys().(syscall.WaitStatus).Signaled() {
+			out, killed, err := runProgram(bin, db, effects, kill)
+			if !killed {
 				t.Fatalf("first run was not killed at %s: %v\n%s", kill, err, out)
 			}
-			out, err = exec.Command(bin, db, effects).CombinedOutput()
+			out, _, err = runProgram(bin, db, effects)
 			if err != nil {
 				t.Fatalf("resumed run: %v\n%s", err, out)
 			}
