@@ -76,6 +76,29 @@ func runFaults(t *testing.T, open func(t *testing.T) resume.Journal, effectsOf f
 		}
 	})
 
+	t.Run("every workflow shape starts typed; a wrong argument is refused before a run is stored", func(t *testing.T) {
+		j := open(t)
+		e := resume.NewEngine(j)
+		id := newRunID(t)
+		out, err := resume.Run2(ctx, e, id, Ship, Parcel{ID: "p1"}, Options{Express: true})
+		if err != nil || out != "p1 express=true" {
+			t.Fatalf("Run2: %q, %v", out, err)
+		}
+		if err := resume.Do0(ctx, e, newRunID(t), Mark); err != nil {
+			t.Fatalf("Do0: %v", err)
+		}
+		bad := newRunID(t)
+		if _, err := e.Start(ctx, bad, Ship, Options{}, Parcel{}); err == nil || !strings.Contains(err.Error(), "argument 1 is a journaltest.Options, but the workflow's parameter is a journaltest.Parcel") {
+			t.Fatalf("Start with swapped arguments: %v", err)
+		}
+		if _, err := e.Enqueue(ctx, bad, Ship, Parcel{}); err == nil || !strings.Contains(err.Error(), "takes 2 arguments after its context, not 1") {
+			t.Fatalf("Enqueue with a missing argument: %v", err)
+		}
+		if _, _, err := j.LoadRun(ctx, bad); !errors.Is(err, resume.ErrRunNotFound) {
+			t.Errorf("a refused start stored run %s: %v", bad, err)
+		}
+	})
+
 	t.Run("a step without an error result fails by panicking: retried, then the body unwinds and the run fails", func(t *testing.T) {
 		j := open(t)
 		ok, bad := newRunID(t), newRunID(t)

@@ -292,6 +292,9 @@ func (e *Engine) create(ctx context.Context, runID string, wf any, args []any, h
 	if runID == "" {
 		return RunRecord{}, false, errors.New("resume: empty run id")
 	}
+	if err := checkArgs(wf, args); err != nil {
+		return RunRecord{}, false, fmt.Errorf("run %s of %s: %w", runID, def.QualifiedName(), err)
+	}
 	input, err := encodeArgs(args)
 	if err != nil {
 		return RunRecord{}, false, fmt.Errorf("run %s: %w", runID, err)
