@@ -163,7 +163,7 @@ func (m *packageModel) generatedNames(ds *diagnostics) {
 	scope := m.pkg.Types.Scope()
 	for _, w := range m.workflows {
 		for _, s := range w.Steps {
-			s.wrapper = "resume" + w.Name + "_" + sanitizeIdent(s.Name)
+			s.wrapper = "resume" + sanitizeIdent(w.Name) + "_" + sanitizeIdent(s.Name)
 		}
 		names := []string{defName(w), versionName(w), bodyName(w)}
 		for _, s := range w.Steps {
@@ -186,6 +186,6 @@ func (m *packageModel) generatedNames(ds *diagnostics) {
 	}
 }
 
-func defName(w *Workflow) string     { return "resume" + w.Name }
-func versionName(w *Workflow) string { return "resume" + w.Name + "Version" }
-func bodyName(w *Workflow) string    { return "resume" + w.Name + "Body" }
+func defName(w *Workflow) string     { return "resume" + sanitizeIdent(w.Name) }
+func versionName(w *Workflow) string { return "resume" + sanitizeIdent(w.Name) + "Version" }
+func bodyName(w *Workflow) string    { return "resume" + sanitizeIdent(w.Name) + "Body" }

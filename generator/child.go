@@ -37,6 +37,10 @@ func (m *packageModel) childAt(w *Workflow, call *ast.CallExpr, fn *types.Func, 
 		}
 	}
 	sig := fn.Type().(*types.Signature)
+	if sig.Recv() != nil {
+		ds.errorf(call.Pos(), "workflow %s is a method: calling it from a workflow as a child run is not supported yet; make the child a function that takes what it needs as input, or call its steps here", fn.Name())
+		return nil
+	}
 	if fn.Pkg() != m.pkg.Types && !m.checkForeignChild(fn, sig, call, ds) {
 		return nil
 	}

@@ -238,7 +238,7 @@ func manifestShape(w *Workflow) []string {
 //	)
 func (e *workflowEmitter) guards(f *jen.File) {
 	w := e.w
-	defs := []jen.Code{jen.Id("_").Id(e.typ(bareSignature(w.sig))).Op("=").Id(w.Name)}
+	defs := []jen.Code{jen.Id("_").Id(e.typ(e.funcType(w))).Op("=").Id(e.funcExpr(w))}
 	seen := map[string]bool{w.Package + "." + w.Name: true} // a recursive child call
 	for _, s := range w.Steps {
 		if seen[s.Callee] {
@@ -320,6 +320,9 @@ func (e *workflowEmitter) def(f *jen.File) {
 	}
 	if len(w.errorIDs) > 0 {
 		fields = append(fields, jen.Line().Id("Errors").Op(":").Index().Add(e.rt("ErrorDef")).Values(e.errorDefs()...))
+	}
+	if w.recv != nil {
+		fields = append(fields, jen.Line().Id("Receiver").Op(":").Add(e.rt("ReceiverType")).Index(jen.Id(e.typ(w.recv))).Call())
 	}
 	f.Var().Id(defName(w)).Op("=").Op("&").Add(e.rt("WorkflowDef")).Values(append(fields, jen.Line())...)
 	f.Line()
@@ -417,9 +420,25 @@ func (e *workflowEmitter) init(f *jen.File) {
 	for i := 1; i < params.Len(); i++ {
 		paramTypes[i] = e.typ(params.At(i).Type())
 	}
+	recvType := ""
+	if w.recv != nil {
+		recvType = e.typ(w.recv)
+	}
 	names := e.locals(bodyName(w), "nil")
+	for _, id := range identsIn(recvType) {
+		names.taken[id] = true
+	}
 	ctx, args, errName := names.pick("ctx", "ctx"), names.pick("args", "args"), names.pick("err", "err")
 	var decls, ptrs, callArgs []jen.Code
+	if w.recv != nil {
+		// A method runs on the value the engine was given for it.
+		recv := names.pick("recv", "recv")
+		decls = append(decls,
+			jen.List(jen.Id(recv), jen.Id(errName)).Op(":=").Add(e.rt("Receiver")).Index(jen.Id(recvType)).Call(jen.Id(ctx)),
+			jen.If(jen.Id(errName).Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id(errName))),
+		)
+		callArgs = append(callArgs, jen.Id(recv))
+	}
 	callArgs = append(callArgs, jen.Id(ctx))
 	for i := 1; i < params.Len(); i++ {
 		name := names.pick(params.At(i).Name(), fmt.Sprintf("arg%d", i))
@@ -431,11 +450,16 @@ func (e *workflowEmitter) init(f *jen.File) {
 		ptrs = append(ptrs, jen.Op("&").Id(name))
 		callArgs = append(callArgs, arg)
 	}
-	run := append(decls,
-		jen.If(jen.Id(errName).Op(":=").Id(args).Dot("Decode").Call(ptrs...), jen.Id(errName).Op("!=").Nil()).Block(
-			jen.Return(jen.Nil(), jen.Id(errName)),
-		),
+	decode := jen.If(jen.Id(errName).Op(":=").Id(args).Dot("Decode").Call(ptrs...), jen.Id(errName).Op("!=").Nil()).Block(
+		jen.Return(jen.Nil(), jen.Id(errName)),
 	)
+	if w.recv != nil {
+		// err is declared by the receiver's lookup.
+		decode = jen.If(jen.Id(errName).Op("=").Id(args).Dot("Decode").Call(ptrs...), jen.Id(errName).Op("!=").Nil()).Block(
+			jen.Return(jen.Nil(), jen.Id(errName)),
+		)
+	}
+	run := append(decls, decode)
 	if w.sig.Results().Len() == 1 {
 		run = append(run, jen.Return(jen.Nil(), jen.Id(bodyName(w)).Call(callArgs...)))
 	} else {
@@ -446,7 +470,7 @@ func (e *workflowEmitter) init(f *jen.File) {
 		jen.Id(defName(w)).Dot("Run").Op("=").Func().
 			Params(jen.Id(ctx).Add(ctxType), jen.Id(args).Add(argsType)).
 			Params(jen.Any(), jen.Error()).Block(run...),
-		e.rt("Register").Call(jen.Id(w.Name), jen.Id(defName(w))),
+		e.rt("Register").Call(jen.Id(e.funcExpr(w)), jen.Id(defName(w))),
 	)
 	f.Line()
 }
@@ -878,4 +902,31 @@ func journalCall(base string, s *Step) string {
 		base += "Key"
 	}
 	return base
+}
+
+// funcExpr is the Go expression naming the workflow as a function value:
+// Onboard, or the method expression (*Service).Onboard.
+func (e *workflowEmitter) funcExpr(w *Workflow) string {
+	if w.recv == nil {
+		return w.Name
+	}
+	method := w.decl.Name.Name
+	if p, ok := w.recv.(*types.Pointer); ok {
+		return "(*" + e.typ(p.Elem()) + ")." + method
+	}
+	return e.typ(w.recv) + "." + method
+}
+
+// funcType is the type of funcExpr: the workflow's signature, a method's
+// receiver first.
+func (e *workflowEmitter) funcType(w *Workflow) *types.Signature {
+	sig := bareSignature(w.sig)
+	if w.recv == nil {
+		return sig
+	}
+	params := []*types.Var{types.NewParam(token.NoPos, nil, "", w.recv)}
+	for i := 0; i < sig.Params().Len(); i++ {
+		params = append(params, sig.Params().At(i))
+	}
+	return types.NewSignatureType(nil, nil, nil, types.NewTuple(params...), sig.Results(), sig.Variadic())
 }

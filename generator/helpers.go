@@ -132,7 +132,7 @@ func (s *stepSearch) helperCall(call *ast.CallExpr, callee *types.Func, fr *fram
 	if h == nil {
 		decl := m.graph.Decl(callee)
 		h = &helper{fn: callee, decl: decl, file: m.fileOf(decl), display: name,
-			copyName: "resume" + w.Name + "_" + sanitizeIdent(name), ctxName: contextParam(m.pkg.TypesInfo, decl)}
+			copyName: "resume" + sanitizeIdent(w.Name) + "_" + sanitizeIdent(name), ctxName: contextParam(m.pkg.TypesInfo, decl)}
 		w.helpers = append(w.helpers, h)
 	}
 	hc.h = h

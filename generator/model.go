@@ -50,6 +50,9 @@ type Workflow struct {
 	source string // absolute path of the file declaring the workflow
 	decl   *ast.FuncDecl
 	sig    *types.Signature
+	// recv is the receiver's type of a workflow that is a method, else
+	// nil: the engine runs it on the value given with resume.WithReceiver.
+	recv types.Type
 	// helpers are the durable copies of the package's functions that the
 	// body reaches and that reach steps, in the order the step search
 	// entered them.
@@ -245,15 +248,23 @@ func (m *packageModel) scanDeclarations(f *ast.File, filename string, claimed ma
 				m.stepDecls[fn] = d.opts
 			case fd.Body == nil:
 				ds.errorf(d.pos, "%s: %s has no body (it is implemented outside Go): a workflow's body is the sequence of steps to journal", d.text, fd.Name.Name)
-			case fd.Recv != nil:
-				ds.errorf(d.pos, "%s: a workflow must be a plain function, not a method: a resumed run has no receiver to restore; make it a function that reaches its clients through package-level variables set at startup (or takes what it needs as input), and mark the clients' methods //resume:step", d.text)
 			default:
-				m.workflowFuncs[fn] = true
-				m.workflows = append(m.workflows, &Workflow{
+				w := &Workflow{
 					Package: m.pkg.PkgPath, Name: fd.Name.Name,
 					pkg: m.pkg, file: f, source: filename, decl: fd,
 					sig: fn.Type().(*types.Signature),
-				})
+				}
+				if recv := w.sig.Recv(); recv != nil {
+					named, _ := derefType(types.Unalias(recv.Type())).(*types.Named)
+					if named == nil || named.TypeParams().Len() > 0 {
+						ds.errorf(d.pos, "%s: %s is a method of a generic or unnamed type: a workflow may be a method of a named type of its package, whose value the engine is given to run it on (resume.WithReceiver)", d.text, fd.Name.Name)
+						continue
+					}
+					// Its journal name is Type.Method, as a step's.
+					w.Name, w.recv = named.Obj().Name()+"."+fd.Name.Name, recv.Type()
+				}
+				m.workflowFuncs[fn] = true
+				m.workflows = append(m.workflows, w)
 			}
 		}
 	}

@@ -31,6 +31,16 @@ func durableBody(w *Workflow, imports *importSet) (string, error) {
 	decl.Doc = nil
 	decl.Name = &ast.Ident{NamePos: decl.Name.NamePos, Name: bodyName(w)}
 	ctxName := nameContextParam(decl.Type.Params)
+	if decl.Recv != nil {
+		// A method's body becomes a function of its receiver, first.
+		recv := decl.Recv.List[0]
+		if len(recv.Names) == 0 || recv.Names[0].Name == "_" {
+			recv.Names = []*ast.Ident{{NamePos: recv.Type.Pos(), Name: "_"}}
+		}
+		decl.Type.Params.List = append([]*ast.Field{recv}, decl.Type.Params.List...)
+		decl.Recv = nil
+		nameAllParams(decl.Type.Params)
+	}
 
 	routeCalls(w, decl.Body, ctxName)
 

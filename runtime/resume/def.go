@@ -116,6 +116,9 @@ type WorkflowDef struct {
 	// replayed from the journal still matches them. They change no journal
 	// key and do not enter Version.
 	Errors []ErrorDef
+	// Receiver is, for a workflow that is a method, its receiver's type:
+	// the engine runs it on the value given with [WithReceiver].
+	Receiver reflect.Type
 	// Run decodes the run's input and calls the durable body.
 	Run func(ctx context.Context, args Args) (any, error)
 }
@@ -249,5 +252,7 @@ func funcName(fn any) string {
 	if f == nil {
 		return ""
 	}
-	return f.Name()
+	// A method value (svc.Onboard) names its method expression
+	// ((*Service).Onboard), under which the method was registered.
+	return strings.TrimSuffix(f.Name(), "-fm")
 }

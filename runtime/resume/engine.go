@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,6 +41,10 @@ type Engine struct {
 	crashLoopLimit int
 
 	manifests sync.Map // workflow+"@"+version → struct{}: manifest saved
+
+	// receivers are the values to run method workflows on, by type (see
+	// WithReceiver).
+	receivers map[reflect.Type]any
 
 	// held counts, by run id, the entries of runs this engine executes
 	// now (see ClaimNextRequest.Holding).
@@ -291,6 +296,12 @@ func (e *Engine) create(ctx context.Context, runID string, wf any, args []any, h
 	}
 	if runID == "" {
 		return RunRecord{}, false, errors.New("resume: empty run id")
+	}
+	if hold {
+		// This engine executes the new run at once: it must be able to.
+		if err := e.canRun(def); err != nil {
+			return RunRecord{}, false, fmt.Errorf("run %s: %w", runID, err)
+		}
 	}
 	if err := checkArgs(wf, args); err != nil {
 		return RunRecord{}, false, fmt.Errorf("run %s of %s: %w", runID, def.QualifiedName(), err)
@@ -573,6 +584,12 @@ func (e *Engine) runEntry(ctx context.Context, run RunRecord, steps []StepRecord
 		run.Status, run.Error = StatusPending, ""
 		e.finish(ctx, lease, run)
 		return resultOf(run), fmt.Errorf("run %s: workflow %s is not registered in this program", runID, run.Workflow)
+	}
+	if err := e.canRun(def); err != nil {
+		// A method without its receiver here: give the run back untouched.
+		run.Status, run.Error = StatusPending, ""
+		e.finish(ctx, lease, run)
+		return resultOf(run), fmt.Errorf("run %s: %w", runID, err)
 	}
 	if err := e.saveManifest(ctx, def); err != nil {
 		run.Status = StatusPending

@@ -49,7 +49,7 @@ func (e *Engine) Work(ctx context.Context, opts WorkerOptions) error {
 	if opts.ShutdownGrace <= 0 {
 		opts.ShutdownGrace = 30 * time.Second
 	}
-	workflows := registeredNames()
+	workflows := e.runnableNames()
 	if len(workflows) == 0 {
 		return errors.New("resume: no workflow is registered in this program: nothing to work on")
 	}
@@ -233,6 +233,22 @@ func (e *Engine) deadOwnerRuns(ctx context.Context, workflows []string) ([]RunRe
 		}
 	}
 	return dead, nil
+}
+
+// runnableNames lists the qualified names of the registered workflows
+// this engine can execute, and logs each method workflow it was not given
+// a receiver for: its runs are left to workers that were.
+func (e *Engine) runnableNames() []string {
+	var out []string
+	for _, name := range registeredNames() {
+		def, _ := Lookup(name)
+		if err := e.canRun(def); err != nil {
+			e.logger.Warn("not working on a workflow", "why", err.Error())
+			continue
+		}
+		out = append(out, name)
+	}
+	return out
 }
 
 // registeredNames lists the qualified names of the registered workflows.
