@@ -64,6 +64,7 @@ type txKey struct{}
 //	type execer interface {
 //		ExecContext(context.Context, string, ...any) (sql.Result, error)
 //	}
+//	//resume:step tx
 //	func WriteScores(ctx context.Context, db *sql.DB, s []Score) error {
 //		q := resume.Tx[execer](ctx, db)
 //		...
