@@ -15,24 +15,14 @@ const helperRunSource = `package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 
 	"github.com/resumegen/resumegen/runtime/resume"
-	"github.com/resumegen/resumegen/runtime/sqlitejournal"
 )
-
-var effects string
 
 func track(ctx context.Context) {
 	info, _ := resume.StepFromContext(ctx)
-	f, err := os.OpenFile(effects, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		panic(err)
-	}
-	fmt.Fprintln(f, info.StepKey)
-	f.Close()
+	logEffect(info.StepKey)
 }
 
 type team struct{ owners []string }
@@ -64,21 +54,7 @@ func Notify(ctx context.Context, o string) error {
 
 func main() {
 	ctx := context.Background()
-	db, effectsFile := os.Args[1], os.Args[2]
-	effects = effectsFile
-	j, err := sqlitejournal.Open(ctx, db)
-	if err != nil {
-		panic(err)
-	}
-	opts := []resume.Option{resume.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}
-	if len(os.Args) > 3 {
-		f, err := resume.ParseFault(os.Args[3])
-		if err != nil {
-			panic(err)
-		}
-		opts = append(opts, resume.WithFault(f))
-	}
-	n, err := resume.Run(ctx, resume.NewEngine(j, opts...), "r-1", Onboard, "c-1")
+	n, err := resume.Run(ctx, newEngine(ctx), "r-1", Onboard, "c-1")
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(1)

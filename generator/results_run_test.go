@@ -17,16 +17,11 @@ const resultsRunSource = `package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"time"
 
 	"github.com/resumegen/resumegen/runtime/resume"
-	"github.com/resumegen/resumegen/runtime/sqlitejournal"
 )
-
-var effects string
 
 func note(line string) {
 	f, err := os.OpenFile(effects, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644) //resume:allow nondeterministic reason="the test's log"
@@ -84,21 +79,7 @@ func Log(ctx context.Context) { track(ctx) }
 
 func main() {
 	ctx := context.Background()
-	db, effectsFile := os.Args[1], os.Args[2]
-	effects = effectsFile
-	j, err := sqlitejournal.Open(ctx, db)
-	if err != nil {
-		panic(err)
-	}
-	opts := []resume.Option{resume.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}
-	if len(os.Args) > 3 {
-		f, err := resume.ParseFault(os.Args[3])
-		if err != nil {
-			panic(err)
-		}
-		opts = append(opts, resume.WithFault(f))
-	}
-	out, err := resume.Run(ctx, resume.NewEngine(j, opts...), "r-1", Place, "o-1")
+	out, err := resume.Run(ctx, newEngine(ctx), "r-1", Place, "o-1")
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(1)
