@@ -190,39 +190,32 @@ func (s *sealedJournal) openRun(r RunRecord) (RunRecord, error) {
 // sealStep seals a step row of run runID (rows read back may leave their
 // RunID empty, so the run comes from the lease or the run read with them).
 func (s *sealedJournal) sealStep(st StepRecord, runID string) (StepRecord, error) {
-	var errs []error
-	var err error
-	st.Result, err = s.seal(st.Result, runID, st.StepKey, "result")
-	errs = append(errs, err)
-	st.Error, err = s.sealText(st.Error, runID, st.StepKey, "error")
-	errs = append(errs, err)
-	st.ErrorDetail, err = s.seal(st.ErrorDetail, runID, st.StepKey, "error_detail")
-	errs = append(errs, err)
-	if len(st.History) > 0 {
-		h := make([]AttemptRecord, len(st.History))
-		for i, a := range st.History {
-			a.Error, err = s.sealText(a.Error, runID, st.StepKey, fmt.Sprintf("attempt %d error", a.Attempt))
-			errs = append(errs, err)
-			h[i] = a
-		}
-		st.History = h
-	}
-	return st, errors.Join(errs...)
+	return mapStep(st, runID, s.seal, s.sealText)
 }
 
+// openStep opens what sealStep sealed.
 func (s *sealedJournal) openStep(st StepRecord, runID string) (StepRecord, error) {
+	return mapStep(st, runID, s.open, s.openText)
+}
+
+// mapStep applies value (to JSON values) and text (to text) to the fields
+// of a step row that a codec seals: its result, error, error detail and
+// the errors of its attempts.
+func mapStep(st StepRecord, runID string,
+	value func(b []byte, runID, stepKey, field string) ([]byte, error),
+	text func(t, runID, stepKey, field string) (string, error)) (StepRecord, error) {
 	var errs []error
 	var err error
-	st.Result, err = s.open(st.Result, runID, st.StepKey, "result")
+	st.Result, err = value(st.Result, runID, st.StepKey, "result")
 	errs = append(errs, err)
-	st.Error, err = s.openText(st.Error, runID, st.StepKey, "error")
+	st.Error, err = text(st.Error, runID, st.StepKey, "error")
 	errs = append(errs, err)
-	st.ErrorDetail, err = s.open(st.ErrorDetail, runID, st.StepKey, "error_detail")
+	st.ErrorDetail, err = value(st.ErrorDetail, runID, st.StepKey, "error_detail")
 	errs = append(errs, err)
 	if len(st.History) > 0 {
 		h := make([]AttemptRecord, len(st.History))
 		for i, a := range st.History {
-			a.Error, err = s.openText(a.Error, runID, st.StepKey, fmt.Sprintf("attempt %d error", a.Attempt))
+			a.Error, err = text(a.Error, runID, st.StepKey, fmt.Sprintf("attempt %d error", a.Attempt))
 			errs = append(errs, err)
 			h[i] = a
 		}
