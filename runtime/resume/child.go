@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/resumegen/resumegen/runtime/journal"
 )
 
 // A workflow called from a workflow body is a child run: a run of its own,
@@ -104,7 +106,7 @@ func (st *runState) runChild(sctx context.Context, wf any, args []any) (json.Raw
 		return nil, st.stopf("run %s, step %s: %w", st.run.RunID, info.StepKey, err)
 	}
 	now := e.now()
-	rec := RunRecord{
+	rec := journal.RunRecord{
 		RunID: childID, Workflow: cdef.QualifiedName(), Version: cdef.Version, Parent: st.run.RunID,
 		Status: StatusPending, Input: json.RawMessage(input), CreatedAt: now, UpdatedAt: now,
 		LeaseOwner: e.owner, LeaseUntil: now.Add(e.lease),
@@ -120,7 +122,7 @@ func (st *runState) runChild(sctx context.Context, wf any, args []any) (json.Raw
 	if !created && (stored.Workflow != rec.Workflow || !bytes.Equal(compactJSON(stored.Input), compactJSON(input))) {
 		return nil, Permanent(fmt.Errorf("run %s, step %s: child run %s: %w: it is %s with other input", st.run.RunID, info.StepKey, childID, ErrRunConflict, stored.Workflow))
 	}
-	var steps []StepRecord
+	var steps []journal.StepRecord
 	if !created {
 		var done bool
 		stored, steps, done, err = st.claimChild(ctx, stored, info)
@@ -140,10 +142,10 @@ func (st *runState) runChild(sctx context.Context, wf any, args []any) (json.Raw
 // claimChild takes an existing child run to execute it, waiting out a lease
 // another process holds. done reports a finished child (or one that waits
 // for a person), whose outcome is in the returned record.
-func (st *runState) claimChild(ctx context.Context, r RunRecord, info StepInfo) (RunRecord, []StepRecord, bool, error) {
+func (st *runState) claimChild(ctx context.Context, r journal.RunRecord, info StepInfo) (journal.RunRecord, []journal.StepRecord, bool, error) {
 	e := st.e
 	if r.Status == StatusFailed {
-		if prev, ok := st.journal[info.StepKey]; ok && prev.Status == StepFailed {
+		if prev, ok := st.journal[info.StepKey]; ok && prev.Status == journal.StepFailed {
 			// The parent's step was reopened (an operator retried the
 			// parent): retry the child's failure too.
 			if err := e.journal.Retry(ctx, r.RunID); err != nil && !errors.Is(err, ErrNotFailed) {
@@ -162,7 +164,7 @@ func (st *runState) claimChild(ctx context.Context, r RunRecord, info StepInfo) 
 		// A child held by a process that ended (the parent's previous
 		// entry) is taken over at once, in the claim.
 		sent := time.Now()
-		claimed, steps, err := e.journal.Claim(ctx, ClaimRequest{RunID: r.RunID, Owner: e.owner, Lease: e.lease, TakeOverDead: true})
+		claimed, steps, err := e.journal.Claim(ctx, journal.ClaimRequest{RunID: r.RunID, Owner: e.owner, Lease: e.lease, TakeOverDead: true})
 		if err == nil {
 			claimed.LeaseUntil = heldUntil(sent, e.lease)
 			return claimed, steps, false, nil
@@ -185,7 +187,7 @@ func (st *runState) claimChild(ctx context.Context, r RunRecord, info StepInfo) 
 // childOutcome turns a child run that did not hand its body's error back
 // (err, from the journal or the engine) into the step's outcome or the
 // parent's stop.
-func (st *runState) childOutcome(r RunRecord, cdef *WorkflowDef, key string, err error) (json.RawMessage, error) {
+func (st *runState) childOutcome(r journal.RunRecord, cdef *WorkflowDef, key string, err error) (json.RawMessage, error) {
 	switch r.Status {
 	case StatusSucceeded:
 		return r.Output, nil

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+
+	"github.com/resumegen/resumegen/runtime/journal"
 )
 
 // An error a step returned is journaled as its text (the error column) and
@@ -115,7 +117,7 @@ var builtinErrors = []ErrorDef{
 	ErrorSentinel(resumePkg+".ErrRunBusy", ErrRunBusy),
 	ErrorSentinel(resumePkg+".ErrLeaseLost", ErrLeaseLost),
 	ErrorSentinel(resumePkg+".ErrRunConflict", ErrRunConflict),
-	ErrorSentinel(resumePkg+".ErrNoRunReady", ErrNoRunReady),
+	ErrorSentinel(resumePkg+".ErrNoRunReady", journal.ErrNoRunReady),
 	ErrorSentinel(resumePkg+".ErrNotFailed", ErrNotFailed),
 	ErrorSentinel(resumePkg+".ErrNotVersionStop", ErrNotVersionStop),
 	ErrorSentinel(resumePkg+".ErrRunFailed", ErrRunFailed),
