@@ -20,36 +20,6 @@ import (
 // under a lease of its own, and resumes it where it stopped after a crash.
 // Workers never claim a child run by themselves.
 
-// CallChild runs the registered workflow wf as a child run of the run in
-// ctx: the call's step is def, args are the child's input (its parameters
-// after the context). Inside a run it returns the outcome the parent's body
-// received before, or executes the child to its end and journals its
-// outcome. Outside a run it calls fn, the plain call. For generated code
-// only.
-func CallChild[T any](ctx context.Context, def *StepDef, wf any, fn func(context.Context) (T, error), args ...any) (T, error) {
-	return callChild(ctx, def, stepKey{}, wf, fn, args)
-}
-
-// CallChildKey is [CallChild] for a call site with key=EXPR; see
-// [CallKey]. For generated code only.
-func CallChildKey[T any](ctx context.Context, def *StepDef, key string, wf any, fn func(context.Context) (T, error), args ...any) (T, error) {
-	return callChild(ctx, def, stepKey{value: key, set: true}, wf, fn, args)
-}
-
-// CallChild0 is [CallChild] for a workflow that returns only an error. For
-// generated code only.
-func CallChild0(ctx context.Context, def *StepDef, wf any, fn func(context.Context) error, args ...any) error {
-	_, err := callChild(ctx, def, stepKey{}, wf, func(ctx context.Context) (struct{}, error) { return struct{}{}, fn(ctx) }, args)
-	return err
-}
-
-// CallChild0Key is [CallChild0] for a call site with key=EXPR. For
-// generated code only.
-func CallChild0Key(ctx context.Context, def *StepDef, key string, wf any, fn func(context.Context) error, args ...any) error {
-	_, err := callChild(ctx, def, stepKey{value: key, set: true}, wf, func(ctx context.Context) (struct{}, error) { return struct{}{}, fn(ctx) }, args)
-	return err
-}
-
 func callChild[T any](ctx context.Context, def *StepDef, key stepKey, wf any, fn func(context.Context) (T, error), args []any) (T, error) {
 	st := stateFrom(ctx)
 	if st == nil {
