@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
 	_ "modernc.org/sqlite" // a database/sql driver for the example
 
 	"github.com/resumegen/resumegen/runtime/resume"

@@ -24,7 +24,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
 	"net/url"
 	"os"
 	"strconv"
@@ -33,6 +32,7 @@ import (
 	"time"
 
 	"github.com/resumegen/resumegen/runtime/journal"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
 // Journal is a [journal.Journal] in one SQLite file.
