@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/resumegen/resumegen/internal/pgtest"
+	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/journaltest"
 	"github.com/resumegen/resumegen/runtime/pgjournal"
 	"github.com/resumegen/resumegen/runtime/resume"
@@ -25,11 +26,11 @@ func TestShowCorruptRows(t *testing.T) {
 	for _, b := range []struct {
 		name string
 		// open returns the journal, its -db argument and a plain SQL exec.
-		open   func(t *testing.T) (resume.Journal, string, func(string))
+		open   func(t *testing.T) (journal.Journal, string, func(string))
 		damage []string
 		wants  []string
 	}{
-		{"sqlite", func(t *testing.T) (resume.Journal, string, func(string)) {
+		{"sqlite", func(t *testing.T) (journal.Journal, string, func(string)) {
 			db := filepath.Join(t.TempDir(), "j.db")
 			j, err := sqlitejournal.Open(ctx, db)
 			if err != nil {
@@ -45,7 +46,7 @@ func TestShowCorruptRows(t *testing.T) {
 			`UPDATE resume_steps SET result = '{oops' WHERE run_id = 'bad' AND step_key = 'Quote'`,
 			`UPDATE resume_runs SET status = 'bogus' WHERE run_id = 'nostatus'`,
 		}, []string{`unreadable: seq "abc" is not an integer`, "unreadable: result is not JSON"}},
-		{"postgres", func(t *testing.T) (resume.Journal, string, func(string)) {
+		{"postgres", func(t *testing.T) (journal.Journal, string, func(string)) {
 			dsn := pgtest.FreshDatabase(t)
 			pool, err := pgxpool.New(ctx, dsn)
 			if err != nil {

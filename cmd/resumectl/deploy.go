@@ -5,11 +5,12 @@ import (
 	"strings"
 
 	"github.com/resumegen/resumegen/generator"
+	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/resume"
 )
 
 // unfinished are the statuses of runs a deploy's code will meet again.
-var unfinished = []resume.Status{resume.StatusPending, resume.StatusRunning, resume.StatusNeedsAttention, resume.StatusFailed}
+var unfinished = []journal.Status{journal.StatusPending, journal.StatusRunning, journal.StatusNeedsAttention, journal.StatusFailed}
 
 // stoppingRun is a run the code would stop on a version change.
 type stoppingRun struct {
@@ -77,7 +78,7 @@ func checkDeploy(c *cli, o *options, args []string) error {
 		return err
 	}
 	defer j.Close()
-	runs, err := j.ListRuns(c.ctx, resume.RunFilter{Statuses: unfinished})
+	runs, err := j.ListRuns(c.ctx, journal.RunFilter{Statuses: unfinished})
 	if err != nil {
 		return fmt.Errorf("list unfinished runs: %w", err)
 	}

@@ -8,7 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/resumegen/resumegen/runtime/resume"
+	"github.com/resumegen/resumegen/runtime/journal"
 )
 
 // Run ids, step keys, versions, errors and results come from the journal,
@@ -141,7 +141,7 @@ func (e escWriter) Write(p []byte) (int, error) {
 
 // escRun escapes the values of r that show's free text prints outside
 // tables (tables escape their cells).
-func escRun(r resume.RunRecord) resume.RunRecord {
+func escRun(r journal.RunRecord) journal.RunRecord {
 	r.RunID, r.Workflow, r.Version, r.AttentionStep, r.FailedStep, r.LeaseOwner, r.Parent =
 		esc(r.RunID), esc(r.Workflow), esc(r.Version), esc(r.AttentionStep), esc(r.FailedStep), esc(r.LeaseOwner), esc(r.Parent)
 	return r
@@ -179,29 +179,29 @@ const encrypted = "(encrypted)"
 
 // forDisplay prepares show's human form: free-text values escaped, and
 // sealed values shown as (encrypted).
-func forDisplay(r resume.RunRecord, out showJSON) (resume.RunRecord, showJSON) {
+func forDisplay(r journal.RunRecord, out showJSON) (journal.RunRecord, showJSON) {
 	r, out.VersionChange = escRun(r), escVersionChange(out.VersionChange)
-	if resume.IsSealed(r.Input) {
+	if journal.IsSealed(r.Input) {
 		r.Input = json.RawMessage(encrypted)
 	}
-	if resume.IsSealed(r.Output) {
+	if journal.IsSealed(r.Output) {
 		r.Output = json.RawMessage(encrypted)
 	}
-	if resume.IsSealed([]byte(r.Error)) {
+	if journal.IsSealed([]byte(r.Error)) {
 		r.Error = encrypted
 	}
 	steps := make([]stepJSON, len(out.Steps))
 	for i, s := range out.Steps {
-		if resume.IsSealed(s.Result) {
+		if journal.IsSealed(s.Result) {
 			s.Result = json.RawMessage(encrypted)
 		}
-		if resume.IsSealed([]byte(s.Error)) {
+		if journal.IsSealed([]byte(s.Error)) {
 			s.Error = encrypted
 		}
 		if len(s.Attempts) > 0 {
 			as := make([]attemptJSON, len(s.Attempts))
 			for k, a := range s.Attempts {
-				if resume.IsSealed([]byte(a.Error)) {
+				if journal.IsSealed([]byte(a.Error)) {
 					a.Error = encrypted
 				}
 				as[k] = a

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/resume"
 )
 
@@ -49,15 +50,15 @@ func (c *cli) paint(color, s string) string {
 
 func statusColor(s string) string {
 	switch {
-	case strings.HasPrefix(s, string(resume.StatusSucceeded)):
+	case strings.HasPrefix(s, string(journal.StatusSucceeded)):
 		return green
-	case strings.HasPrefix(s, string(resume.StatusFailed)):
+	case strings.HasPrefix(s, string(journal.StatusFailed)):
 		return red
-	case strings.HasPrefix(s, string(resume.StatusNeedsAttention)), s == string(resume.StepInFlight):
+	case strings.HasPrefix(s, string(journal.StatusNeedsAttention)), s == string(journal.StepInFlight):
 		return yellow
-	case strings.HasPrefix(s, string(resume.StatusRunning)):
+	case strings.HasPrefix(s, string(journal.StatusRunning)):
 		return cyan
-	case strings.HasPrefix(s, string(resume.StatusCancelled)):
+	case strings.HasPrefix(s, string(journal.StatusCancelled)):
 		return grey
 	}
 	return plain

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/resumegen/resumegen/internal/pgtest"
+	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/resume"
 	"github.com/resumegen/resumegen/runtime/sqlitejournal"
 )
@@ -117,7 +118,7 @@ func TestHostileValuesEscaped(t *testing.T) {
 	evil := "evil\x1b]0;pwned\x07\nforged-run  w  v  succeeded\t-\x1b[2J\u202e\x9b"
 	now := time.Now().Add(-time.Minute)
 	for _, id := range []string{evil, "plain"} {
-		if _, _, err := j.CreateRun(ctx, resume.RunRecord{RunID: id, Workflow: "example.com/app." + evil, Version: "v1\n" + evil,
+		if _, _, err := j.CreateRun(ctx, journal.RunRecord{RunID: id, Workflow: "example.com/app." + evil, Version: "v1\n" + evil,
 			Input: []byte(`["` + strings.ReplaceAll(evil, "\n", `\n`) + `"]`), CreatedAt: now, UpdatedAt: now}); err != nil {
 			t.Fatal(err)
 		}
@@ -193,17 +194,17 @@ func TestEncryptedValuesShown(t *testing.T) {
 	}
 	j := resume.SealJournal(raw, codec)
 	now := time.Now()
-	if _, _, err := j.CreateRun(ctx, resume.RunRecord{RunID: "r1", Workflow: "example.com/app.Onboard", Version: "v1",
+	if _, _, err := j.CreateRun(ctx, journal.RunRecord{RunID: "r1", Workflow: "example.com/app.Onboard", Version: "v1",
 		Input: []byte(`[{"email":"ada@example.com"}]`), LeaseOwner: "me", LeaseUntil: now.Add(time.Minute), CreatedAt: now, UpdatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
-	l := resume.Lease{RunID: "r1", Owner: "me", Epoch: 1}
-	if err := j.WriteStep(ctx, l, resume.StepRecord{RunID: "r1", StepKey: "Fetch", Name: "Fetch", Status: resume.StepFailed,
+	l := journal.Lease{RunID: "r1", Owner: "me", Epoch: 1}
+	if err := j.WriteStep(ctx, l, journal.StepRecord{RunID: "r1", StepKey: "Fetch", Name: "Fetch", Status: journal.StepFailed,
 		Error: "lookup ada@example.com: refused", Attempt: 1, Seq: 1, StartedAt: now, FinishedAt: now, Final: true,
-		History: []resume.AttemptRecord{{Attempt: 1, StartedAt: now, Error: "lookup ada@example.com: refused"}}}); err != nil {
+		History: []journal.AttemptRecord{{Attempt: 1, StartedAt: now, Error: "lookup ada@example.com: refused"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := j.FinishRun(ctx, l, resume.RunRecord{RunID: "r1", Status: resume.StatusFailed, Error: "lookup ada@example.com: refused",
+	if err := j.FinishRun(ctx, l, journal.RunRecord{RunID: "r1", Status: journal.StatusFailed, Error: "lookup ada@example.com: refused",
 		FailedStep: "Fetch", UpdatedAt: now}); err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/openjournal"
-	"github.com/resumegen/resumegen/runtime/resume"
 )
 
 // Exit statuses.
@@ -210,10 +210,10 @@ func oneLine(s string) string {
 // SQLite file must exist (an operator's typo must not create an empty
 // journal), and a database must already hold a journal: resumectl never
 // creates one. It may upgrade an older journal's schema, as a worker would.
-func (c *cli) open(o *options) (resume.Journal, error) {
+func (c *cli) open(o *options) (journal.Journal, error) {
 	j, err := c.openReadOnly(o)
 	if err != nil {
-		if !errors.Is(err, resume.ErrOlderJournal) {
+		if !errors.Is(err, journal.ErrOlderJournal) {
 			return nil, err
 		}
 	} else {
@@ -228,14 +228,14 @@ func (c *cli) open(o *options) (resume.Journal, error) {
 // (runs list, runs show, check-deploy): nothing in the database or beside
 // it is created or changed. A database without a journal is said so, with
 // exit status 2.
-func (c *cli) openReadOnly(o *options) (resume.Journal, error) {
+func (c *cli) openReadOnly(o *options) (journal.Journal, error) {
 	if o.db == "" {
 		return nil, usagef("no database: pass -db (a SQLite file or a postgres:// DSN) or set RESUME_DB")
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, 20*time.Second)
 	defer cancel()
 	j, err := openjournal.OpenReadOnly(ctx, o.db)
-	if errors.Is(err, resume.ErrNoJournal) {
+	if errors.Is(err, journal.ErrNoJournal) {
 		return nil, noJournal{err}
 	}
 	return j, err
@@ -253,7 +253,7 @@ func (e noJournal) Unwrap() error { return e.err }
 // args checks the number of positional arguments.
 // openRun takes the one argument of a command about a run, its id, and
 // opens the journal; the caller closes it.
-func (c *cli) openRun(o *options, args []string) (resume.Journal, string, error) {
+func (c *cli) openRun(o *options, args []string) (journal.Journal, string, error) {
 	if err := wantArgs(args, "ID"); err != nil {
 		return nil, "", err
 	}
@@ -265,7 +265,7 @@ func (c *cli) openRun(o *options, args []string) (resume.Journal, string, error)
 }
 
 // openRunReadOnly is openRun for a command that only reads.
-func (c *cli) openRunReadOnly(o *options, args []string) (resume.Journal, string, error) {
+func (c *cli) openRunReadOnly(o *options, args []string) (journal.Journal, string, error) {
 	if err := wantArgs(args, "ID"); err != nil {
 		return nil, "", err
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/resume"
 )
 
@@ -28,7 +29,7 @@ type runJSON struct {
 	AgeSeconds    int64     `json:"age_seconds"`
 }
 
-func (c *cli) runJSON(r resume.RunRecord, steps []resume.StepRecord) runJSON {
+func (c *cli) runJSON(r journal.RunRecord, steps []journal.StepRecord) runJSON {
 	return runJSON{
 		RunID: r.RunID, Workflow: r.Workflow, Version: r.Version, Status: string(r.Status),
 		AttentionKind: r.AttentionKind, AttentionStep: r.AttentionStep, FailedStep: r.FailedStep, CurrentStep: currentStep(r, steps),
@@ -39,14 +40,14 @@ func (c *cli) runJSON(r resume.RunRecord, steps []resume.StepRecord) runJSON {
 
 // currentStep is the step a person must look at, or else the last
 // journaled one: r.LastStep for a listed run, else found in steps.
-func currentStep(r resume.RunRecord, steps []resume.StepRecord) string {
+func currentStep(r journal.RunRecord, steps []journal.StepRecord) string {
 	if r.AttentionStep != "" {
 		return r.AttentionStep
 	}
 	if r.LastStep != "" {
 		return r.LastStep
 	}
-	var last resume.StepRecord
+	var last journal.StepRecord
 	for _, s := range steps {
 		if s.Seq >= last.Seq {
 			last = s
@@ -57,16 +58,16 @@ func currentStep(r resume.RunRecord, steps []resume.StepRecord) string {
 
 // statusText is the status as people read it: a run waiting for a person
 // says why.
-func statusText(r resume.RunRecord) string {
-	if r.Status == resume.StatusNeedsAttention && r.AttentionKind != "" {
+func statusText(r journal.RunRecord) string {
+	if r.Status == journal.StatusNeedsAttention && r.AttentionKind != "" {
 		return string(r.Status) + " (" + r.AttentionKind + ")"
 	}
 	return string(r.Status)
 }
 
-var statuses = []resume.Status{
-	resume.StatusPending, resume.StatusRunning, resume.StatusSucceeded,
-	resume.StatusFailed, resume.StatusNeedsAttention, resume.StatusCancelled,
+var statuses = []journal.Status{
+	journal.StatusPending, journal.StatusRunning, journal.StatusSucceeded,
+	journal.StatusFailed, journal.StatusNeedsAttention, journal.StatusCancelled,
 }
 
 // listFlags registers runs list's filters, read back in runsList.
@@ -90,10 +91,10 @@ func runsList(c *cli, o *options, args []string) error {
 		return err
 	}
 	fs := o.fs
-	f := resume.RunFilter{Version: flagValue(fs, "version")}
+	f := journal.RunFilter{Version: flagValue(fs, "version")}
 	if s := flagValue(fs, "status"); s != "" {
 		for _, one := range strings.Split(s, ",") {
-			st := resume.Status(strings.TrimSpace(one))
+			st := journal.Status(strings.TrimSpace(one))
 			if !validStatus(st) {
 				return usagef("-status %q: want one of %v", one, statuses)
 			}
@@ -112,7 +113,7 @@ func runsList(c *cli, o *options, args []string) error {
 		return fmt.Errorf("list runs: %w", err)
 	}
 	out := []runJSON{}
-	var shown []resume.RunRecord
+	var shown []journal.RunRecord
 	for _, r := range runs {
 		if workflow != "" && !workflowMatches(r.Workflow, workflow) {
 			continue
@@ -146,7 +147,7 @@ func orDash(s string) string {
 	return s
 }
 
-func validStatus(s resume.Status) bool {
+func validStatus(s journal.Status) bool {
 	for _, v := range statuses {
 		if v == s {
 			return true
@@ -228,7 +229,7 @@ func runsShow(c *cli, o *options, args []string) error {
 	}
 	out := showJSON{Run: c.runJSON(r, steps), Input: storedJSON(r.Input), Output: storedJSON(r.Output), Error: r.Error, LeaseOwner: r.LeaseOwner,
 		Parent: r.Parent, Steps: []stepJSON{}, Problem: r.Problem()}
-	kids, err := j.ListRuns(c.ctx, resume.RunFilter{Parent: runID})
+	kids, err := j.ListRuns(c.ctx, journal.RunFilter{Parent: runID})
 	if err != nil {
 		return err
 	}
@@ -261,7 +262,7 @@ func runsShow(c *cli, o *options, args []string) error {
 		}
 		out.Steps = append(out.Steps, sj)
 	}
-	if r.Status == resume.StatusNeedsAttention && r.AttentionKind == resume.AttentionKindVersion {
+	if r.Status == journal.StatusNeedsAttention && r.AttentionKind == journal.AttentionKindVersion {
 		vc, err := storedVersionChange(c, j, r)
 		if err != nil {
 			return err
@@ -288,7 +289,7 @@ func storedJSON(b json.RawMessage) json.RawMessage {
 
 // storedVersionChange diffs the run's version's manifest against the newest
 // manifest of its workflow in the journal.
-func storedVersionChange(c *cli, j resume.Journal, r resume.RunRecord) (*versionChange, error) {
+func storedVersionChange(c *cli, j journal.Journal, r journal.RunRecord) (*versionChange, error) {
 	ms, err := j.ListManifests(c.ctx, r.Workflow)
 	if err != nil {
 		return nil, err
@@ -316,7 +317,7 @@ func storedVersionChange(c *cli, j resume.Journal, r resume.RunRecord) (*version
 }
 
 // printRun prints show's human form.
-func (c *cli) printRun(r resume.RunRecord, out showJSON) {
+func (c *cli) printRun(r journal.RunRecord, out showJSON) {
 	r, out = forDisplay(r, out)
 	now := c.now()
 	st := statusText(r)
@@ -361,19 +362,19 @@ func (c *cli) printRun(r resume.RunRecord, out showJSON) {
 				fin = *s.FinishedAt
 			}
 			var what string
-			switch resume.StepStatus(s.Status) {
-			case resume.StepSucceeded:
+			switch journal.StepStatus(s.Status) {
+			case journal.StepSucceeded:
 				what = string(s.Result)
-			case resume.StepFailed:
+			case journal.StepFailed:
 				what = "error: " + s.Error
 				if s.StepKey == r.FailedStep {
 					what = "ended the run, error: " + s.Error
 				} else if s.Final {
 					what = "handled, error: " + s.Error
 				}
-			case resume.StepInFlight:
+			case journal.StepInFlight:
 				what = "outcome unknown"
-				if r.AttentionKind == resume.AttentionKindResult && s.StepKey == r.AttentionStep {
+				if r.AttentionKind == journal.AttentionKindResult && s.StepKey == r.AttentionStep {
 					what = "executed; its result cannot be journaled"
 				}
 			}
@@ -409,24 +410,24 @@ func (c *cli) printRun(r resume.RunRecord, out showJSON) {
 		}
 		c.printDiff(vc.Diff)
 		fmt.Fprintf(c.stdout, "\nAfter checking the steps above: resumectl runs accept-version %s   (or: resumectl runs cancel %s)\n", r.RunID, r.RunID)
-	case r.Status == resume.StatusNeedsAttention && r.AttentionKind == resume.AttentionKindResult:
+	case r.Status == journal.StatusNeedsAttention && r.AttentionKind == journal.AttentionKindResult:
 		fmt.Fprintf(c.stdout, "\nStep %s executed, but its result cannot be journaled; it will not execute again by itself. Give the result to use: resumectl runs resolve %s %s -done -result JSON   (or: resumectl runs cancel %s)\n",
 			r.AttentionStep, r.RunID, r.AttentionStep, r.RunID)
-	case r.Status == resume.StatusNeedsAttention && r.AttentionKind == resume.AttentionKindChild:
+	case r.Status == journal.StatusNeedsAttention && r.AttentionKind == journal.AttentionKindChild:
 		fmt.Fprintf(c.stdout, "\nIts child run %s needs a person: settle it there (resumectl runs show %s); this run then continues by itself.\n",
 			resume.ChildRunID(r.RunID, r.AttentionStep), resume.ChildRunID(r.RunID, r.AttentionStep))
-	case r.Status == resume.StatusNeedsAttention && r.AttentionKind == resume.AttentionKindJournal && r.AttentionStep == "":
+	case r.Status == journal.StatusNeedsAttention && r.AttentionKind == journal.AttentionKindJournal && r.AttentionStep == "":
 		fmt.Fprintf(c.stdout, "\nThe run's own row cannot be used as stored: nothing executes until it is repaired in the database (resume_runs, run_id %s), then: resumectl runs retry %s   (or: resumectl runs cancel %s)\n",
 			r.RunID, r.RunID, r.RunID)
-	case r.Status == resume.StatusNeedsAttention && r.AttentionKind == resume.AttentionKindJournal:
+	case r.Status == journal.StatusNeedsAttention && r.AttentionKind == journal.AttentionKindJournal:
 		fmt.Fprintf(c.stdout, "\nThe journal row of step %s cannot be used as stored: nothing executes until it is repaired in the database (resume_steps, run_id %s), then: resumectl runs retry %s   (or: resumectl runs cancel %s)\n",
 			r.AttentionStep, r.RunID, r.RunID, r.RunID)
-	case r.Status == resume.StatusNeedsAttention && r.AttentionStep != "":
+	case r.Status == journal.StatusNeedsAttention && r.AttentionStep != "":
 		fmt.Fprintf(c.stdout, "\nStep %s may or may not have happened. If it did: resumectl runs resolve %s %s -done [-result JSON]; if not: resumectl runs resolve %s %s -redo\n",
 			r.AttentionStep, r.RunID, r.AttentionStep, r.RunID, r.AttentionStep)
-	case r.Status == resume.StatusFailed && r.FailedStep != "":
+	case r.Status == journal.StatusFailed && r.FailedStep != "":
 		fmt.Fprintf(c.stdout, "\nThe failure of step %s ended the run. To execute it again, with a fresh retry budget (nothing else executes again): resumectl runs retry %s\n", r.FailedStep, r.RunID)
-	case r.Status == resume.StatusFailed:
+	case r.Status == journal.StatusFailed:
 		fmt.Fprintf(c.stdout, "\nThe workflow failed on its own, not with a step's failure: a retry executes no step again, and replays the journal to the body: resumectl runs retry %s\n", r.RunID)
 	}
 }
@@ -501,7 +502,7 @@ func runsResolve(c *cli, o *options, args []string) error {
 	}
 	defer j.Close()
 	runID, step := args[0], args[1]
-	res := resume.Resolution{Done: done}
+	res := journal.Resolution{Done: done}
 	if result != "" {
 		res.Result = json.RawMessage(result)
 	}
@@ -509,7 +510,7 @@ func runsResolve(c *cli, o *options, args []string) error {
 		return err
 	}
 	how := map[bool]string{true: "done", false: "redo"}[done]
-	return c.report(o, actionJSON{RunID: runID, Action: "resolve", Status: string(resume.StatusPending), Step: step,
+	return c.report(o, actionJSON{RunID: runID, Action: "resolve", Status: string(journal.StatusPending), Step: step,
 		Message: fmt.Sprintf("run %s: step %s resolved %s; the run is pending. %s.", runID, step, how, resumedElsewhere)})
 }
 
@@ -528,14 +529,14 @@ func runsRetry(c *cli, o *options, args []string) error {
 	}
 	var reopened []string
 	what := "no step executes again: the workflow failed on its own, and its journal replays to it"
-	if before.Status == resume.StatusNeedsAttention && before.AttentionKind == resume.AttentionKindJournal {
+	if before.Status == journal.StatusNeedsAttention && before.AttentionKind == journal.AttentionKindJournal {
 		what = "its journal read anew at its next entry; it parks again if a row still cannot be used"
 	}
 	if before.FailedStep != "" {
 		reopened = []string{before.FailedStep}
 		what = "a fresh retry budget for " + before.FailedStep + ", whose failure ended it; steps that succeeded, and failures the workflow handled, will not run again"
 	}
-	return c.report(o, actionJSON{RunID: runID, Action: "retry", Status: string(resume.StatusPending), Steps: reopened,
+	return c.report(o, actionJSON{RunID: runID, Action: "retry", Status: string(journal.StatusPending), Steps: reopened,
 		Message: fmt.Sprintf("run %s is pending again, with %s. %s.", runID, what, resumedElsewhere)})
 }
 
@@ -550,17 +551,17 @@ func runsCancel(c *cli, o *options, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := j.Cancel(c.ctx, runID, resume.CancelOptions{Running: running}); err != nil {
-		if errors.Is(err, resume.ErrRunBusy) && before.Status == resume.StatusRunning && !running {
+	if err := j.Cancel(c.ctx, runID, journal.CancelOptions{Running: running}); err != nil {
+		if errors.Is(err, journal.ErrRunBusy) && before.Status == journal.StatusRunning && !running {
 			return fmt.Errorf("cancel: %w; to stop it while it runs, add -running", err)
 		}
 		return fmt.Errorf("cancel: %w", err)
 	}
 	msg := fmt.Sprintf("run %s cancelled: it will not execute again", runID)
-	if before.Status == resume.StatusRunning && before.LeaseUntil.After(c.now()) {
+	if before.Status == journal.StatusRunning && before.LeaseUntil.After(c.now()) {
 		msg += fmt.Sprintf("; %s, which was running it, stops at its next step or lease renewal, and a step executing now may still complete its effect", before.LeaseOwner)
 	}
-	return c.report(o, actionJSON{RunID: runID, Action: "cancel", Status: string(resume.StatusCancelled), Message: msg})
+	return c.report(o, actionJSON{RunID: runID, Action: "cancel", Status: string(journal.StatusCancelled), Message: msg})
 }
 
 func cancelFlags(fs *flag.FlagSet) {
@@ -581,15 +582,15 @@ func runsAcceptVersion(c *cli, o *options, args []string) error {
 	if err != nil {
 		return err
 	}
-	if r.Status != resume.StatusNeedsAttention || r.AttentionKind != resume.AttentionKindVersion {
-		return fmt.Errorf("run %s is %s: %w", runID, statusText(r), resume.ErrNotVersionStop)
+	if r.Status != journal.StatusNeedsAttention || r.AttentionKind != journal.AttentionKindVersion {
+		return fmt.Errorf("run %s is %s: %w", runID, statusText(r), journal.ErrNotVersionStop)
 	}
 	ms, err := j.ListManifests(c.ctx, r.Workflow)
 	if err != nil {
 		return err
 	}
 	want := flagValue(o.fs, "version")
-	var to *resume.ManifestRecord
+	var to *journal.ManifestRecord
 	for i := range ms {
 		if (want == "" && i == 0) || ms[i].Version == want {
 			to = &ms[i]
@@ -609,7 +610,7 @@ func runsAcceptVersion(c *cli, o *options, args []string) error {
 	if err := resume.NewEngine(j).AcceptVersion(c.ctx, runID, to.Version); err != nil {
 		return err
 	}
-	return c.report(o, actionJSON{RunID: runID, Action: "accept-version", Status: string(resume.StatusPending),
+	return c.report(o, actionJSON{RunID: runID, Action: "accept-version", Status: string(journal.StatusPending),
 		Version: to.Version, OldVersion: r.Version,
 		Message: fmt.Sprintf("run %s: accepted version %s of %s (was %s); the run is pending, and its journaled steps whose keys the new version still has will not run again. %s.",
 			runID, to.Version, shortName(r.Workflow), r.Version, resumedElsewhere)})

@@ -17,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/resume"
 )
 
@@ -387,9 +388,9 @@ func TestChaosShortLeases(t *testing.T) {
 				}
 				defer j.Close()
 				began := time.Now()
-				var list []resume.RunRecord
+				var list []journal.RunRecord
 				for {
-					if list, err = j.ListRuns(ctx, resume.RunFilter{}); err != nil {
+					if list, err = j.ListRuns(ctx, journal.RunFilter{}); err != nil {
 						t.Fatal(err)
 					}
 					done := 0

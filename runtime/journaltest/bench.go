@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/resume"
 )
 
@@ -19,7 +20,7 @@ import (
 type BenchHarness struct {
 	// Journal is a journal open on an empty database, with the user's
 	// table the Insert functions write to.
-	Journal resume.Journal
+	Journal journal.Journal
 	// RawInsert is the default and once baseline: one single-row INSERT
 	// into the user's table, committed on its own.
 	RawInsert func(ctx context.Context) error
@@ -35,7 +36,7 @@ type BenchHarness struct {
 	Abandon func(ctx context.Context, runID, owner string) error
 	// OpenAgain opens another journal on the same database, as another
 	// process would.
-	OpenAgain func(tb testing.TB) resume.Journal
+	OpenAgain func(tb testing.TB) journal.Journal
 }
 
 // benchState is what the benchmark workflow reads: the workflow body is
@@ -210,7 +211,7 @@ func BenchResumeCrashed(b *testing.B, h BenchHarness, steps int) {
 	// The killed process: it held its liveness signal, and is gone.
 	dead := "killed-" + id
 	other := h.OpenAgain(b)
-	if err := other.(resume.Liveness).KeepAlive(ctx, dead); err != nil {
+	if err := other.(journal.Liveness).KeepAlive(ctx, dead); err != nil {
 		b.Fatal(err)
 	}
 	other.Close()
@@ -225,7 +226,7 @@ func BenchResumeCrashed(b *testing.B, h BenchHarness, steps int) {
 		before := h.Journal.Counters()
 		b.StartTimer()
 		res, err := e.Resume(ctx, id)
-		if err != nil || res.Status != resume.StatusSucceeded {
+		if err != nil || res.Status != journal.StatusSucceeded {
 			b.Fatalf("resume of a crashed run: %v, %v", res.Status, err)
 		}
 		b.StopTimer()
@@ -250,7 +251,7 @@ func BenchReattachFinished(b *testing.B, h BenchHarness, steps int) {
 	before := h.Journal.Counters()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if res, err := e.Start(ctx, id, BenchFlow, steps); err != nil || res.Status != resume.StatusSucceeded {
+		if res, err := e.Start(ctx, id, BenchFlow, steps); err != nil || res.Status != journal.StatusSucceeded {
 			b.Fatalf("re-attach: %v, %v", res.Status, err)
 		}
 	}

@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/resume"
 )
 
 // runChildren proves child runs: a workflow called from a workflow runs as
 // a run of its own that its parent drives, resumes where it stopped, and
 // hands the parent its outcome, value and error, as a journaled step.
-func runChildren(t *testing.T, open func(t *testing.T) resume.Journal) {
+func runChildren(t *testing.T, open func(t *testing.T) journal.Journal) {
 	ctx := context.Background()
 	outOf := func(t *testing.T, res resume.Result) ParentOut {
 		t.Helper()
@@ -94,8 +95,8 @@ func runChildren(t *testing.T, open func(t *testing.T) resume.Journal) {
 	}
 
 	t.Run("a child that failed before its parent journaled it: the parent replays its error, identity kept", func(t *testing.T) {
-		j := &crashAfterFinish{Journal: open(t), when: func(r resume.RunRecord) bool {
-			return r.Parent != "" && r.Status == resume.StatusFailed
+		j := &crashAfterFinish{Journal: open(t), when: func(r journal.RunRecord) bool {
+			return r.Parent != "" && r.Status == journal.StatusFailed
 		}}
 		id := newRunID(t)
 		childID := resume.ChildRunID(id, "Kid")
@@ -117,31 +118,31 @@ func runChildren(t *testing.T, open func(t *testing.T) resume.Journal) {
 		}
 		e := resume.NewEngine(j)
 		res, err := e.Resume(ctx, id)
-		if !errors.Is(err, resume.ErrNeedsAttention) || res.AttentionKind != resume.AttentionKindChild || res.AttentionStep != "Kid" {
+		if !errors.Is(err, resume.ErrNeedsAttention) || res.AttentionKind != journal.AttentionKindChild || res.AttentionStep != "Kid" {
 			t.Fatalf("parent: %+v, %v; want needs attention (child) at Kid", res, err)
 		}
 		child, _, _ := j.LoadRun(ctx, childID)
-		if child.Status != resume.StatusNeedsAttention || child.AttentionStep != "K2" {
+		if child.Status != journal.StatusNeedsAttention || child.AttentionStep != "K2" {
 			t.Fatalf("child: %+v; want needs attention at K2", child)
 		}
-		if err := e.Resolve(ctx, childID, "K2", resume.Resolution{Done: true, Result: []byte(`2`)}); err != nil {
+		if err := e.Resolve(ctx, childID, "K2", journal.Resolution{Done: true, Result: []byte(`2`)}); err != nil {
 			t.Fatal(err)
 		}
 		parent, _, _ := j.LoadRun(ctx, id)
-		if parent.Status != resume.StatusPending {
+		if parent.Status != journal.StatusPending {
 			t.Fatalf("parent after the child was resolved: %s, want pending", parent.Status)
 		}
 		// A worker takes the parent, never the child on its own.
 		w := resume.NewEngine(j, resume.WithOwner("worker"))
-		if _, _, err := j.ClaimNext(ctx, resume.ClaimNextRequest{Owner: "w", Lease: time.Minute, Workflows: []string{kidDef.QualifiedName()}}); !errors.Is(err, resume.ErrNoRunReady) {
+		if _, _, err := j.ClaimNext(ctx, journal.ClaimNextRequest{Owner: "w", Lease: time.Minute, Workflows: []string{kidDef.QualifiedName()}}); !errors.Is(err, journal.ErrNoRunReady) {
 			t.Fatalf("a worker claimed a child run: %v", err)
 		}
 		res, err = w.Resume(ctx, id)
 		if err != nil || outOf(t, res).Sum != 3 || seen.count(childID, "K2") != 1 {
 			t.Fatalf("parent: %+v, %v, K2 executed %d times; want sum 3, K2 once", res, err, seen.count(childID, "K2"))
 		}
-		kids, err := j.ListRuns(ctx, resume.RunFilter{Parent: id})
-		if err != nil || len(kids) != 1 || kids[0].RunID != childID || kids[0].Status != resume.StatusSucceeded {
+		kids, err := j.ListRuns(ctx, journal.RunFilter{Parent: id})
+		if err != nil || len(kids) != 1 || kids[0].RunID != childID || kids[0].Status != journal.StatusSucceeded {
 			t.Errorf("children of %s: %+v, %v", id, kids, err)
 		}
 	})
@@ -155,7 +156,7 @@ func fmtPlan(p KidPlan) string {
 }
 
 // startParentCrashing runs Parent with p on an engine that "dies" at f.
-func startParentCrashing(t *testing.T, j resume.Journal, runID string, p KidPlan, f resume.Fault) (crashed bool) {
+func startParentCrashing(t *testing.T, j journal.Journal, runID string, p KidPlan, f resume.Fault) (crashed bool) {
 	t.Helper()
 	return startDying(j, runID, Parent, p, f)
 }
@@ -163,12 +164,12 @@ func startParentCrashing(t *testing.T, j resume.Journal, runID string, p KidPlan
 // crashAfterFinish is a journal on which the process "dies" right after
 // the first FinishRun that when matches has committed.
 type crashAfterFinish struct {
-	resume.Journal
-	when  func(resume.RunRecord) bool
+	journal.Journal
+	when  func(journal.RunRecord) bool
 	fired bool
 }
 
-func (c *crashAfterFinish) FinishRun(ctx context.Context, l resume.Lease, r resume.RunRecord) error {
+func (c *crashAfterFinish) FinishRun(ctx context.Context, l journal.Lease, r journal.RunRecord) error {
 	if err := c.Journal.FinishRun(ctx, l, r); err != nil {
 		return err
 	}

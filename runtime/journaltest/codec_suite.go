@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/resume"
 )
 
@@ -15,7 +16,7 @@ import (
 // in the clear, every such value is sealed, and runs replay, resume and
 // fail through the codec as they do without it. A journal read with the
 // wrong key is an error, never a wrong value.
-func runCodec(t *testing.T, open func(t *testing.T) resume.Journal, effectsOf func(t *testing.T, runID string) int) {
+func runCodec(t *testing.T, open func(t *testing.T) journal.Journal, effectsOf func(t *testing.T, runID string) int) {
 	ctx := context.Background()
 	key := []byte("0123456789abcdef0123456789abcdef")
 	codec, err := resume.NewAESGCMCodec(key)
@@ -24,15 +25,15 @@ func runCodec(t *testing.T, open func(t *testing.T) resume.Journal, effectsOf fu
 	}
 	// sealedAtRest reads runID without the codec and checks that every
 	// value is sealed and none of clear appears.
-	sealedAtRest := func(t *testing.T, j resume.Journal, runID string, clear ...string) {
+	sealedAtRest := func(t *testing.T, j journal.Journal, runID string, clear ...string) {
 		t.Helper()
 		r, steps, err := j.LoadRun(ctx, runID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		raw, _ := json.Marshal(struct {
-			R resume.RunRecord
-			S []resume.StepRecord
+			R journal.RunRecord
+			S []journal.StepRecord
 		}{r, steps})
 		for _, c := range clear {
 			if strings.Contains(string(raw), c) {
@@ -40,7 +41,7 @@ func runCodec(t *testing.T, open func(t *testing.T) resume.Journal, effectsOf fu
 			}
 		}
 		check := func(what string, v []byte) {
-			if len(v) > 0 && !resume.IsSealed(v) {
+			if len(v) > 0 && !journal.IsSealed(v) {
 				t.Errorf("run %s: %s stored unsealed: %s", runID, what, v)
 			}
 		}
@@ -63,7 +64,7 @@ func runCodec(t *testing.T, open func(t *testing.T) resume.Journal, effectsOf fu
 		e := resume.NewEngine(j, resume.WithCodec(codec))
 		id := newRunID(t)
 		res, err := e.Start(ctx, id, Chain, Plan{FailFetch: 1, Loop: 3})
-		if err != nil || res.Status != resume.StatusSucceeded || string(res.Output) != "5" {
+		if err != nil || res.Status != journal.StatusSucceeded || string(res.Output) != "5" {
 			t.Fatalf("run: %+v, %v; want succeeded with 5", res, err)
 		}
 		sealedAtRest(t, j, id, "transient failure", "FailFetch")
@@ -108,7 +109,7 @@ func runCodec(t *testing.T, open func(t *testing.T) resume.Journal, effectsOf fu
 			dying.Start(ctx, id, Chain, p)
 			t.Fatal("the engine did not die at Loop#2")
 		}()
-		if l, ok := j.(resume.Liveness); ok {
+		if l, ok := j.(journal.Liveness); ok {
 			// The "process" ends: its liveness signal goes with it.
 			if err := l.Release(ctx, "crasher"); err != nil {
 				t.Fatal(err)
@@ -117,7 +118,7 @@ func runCodec(t *testing.T, open func(t *testing.T) resume.Journal, effectsOf fu
 		time.Sleep(40 * time.Millisecond)
 		e := resume.NewEngine(j, resume.WithCodec(codec))
 		res, err := e.Resume(ctx, id)
-		if err != nil || res.Status != resume.StatusSucceeded || string(res.Output) != "5" {
+		if err != nil || res.Status != journal.StatusSucceeded || string(res.Output) != "5" {
 			t.Fatalf("resume: %+v, %v", res, err)
 		}
 		if n := seen.count(id, "Fetch"); n != 1 {
@@ -134,7 +135,7 @@ func runCodec(t *testing.T, open func(t *testing.T) resume.Journal, effectsOf fu
 		e := resume.NewEngine(j, resume.WithCodec(codec))
 		id := newRunID(t)
 		res, err := e.Start(ctx, id, Chain, Plan{FailFetch: 9, PermanentFetch: true})
-		if err == nil || res.Status != resume.StatusFailed || !strings.Contains(res.Error, "transient failure") {
+		if err == nil || res.Status != journal.StatusFailed || !strings.Contains(res.Error, "transient failure") {
 			t.Fatalf("run: %+v, %v; want failed with Fetch's error", res, err)
 		}
 		sealedAtRest(t, j, id, "transient failure", "fetch 1")

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/resume"
 )
 
@@ -88,14 +89,14 @@ func RunCorruptAttacks(t *testing.T, h Harness, attacks []CorruptAttack) {
 				before[s] = seen.count(bad, s)
 			}
 			stop := startWorker(ctx, e, resume.WorkerOptions{PollInterval: 5 * time.Millisecond})
-			waitFor(t, j, 3, resume.StatusSucceeded)
-			waitFor(t, j, 1, resume.StatusNeedsAttention)
+			waitFor(t, j, 3, journal.StatusSucceeded)
+			waitFor(t, j, 1, journal.StatusNeedsAttention)
 			time.Sleep(100 * time.Millisecond) // twenty more polls: nothing claims it again
 			if err := stop(); err != nil {
 				t.Fatal(err)
 			}
 			for _, id := range good {
-				if r, _, err := j.LoadRun(ctx, id); err != nil || r.Status != resume.StatusSucceeded {
+				if r, _, err := j.LoadRun(ctx, id); err != nil || r.Status != journal.StatusSucceeded {
 					t.Errorf("queued run %s: %s, %v; want succeeded", id, r.Status, err)
 				}
 			}
@@ -103,7 +104,7 @@ func RunCorruptAttacks(t *testing.T, h Harness, attacks []CorruptAttack) {
 			if err != nil {
 				t.Fatalf("LoadRun of the damaged run: %v; want the run and its rows, the bad one included", err)
 			}
-			if r.Status != resume.StatusNeedsAttention || r.AttentionKind != resume.AttentionKindJournal || r.AttentionStep != a.Step ||
+			if r.Status != journal.StatusNeedsAttention || r.AttentionKind != journal.AttentionKindJournal || r.AttentionStep != a.Step ||
 				!strings.HasPrefix(r.Error, "journal row ") || !strings.Contains(r.Error, a.Why) {
 				t.Errorf("damaged run: %s (%s) at %q: %q; want needs_attention (journal) at %q, naming the row and %q",
 					r.Status, r.AttentionKind, r.AttentionStep, r.Error, a.Step, a.Why)
@@ -128,10 +129,10 @@ func RunCorruptAttacks(t *testing.T, h Harness, attacks []CorruptAttack) {
 
 			if a.Repair == "" {
 				// The other way out: cancel it.
-				if err := e.Cancel(ctx, bad, resume.CancelOptions{}); err != nil {
+				if err := e.Cancel(ctx, bad, journal.CancelOptions{}); err != nil {
 					t.Fatalf("cancel the damaged run: %v", err)
 				}
-				if r, _, _ := j.LoadRun(ctx, bad); r.Status != resume.StatusCancelled {
+				if r, _, _ := j.LoadRun(ctx, bad); r.Status != journal.StatusCancelled {
 					t.Errorf("after cancel: %s, want cancelled", r.Status)
 				}
 				return
@@ -145,7 +146,7 @@ func RunCorruptAttacks(t *testing.T, h Harness, attacks []CorruptAttack) {
 				t.Fatalf("repair the row: %v", err)
 			}
 			res, err := e.Retry(ctx, bad)
-			if err != nil || res.Status != resume.StatusSucceeded {
+			if err != nil || res.Status != journal.StatusSucceeded {
 				t.Fatalf("retry after the repair: %+v, %v; want succeeded", res, err)
 			}
 			for s, n := range before {
@@ -179,12 +180,12 @@ func runCorrupt(t *testing.T, h Harness) {
 			t.Fatal(err)
 		}
 		stop := startWorker(ctx, e, resume.WorkerOptions{PollInterval: 5 * time.Millisecond})
-		waitFor(t, j, 1, resume.StatusSucceeded)
+		waitFor(t, j, 1, journal.StatusSucceeded)
 		if err := stop(); err != nil {
 			t.Fatal(err)
 		}
 		_, err := e.Resume(ctx, bad)
-		if !errors.Is(err, resume.ErrRunBusy) || !strings.Contains(err.Error(), `status "bogus" is not a run status`) || strings.Contains(err.Error(), "held by") {
+		if !errors.Is(err, journal.ErrRunBusy) || !strings.Contains(err.Error(), `status "bogus" is not a run status`) || strings.Contains(err.Error(), "held by") {
 			t.Errorf("resume: %v; want the bad status named, not a lease holder", err)
 		}
 		r, _, err := j.LoadRun(ctx, bad)
@@ -225,7 +226,7 @@ func (l *lockedBuffer) String() string {
 // parks the run (journal) instead of leaving it pending forever.
 func runResolveChecked(t *testing.T, h Harness) {
 	ctx := context.Background()
-	parked := func(t *testing.T, j resume.Journal, e *resume.Engine) string {
+	parked := func(t *testing.T, j journal.Journal, e *resume.Engine) string {
 		t.Helper()
 		id := newRunID(t)
 		if _, err := e.Start(ctx, id, Transfer, TransferPlan{NaN: true}); !errors.Is(err, resume.ErrNeedsAttention) {
@@ -243,20 +244,20 @@ func runResolveChecked(t *testing.T, h Harness) {
 			{`null`, "cannot be null"},
 			{``, "cannot be null"}, // -done without -result means null
 		} {
-			err := e.Resolve(ctx, id, "Measure", resume.Resolution{Done: true, Result: json.RawMessage(tc.result)})
+			err := e.Resolve(ctx, id, "Measure", journal.Resolution{Done: true, Result: json.RawMessage(tc.result)})
 			if err == nil || !strings.Contains(err.Error(), tc.why) || !strings.Contains(err.Error(), "run "+id+", step Measure") {
 				t.Errorf("resolve -done -result %s: %v; want refused, naming run and step, with %q", tc.result, err, tc.why)
 			}
 		}
 		r, steps, _ := j.LoadRun(ctx, id)
-		if r.Status != resume.StatusNeedsAttention || stepNamed(steps, "Measure").Status != resume.StepInFlight {
+		if r.Status != journal.StatusNeedsAttention || stepNamed(steps, "Measure").Status != journal.StepInFlight {
 			t.Errorf("after refused resolutions: run %s, Measure %s; want both unchanged", r.Status, stepNamed(steps, "Measure").Status)
 		}
-		if err := e.Resolve(ctx, id, "Measure", resume.Resolution{Done: true, Result: json.RawMessage(`2.5`)}); err != nil {
+		if err := e.Resolve(ctx, id, "Measure", journal.Resolution{Done: true, Result: json.RawMessage(`2.5`)}); err != nil {
 			t.Fatalf("resolve -done -result 2.5: %v", err)
 		}
 		res, err := e.Resume(ctx, id)
-		if err != nil || res.Status != resume.StatusSucceeded {
+		if err != nil || res.Status != journal.StatusSucceeded {
 			t.Errorf("resume after a fitting resolution: %+v, %v", res, err)
 		}
 	})
@@ -270,11 +271,11 @@ func runResolveChecked(t *testing.T, h Harness) {
 		if _, err := e.Resume(ctx, id); !errors.Is(err, resume.ErrNeedsAttention) {
 			t.Fatalf("resume: %v, want Notify parked", err)
 		}
-		if err := e.Resolve(ctx, id, "Notify", resume.Resolution{Done: true, Result: json.RawMessage(`{"x": 1}`)}); err == nil ||
+		if err := e.Resolve(ctx, id, "Notify", journal.Resolution{Done: true, Result: json.RawMessage(`{"x": 1}`)}); err == nil ||
 			!strings.Contains(err.Error(), "journals nothing but null") {
 			t.Errorf("resolve Notify with an object: %v, want refused", err)
 		}
-		if err := e.Resolve(ctx, id, "Notify", resume.Resolution{Done: true}); err != nil {
+		if err := e.Resolve(ctx, id, "Notify", journal.Resolution{Done: true}); err != nil {
 			t.Errorf("resolve Notify -done: %v", err)
 		}
 	})
@@ -284,12 +285,12 @@ func runResolveChecked(t *testing.T, h Harness) {
 		id := parked(t, j, e)
 		// The journal takes what it is given: this is what an unchecked
 		// resolution (an older resumectl, plain SQL) leaves.
-		if err := j.Resolve(ctx, id, "Measure", resume.Resolution{Done: true, Result: json.RawMessage(`{"x": 1}`)}); err != nil {
+		if err := j.Resolve(ctx, id, "Measure", journal.Resolution{Done: true, Result: json.RawMessage(`{"x": 1}`)}); err != nil {
 			t.Fatal(err)
 		}
 		for i := 0; i < 2; i++ {
 			res, err := e.Resume(ctx, id)
-			if !errors.Is(err, resume.ErrNeedsAttention) || res.AttentionKind != resume.AttentionKindJournal || res.AttentionStep != "Measure" ||
+			if !errors.Is(err, resume.ErrNeedsAttention) || res.AttentionKind != journal.AttentionKindJournal || res.AttentionStep != "Measure" ||
 				!strings.HasPrefix(res.Error, "journal row Measure: result does not decode") {
 				t.Fatalf("resume %d: %+v, %v; want needs attention (journal) at Measure", i+1, res, err)
 			}

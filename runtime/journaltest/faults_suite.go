@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/resume"
 )
 
@@ -21,9 +22,9 @@ import (
 // process's end; a run whose process keeps dying is failed as a crash
 // loop while the others flow; a journal write that fails is retried while
 // the lease holds, and nothing executes twice for it.
-func runFaults(t *testing.T, open func(t *testing.T) resume.Journal, effectsOf func(t *testing.T, runID string) int) {
+func runFaults(t *testing.T, open func(t *testing.T) journal.Journal, effectsOf func(t *testing.T, runID string) int) {
 	ctx := context.Background()
-	stepOf := func(t *testing.T, j resume.Journal, id, key string) resume.StepRecord {
+	stepOf := func(t *testing.T, j journal.Journal, id, key string) journal.StepRecord {
 		t.Helper()
 		_, steps, err := j.LoadRun(ctx, id)
 		if err != nil {
@@ -35,7 +36,7 @@ func runFaults(t *testing.T, open func(t *testing.T) resume.Journal, effectsOf f
 			}
 		}
 		t.Fatalf("run %s has no step %s", id, key)
-		return resume.StepRecord{}
+		return journal.StepRecord{}
 	}
 	// hasStack reports whether text carries a panic's value and a stack
 	// through the step function that panicked.
@@ -47,7 +48,7 @@ func runFaults(t *testing.T, open func(t *testing.T) resume.Journal, effectsOf f
 		j := open(t)
 		id := newRunID(t)
 		res, err := resume.NewEngine(j).Start(ctx, id, Poison, PoisonPlan{PanicRisky: 2})
-		if err != nil || res.Status != resume.StatusSucceeded {
+		if err != nil || res.Status != journal.StatusSucceeded {
 			t.Fatalf("start: %v, %v; want succeeded on the third attempt", res.Status, err)
 		}
 		row := stepOf(t, j, id, "Risky")
@@ -94,7 +95,7 @@ func runFaults(t *testing.T, open func(t *testing.T) resume.Journal, effectsOf f
 		if _, err := e.Enqueue(ctx, bad, Ship, Parcel{}); err == nil || !strings.Contains(err.Error(), "takes 2 arguments after its context, not 1") {
 			t.Fatalf("Enqueue with a missing argument: %v", err)
 		}
-		if _, _, err := j.LoadRun(ctx, bad); !errors.Is(err, resume.ErrRunNotFound) {
+		if _, _, err := j.LoadRun(ctx, bad); !errors.Is(err, journal.ErrRunNotFound) {
 			t.Errorf("a refused start stored run %s: %v", bad, err)
 		}
 	})
@@ -129,7 +130,7 @@ func runFaults(t *testing.T, open func(t *testing.T) resume.Journal, effectsOf f
 		j := open(t)
 		id := newRunID(t)
 		res, err := resume.NewEngine(j).Start(ctx, id, Poison, PoisonPlan{PanicStore: true})
-		if err != nil || res.Status != resume.StatusSucceeded {
+		if err != nil || res.Status != journal.StatusSucceeded {
 			t.Fatalf("start: %v, %v; want succeeded", res.Status, err)
 		}
 		if n := effectsOf(t, id); n != 1 || seen.count(id, "Store") != 2 {
@@ -145,19 +146,19 @@ func runFaults(t *testing.T, open func(t *testing.T) resume.Journal, effectsOf f
 		e := resume.NewEngine(j)
 		id := newRunID(t)
 		res, err := e.Start(ctx, id, Poison, PoisonPlan{PanicSend: true})
-		if !errors.Is(err, resume.ErrNeedsAttention) || res.AttentionStep != "Send" || res.AttentionKind != resume.AttentionKindStep {
+		if !errors.Is(err, resume.ErrNeedsAttention) || res.AttentionStep != "Send" || res.AttentionKind != journal.AttentionKindStep {
 			t.Fatalf("start: %v (%s, step %q, kind %q); want needs_attention at Send, kind step", err, res.Status, res.AttentionStep, res.AttentionKind)
 		}
 		if !hasStack(res.Error, "send boom", "Send") {
 			t.Errorf("reason %q, want the panic with its stack", res.Error)
 		}
-		if row := stepOf(t, j, id, "Send"); row.Status != resume.StepInFlight {
+		if row := stepOf(t, j, id, "Send"); row.Status != journal.StepInFlight {
 			t.Errorf("Send's row is %s, want in_flight: its outcome is unknown", row.Status)
 		}
-		if err := e.Resolve(ctx, id, "Send", resume.Resolution{Done: true}); err != nil {
+		if err := e.Resolve(ctx, id, "Send", journal.Resolution{Done: true}); err != nil {
 			t.Fatal(err)
 		}
-		if res, err := e.Resume(ctx, id); err != nil || res.Status != resume.StatusSucceeded {
+		if res, err := e.Resume(ctx, id); err != nil || res.Status != journal.StatusSucceeded {
 			t.Fatalf("resume after resolve: %v, %v", res.Status, err)
 		}
 		if seen.count(id, "Send") != 1 || seen.count(id, "Risky") != 1 || effectsOf(t, id) != 1 {
@@ -189,17 +190,17 @@ func runFaults(t *testing.T, open func(t *testing.T) resume.Journal, effectsOf f
 			t.Fatalf("parent: %v (%q); want failed with the child's panic and stack", err, res.Error)
 		}
 		child, _, err := j.LoadRun(ctx, resume.ChildRunID(id, "Poison"))
-		if err != nil || child.Status != resume.StatusFailed {
+		if err != nil || child.Status != journal.StatusFailed {
 			t.Fatalf("child: %v, %v; want failed", child.Status, err)
 		}
 
 		id = newRunID(t)
 		res, err = e.Start(ctx, id, PoisonParent, PoisonPlan{PanicSend: true})
-		if !errors.Is(err, resume.ErrNeedsAttention) || res.AttentionKind != resume.AttentionKindChild {
+		if !errors.Is(err, resume.ErrNeedsAttention) || res.AttentionKind != journal.AttentionKindChild {
 			t.Fatalf("parent of a once panic: %v (kind %q); want needs_attention for its child", err, res.AttentionKind)
 		}
 		child, _, err = j.LoadRun(ctx, resume.ChildRunID(id, "Poison"))
-		if err != nil || child.Status != resume.StatusNeedsAttention || child.AttentionStep != "Send" || !hasStack(child.Error, "send boom", "Send") {
+		if err != nil || child.Status != journal.StatusNeedsAttention || child.AttentionStep != "Send" || !hasStack(child.Error, "send boom", "Send") {
 			t.Fatalf("child: %v at %q (%q), %v; want needs_attention at Send with the stack", child.Status, child.AttentionStep, child.Error, err)
 		}
 	})
@@ -220,8 +221,8 @@ func runFaults(t *testing.T, open func(t *testing.T) resume.Journal, effectsOf f
 			}
 		}
 		stop := startWorker(ctx, e, resume.WorkerOptions{PollInterval: 5 * time.Millisecond})
-		waitFor(t, j, 9, resume.StatusSucceeded)
-		waitFor(t, j, 1, resume.StatusFailed)
+		waitFor(t, j, 9, journal.StatusSucceeded)
+		waitFor(t, j, 1, journal.StatusFailed)
 		if err := stop(); err != nil {
 			t.Fatalf("work: %v", err)
 		}
@@ -229,7 +230,7 @@ func runFaults(t *testing.T, open func(t *testing.T) resume.Journal, effectsOf f
 		if err != nil {
 			t.Fatal(err)
 		}
-		if run.Status != resume.StatusFailed || !hasStack(run.Error, "risky boom 3", "Risky") {
+		if run.Status != journal.StatusFailed || !hasStack(run.Error, "risky boom 3", "Risky") {
 			t.Errorf("the poison run is %s with %q, want failed with its panic", run.Status, run.Error)
 		}
 	})
@@ -242,7 +243,7 @@ func runFaults(t *testing.T, open func(t *testing.T) resume.Journal, effectsOf f
 			t.Fatal(err)
 		}
 		stop := startWorker(ctx, e, resume.WorkerOptions{PollInterval: 5 * time.Millisecond})
-		waitFor(t, pj, 1, resume.StatusSucceeded) // taken over once its lease expired
+		waitFor(t, pj, 1, journal.StatusSucceeded) // taken over once its lease expired
 		if err := stop(); err != nil {
 			t.Fatalf("work: %v", err)
 		}
@@ -277,7 +278,7 @@ func runFaults(t *testing.T, open func(t *testing.T) resume.Journal, effectsOf f
 		}
 		// Fixed, the run is retried with a fresh count, and succeeds.
 		healed.Store(id, true)
-		if res, err := e.Retry(ctx, id); err != nil || res.Status != resume.StatusSucceeded {
+		if res, err := e.Retry(ctx, id); err != nil || res.Status != journal.StatusSucceeded {
 			t.Fatalf("retry after the fix: %v, %v", res.Status, err)
 		}
 
@@ -290,7 +291,7 @@ func runFaults(t *testing.T, open func(t *testing.T) resume.Journal, effectsOf f
 				t.Fatalf("the process did not die at %v", f)
 			}
 		}
-		if res, err := e.Resume(ctx, id); err != nil || res.Status != resume.StatusSucceeded {
+		if res, err := e.Resume(ctx, id); err != nil || res.Status != journal.StatusSucceeded {
 			t.Fatalf("a run that progressed between six deaths: %v, %v; want succeeded", res.Status, err)
 		}
 
@@ -312,7 +313,7 @@ func runFaults(t *testing.T, open func(t *testing.T) resume.Journal, effectsOf f
 			id := newRunID(t)
 			fj.arm()
 			res, err := e.Start(ctx, id, Chain, Plan{Loop: 2})
-			if err != nil || res.Status != resume.StatusSucceeded {
+			if err != nil || res.Status != journal.StatusSucceeded {
 				t.Fatalf("answers lost %v: %v, %v; want succeeded", lost, res.Status, err)
 			}
 			if got := fj.failed(); got < 3*6 {
@@ -338,7 +339,7 @@ func runFaults(t *testing.T, open func(t *testing.T) resume.Journal, effectsOf f
 		if d := time.Since(start); d > 3*time.Second {
 			t.Errorf("gave up after %v, long after the lease of 300ms", d)
 		}
-		if run, _, _ := fj.LoadRun(ctx, id); run.Status != resume.StatusPending {
+		if run, _, _ := fj.LoadRun(ctx, id); run.Status != journal.StatusPending {
 			t.Errorf("run is %s, want pending: resumable, not parked", run.Status)
 		}
 	})
@@ -352,7 +353,7 @@ var errDatabaseDown = errors.New("connection refused: the database is restarting
 // failed WriteStep or FinishRun commits first, and only its answer is
 // lost.
 type flakyJournal struct {
-	resume.Journal
+	journal.Journal
 	fails   int
 	ackLost bool
 
@@ -382,7 +383,7 @@ func (f *flakyJournal) fail(count *int, write bool) bool {
 	return true
 }
 
-func (f *flakyJournal) WriteStep(ctx context.Context, l resume.Lease, s resume.StepRecord) error {
+func (f *flakyJournal) WriteStep(ctx context.Context, l journal.Lease, s journal.StepRecord) error {
 	if !f.fail(&f.writes, true) {
 		return f.Journal.WriteStep(ctx, l, s)
 	}
@@ -394,14 +395,14 @@ func (f *flakyJournal) WriteStep(ctx context.Context, l resume.Lease, s resume.S
 	return fmt.Errorf("write step %s: %w", s.StepKey, errDatabaseDown)
 }
 
-func (f *flakyJournal) BeginStep(ctx context.Context, l resume.Lease) (resume.StepTx, error) {
+func (f *flakyJournal) BeginStep(ctx context.Context, l journal.Lease) (journal.StepTx, error) {
 	if f.fail(&f.begins, false) {
 		return nil, fmt.Errorf("begin: %w", errDatabaseDown)
 	}
 	return f.Journal.BeginStep(ctx, l)
 }
 
-func (f *flakyJournal) FinishRun(ctx context.Context, l resume.Lease, r resume.RunRecord) error {
+func (f *flakyJournal) FinishRun(ctx context.Context, l journal.Lease, r journal.RunRecord) error {
 	if !f.fail(&f.finishes, false) {
 		return f.Journal.FinishRun(ctx, l, r)
 	}
@@ -416,11 +417,11 @@ func (f *flakyJournal) FinishRun(ctx context.Context, l resume.Lease, r resume.R
 // panicOnFinish is a journal whose first FinishRun panics: a bug outside
 // the run's code.
 type panicOnFinish struct {
-	resume.Journal
+	journal.Journal
 	panicked atomic.Bool
 }
 
-func (p *panicOnFinish) FinishRun(ctx context.Context, l resume.Lease, r resume.RunRecord) error {
+func (p *panicOnFinish) FinishRun(ctx context.Context, l journal.Lease, r journal.RunRecord) error {
 	if p.panicked.CompareAndSwap(false, true) {
 		panic("journal bug")
 	}
@@ -439,7 +440,7 @@ func WorkerProcess() bool { return os.Getenv(workerEnv) != "" }
 // WorkerMain is a worker process of [CrashLoopProcesses]: it works on j
 // until no run is pending or running, and returns the exit status (0 when
 // the queue is done, 1 after 60 s).
-func WorkerMain(j resume.Journal) int {
+func WorkerMain(j journal.Journal) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	e := resume.NewEngine(j)
@@ -448,7 +449,7 @@ func WorkerMain(j resume.Journal) int {
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
-		runs, err := j.ListRuns(ctx, resume.RunFilter{Statuses: []resume.Status{resume.StatusPending, resume.StatusRunning}})
+		runs, err := j.ListRuns(ctx, journal.RunFilter{Statuses: []journal.Status{journal.StatusPending, journal.StatusRunning}})
 		if err == nil && len(runs) == 0 {
 			cancel()
 			if err := <-done; err != nil {
@@ -470,7 +471,7 @@ func WorkerMain(j resume.Journal) int {
 // at most 5 times. The other 9 runs must succeed, and the poison run must
 // be failed as a crash loop after [resume.DefaultCrashLoopLimit]
 // executions. It returns how many worker processes ran.
-func CrashLoopProcesses(t *testing.T, j resume.Journal, die string, worker func(env []string) *exec.Cmd) int {
+func CrashLoopProcesses(t *testing.T, j journal.Journal, die string, worker func(env []string) *exec.Cmd) int {
 	t.Helper()
 	ctx := context.Background()
 	e := resume.NewEngine(j)
@@ -501,20 +502,20 @@ func CrashLoopProcesses(t *testing.T, j resume.Journal, die string, worker func(
 		}
 		t.Logf("worker %d died: %v", starts+1, err)
 	}
-	runs, err := j.ListRuns(ctx, resume.RunFilter{})
+	runs, err := j.ListRuns(ctx, journal.RunFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	byID := map[string]resume.RunRecord{}
+	byID := map[string]journal.RunRecord{}
 	succeeded := 0
 	for _, r := range runs {
 		byID[r.RunID] = r
-		if r.Status == resume.StatusSucceeded {
+		if r.Status == journal.StatusSucceeded {
 			succeeded++
 		}
 	}
 	poison := byID[ids[0]]
-	if succeeded != 9 || poison.Status != resume.StatusFailed || !strings.HasPrefix(poison.Error, "crash loop") {
+	if succeeded != 9 || poison.Status != journal.StatusFailed || !strings.HasPrefix(poison.Error, "crash loop") {
 		t.Fatalf("after %d worker processes: %d of 9 runs succeeded, the poison run is %s (%q); want 9, and failed as a crash loop",
 			starts, succeeded, poison.Status, poison.Error)
 	}
@@ -596,14 +597,14 @@ func DatabaseBlip(t *testing.T, h Harness, down, up func()) BlipReport {
 	time.Sleep(6 * time.Second)
 	up()
 
-	var runs []resume.RunRecord
+	var runs []journal.RunRecord
 	deadline := time.Now().Add(45 * time.Second)
 	for {
 		var err error
-		runs, err = j.ListRuns(ctx, resume.RunFilter{})
+		runs, err = j.ListRuns(ctx, journal.RunFilter{})
 		finished := 0
 		for _, r := range runs {
-			if r.Status.Finished() || r.Status == resume.StatusNeedsAttention {
+			if r.Status.Finished() || r.Status == journal.StatusNeedsAttention {
 				finished++
 			}
 		}
@@ -613,7 +614,7 @@ func DatabaseBlip(t *testing.T, h Harness, down, up func()) BlipReport {
 		if time.Now().After(deadline) {
 			var stuck []string
 			for _, r := range runs {
-				if !r.Status.Finished() && r.Status != resume.StatusNeedsAttention {
+				if !r.Status.Finished() && r.Status != journal.StatusNeedsAttention {
 					stuck = append(stuck, fmt.Sprintf("%s %s (owner %q until %s, last step %s, error %q)",
 						r.RunID, r.Status, r.LeaseOwner, r.LeaseUntil.Format(time.RFC3339Nano), r.LastStep, r.Error))
 				}
@@ -630,9 +631,9 @@ func DatabaseBlip(t *testing.T, h Harness, down, up func()) BlipReport {
 	rep := BlipReport{Runs: len(ids), Duration: time.Since(start)}
 	for _, r := range runs {
 		switch r.Status {
-		case resume.StatusSucceeded:
+		case journal.StatusSucceeded:
 			rep.Succeeded++
-		case resume.StatusNeedsAttention:
+		case journal.StatusNeedsAttention:
 			rep.NeedsAttention++
 			t.Errorf("run %s parked: %s", r.RunID, r.Error)
 		default:

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/resume"
 )
 
@@ -17,7 +18,7 @@ import (
 // never by a pid; that a claim holds a live lease however long it waited;
 // and that the crash path and a refused claim read the journal once, or
 // not at all.
-func runLiveness(t *testing.T, h Harness, open func(t *testing.T) resume.Journal) {
+func runLiveness(t *testing.T, h Harness, open func(t *testing.T) journal.Journal) {
 	ctx := context.Background()
 
 	t.Run("a live owner of another process is not taken for dead, whatever its pid", func(t *testing.T) {
@@ -35,16 +36,16 @@ func runLiveness(t *testing.T, h Harness, open func(t *testing.T) resume.Journal
 		host, _ := os.Hostname()
 		other := openAgain(t, h)
 		owner := fmt.Sprintf("%s/%d/live", host, 1<<22+1)
-		if err := other.(resume.Liveness).KeepAlive(ctx, owner); err != nil {
+		if err := other.(journal.Liveness).KeepAlive(ctx, owner); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := other.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: owner, Lease: time.Hour}); err != nil {
+		if _, _, err := other.Claim(ctx, journal.ClaimRequest{RunID: id, Owner: owner, Lease: time.Hour}); err != nil {
 			t.Fatal(err)
 		}
-		if gone, err := j.(resume.Liveness).OwnerGone(ctx, owner); err != nil || gone {
+		if gone, err := j.(journal.Liveness).OwnerGone(ctx, owner); err != nil || gone {
 			t.Errorf("OwnerGone(live owner) = %v, %v; want false", gone, err)
 		}
-		if _, err := e.Resume(ctx, id); !errors.Is(err, resume.ErrRunBusy) {
+		if _, err := e.Resume(ctx, id); !errors.Is(err, journal.ErrRunBusy) {
 			t.Errorf("resuming a run a live process holds: %v, want ErrRunBusy", err)
 		}
 		stop := startWorker(ctx, e, resume.WorkerOptions{PollInterval: 5 * time.Millisecond})
@@ -58,7 +59,7 @@ func runLiveness(t *testing.T, h Harness, open func(t *testing.T) resume.Journal
 		// Its process ends: the run is taken over at once.
 		other.Close()
 		waitGone(t, j, owner)
-		if res, err := e.Resume(ctx, id); err != nil || res.Status != resume.StatusSucceeded {
+		if res, err := e.Resume(ctx, id); err != nil || res.Status != journal.StatusSucceeded {
 			t.Fatalf("resuming the run of an ended process: %v, %v", res.Status, err)
 		}
 		if n := seen.count(id, "Fetch"); n != 1 {
@@ -77,24 +78,24 @@ func runLiveness(t *testing.T, h Harness, open func(t *testing.T) resume.Journal
 		if _, err := e.Enqueue(ctx, id, Chain, Plan{Loop: 1}); err != nil {
 			t.Fatal(err)
 		}
-		if err := j.(resume.Liveness).KeepAlive(ctx, "forgetful"); err != nil {
+		if err := j.(journal.Liveness).KeepAlive(ctx, "forgetful"); err != nil {
 			t.Fatal(err)
 		}
-		req := resume.ClaimNextRequest{Owner: "forgetful", Lease: 50 * time.Millisecond, Workflows: []string{chainDef.QualifiedName()}}
+		req := journal.ClaimNextRequest{Owner: "forgetful", Lease: 50 * time.Millisecond, Workflows: []string{chainDef.QualifiedName()}}
 		if _, _, err := j.ClaimNext(ctx, req); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(80 * time.Millisecond) // the lease lapses
 		held := req
 		held.Holding = []string{id}
-		if r, _, err := j.ClaimNext(ctx, held); !errors.Is(err, resume.ErrNoRunReady) {
+		if r, _, err := j.ClaimNext(ctx, held); !errors.Is(err, journal.ErrNoRunReady) {
 			t.Fatalf("a run its owner executes was claimed again: %s, %v", r.RunID, err)
 		}
 		stop := startWorker(ctx, e, resume.WorkerOptions{PollInterval: 5 * time.Millisecond})
 		deadline := time.Now().Add(10 * time.Second)
 		for {
 			r, _, err := j.LoadRun(ctx, id)
-			if err == nil && r.Status == resume.StatusSucceeded {
+			if err == nil && r.Status == journal.StatusSucceeded {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -118,15 +119,15 @@ func runLiveness(t *testing.T, h Harness, open func(t *testing.T) resume.Journal
 			t.Fatal(err)
 		}
 		// A worker of an older version, or on a journal without liveness.
-		if _, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "older-worker", Lease: time.Hour}); err != nil {
+		if _, _, err := j.Claim(ctx, journal.ClaimRequest{RunID: id, Owner: "older-worker", Lease: time.Hour}); err != nil {
 			t.Fatal(err)
 		}
-		if l, ok := j.(resume.Liveness); ok {
+		if l, ok := j.(journal.Liveness); ok {
 			if gone, err := l.OwnerGone(ctx, "older-worker"); err != nil || gone {
 				t.Errorf("OwnerGone(never registered) = %v, %v; want false", gone, err)
 			}
 		}
-		if _, err := e.Resume(ctx, id); !errors.Is(err, resume.ErrRunBusy) {
+		if _, err := e.Resume(ctx, id); !errors.Is(err, journal.ErrRunBusy) {
 			t.Errorf("resuming: %v, want ErrRunBusy", err)
 		}
 		if n := seen.count(id, "Fetch"); n != 0 {
@@ -142,8 +143,8 @@ func runLiveness(t *testing.T, h Harness, open func(t *testing.T) resume.Journal
 			t.Fatal(err)
 		}
 		before := j.Counters()
-		run, steps, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "late", Lease: time.Minute, TakeOverDead: true})
-		if !errors.Is(err, resume.ErrRunBusy) || run.Status != resume.StatusSucceeded {
+		run, steps, err := j.Claim(ctx, journal.ClaimRequest{RunID: id, Owner: "late", Lease: time.Minute, TakeOverDead: true})
+		if !errors.Is(err, journal.ErrRunBusy) || run.Status != journal.StatusSucceeded {
 			t.Fatalf("claiming a finished run: %v, %v; want ErrRunBusy", run.Status, err)
 		}
 		if steps != nil {
@@ -153,7 +154,7 @@ func runLiveness(t *testing.T, h Harness, open func(t *testing.T) resume.Journal
 			t.Errorf("a refused claim made %d reads, want 1", got)
 		}
 		before = j.Counters()
-		if res, err := e.Start(ctx, id, Chain, Plan{Loop: 50}); err != nil || res.Status != resume.StatusSucceeded {
+		if res, err := e.Start(ctx, id, Chain, Plan{Loop: 50}); err != nil || res.Status != journal.StatusSucceeded {
 			t.Fatalf("re-attaching: %v, %v", res.Status, err)
 		}
 		if got := j.Counters().Reads - before.Reads; got > 1 {
@@ -185,7 +186,7 @@ func runLiveness(t *testing.T, h Harness, open func(t *testing.T) resume.Journal
 		before := j.Counters()
 		began := time.Now()
 		res, err := e.Resume(ctx, id)
-		if err != nil || res.Status != resume.StatusSucceeded {
+		if err != nil || res.Status != journal.StatusSucceeded {
 			t.Fatalf("resuming after the crash: %v, %v", res.Status, err)
 		}
 		if d := time.Since(began); d > 10*time.Second {
@@ -223,7 +224,7 @@ func runLiveness(t *testing.T, h Harness, open func(t *testing.T) resume.Journal
 				}
 				running = false
 			case <-time.After(10 * time.Millisecond):
-				if _, _, err := j.ClaimNext(ctx, resume.ClaimNextRequest{Owner: "thief", Lease: time.Hour, Workflows: []string{chainDef.QualifiedName()}}); err == nil {
+				if _, _, err := j.ClaimNext(ctx, journal.ClaimNextRequest{Owner: "thief", Lease: time.Hour, Workflows: []string{chainDef.QualifiedName()}}); err == nil {
 					thefts.Add(1)
 				}
 			}
@@ -252,7 +253,7 @@ func runLiveness(t *testing.T, h Harness, open func(t *testing.T) resume.Journal
 				}
 				res, err := e.Resume(ctx, id)
 				if stolen {
-					if !errors.Is(err, resume.ErrLeaseLost) {
+					if !errors.Is(err, journal.ErrLeaseLost) {
 						t.Errorf("resume of a run taken while its claim answered: %v, want ErrLeaseLost", err)
 					}
 					if n := seen.count(id, "Fetch"); n != 0 {
@@ -260,7 +261,7 @@ func runLiveness(t *testing.T, h Harness, open func(t *testing.T) resume.Journal
 					}
 					return
 				}
-				if err != nil || res.Status != resume.StatusSucceeded {
+				if err != nil || res.Status != journal.StatusSucceeded {
 					t.Fatalf("resume: %v, %v; want the lease renewed, then the run", res.Status, err)
 				}
 				if n := seen.count(id, "Fetch"); n != 1 {
@@ -274,15 +275,15 @@ func runLiveness(t *testing.T, h Harness, open func(t *testing.T) resume.Journal
 // deadOwner makes run id held for an hour by an owner whose process
 // ended: another journal of j's database holds the owner's liveness
 // signal, claims the run, and is closed; j sees the owner gone.
-func deadOwner(t *testing.T, h Harness, j resume.Journal, id string) string {
+func deadOwner(t *testing.T, h Harness, j journal.Journal, id string) string {
 	t.Helper()
 	ctx := context.Background()
 	other := openAgain(t, h)
 	owner := "dead-" + id
-	if err := other.(resume.Liveness).KeepAlive(ctx, owner); err != nil {
+	if err := other.(journal.Liveness).KeepAlive(ctx, owner); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := other.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: owner, Lease: time.Hour}); err != nil {
+	if _, _, err := other.Claim(ctx, journal.ClaimRequest{RunID: id, Owner: owner, Lease: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	other.Close()
@@ -292,10 +293,10 @@ func deadOwner(t *testing.T, h Harness, j resume.Journal, id string) string {
 
 // waitGone waits until j sees owner as gone: a server ends a closed
 // session a moment after its client left (as it does for a killed one).
-func waitGone(tb testing.TB, j resume.Journal, owner string) {
+func waitGone(tb testing.TB, j journal.Journal, owner string) {
 	tb.Helper()
 	for end := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		gone, err := j.(resume.Liveness).OwnerGone(context.Background(), owner)
+		gone, err := j.(journal.Liveness).OwnerGone(context.Background(), owner)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -308,12 +309,12 @@ func waitGone(tb testing.TB, j resume.Journal, owner string) {
 	}
 }
 
-func openAgain(t *testing.T, h Harness) resume.Journal {
+func openAgain(t *testing.T, h Harness) journal.Journal {
 	t.Helper()
 	j := h.OpenAgain(t)
 	t.Cleanup(func() { j.Close() })
-	if _, ok := j.(resume.Liveness); !ok {
-		t.Fatalf("%T does not implement resume.Liveness", j)
+	if _, ok := j.(journal.Liveness); !ok {
+		t.Fatalf("%T does not implement journal.Liveness", j)
 	}
 	return j
 }
@@ -322,13 +323,13 @@ func openAgain(t *testing.T, h Harness) resume.Journal {
 // the database's lock does, or after them, as an answer that arrives late
 // does (and, with steal, another worker claims the run meanwhile).
 type slowJournal struct {
-	resume.Journal
+	journal.Journal
 	before, after time.Duration
 	steal         bool
 	claimed       chan struct{} // if not nil, closed once the claim returned
 }
 
-func (s *slowJournal) Claim(ctx context.Context, c resume.ClaimRequest) (resume.RunRecord, []resume.StepRecord, error) {
+func (s *slowJournal) Claim(ctx context.Context, c journal.ClaimRequest) (journal.RunRecord, []journal.StepRecord, error) {
 	time.Sleep(s.before)
 	r, steps, err := s.Journal.Claim(ctx, c)
 	if s.claimed != nil {
@@ -336,7 +337,7 @@ func (s *slowJournal) Claim(ctx context.Context, c resume.ClaimRequest) (resume.
 	}
 	time.Sleep(s.after)
 	if s.steal && err == nil {
-		if _, _, err := s.Journal.Claim(ctx, resume.ClaimRequest{RunID: c.RunID, Owner: "thief", Lease: time.Hour}); err != nil {
+		if _, _, err := s.Journal.Claim(ctx, journal.ClaimRequest{RunID: c.RunID, Owner: "thief", Lease: time.Hour}); err != nil {
 			return r, steps, fmt.Errorf("the thief could not claim the expired lease: %w", err)
 		}
 	}

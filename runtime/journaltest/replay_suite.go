@@ -9,13 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/resume"
 )
 
 // runReplay is the part of the suite that proves faithful replay: the
 // outcome the body received from a step, value and error, is what a resumed
 // run receives, and only an operator's retry executes a failure again.
-func runReplay(t *testing.T, open func(t *testing.T) resume.Journal) {
+func runReplay(t *testing.T, open func(t *testing.T) journal.Journal) {
 	ctx := context.Background()
 	// uninterrupted returns what Transfer returns for p in a run that never
 	// dies, on a journal of its own.
@@ -65,7 +66,7 @@ func runReplay(t *testing.T, open func(t *testing.T) resume.Journal) {
 		}
 		_, steps, _ := j.LoadRun(ctx, id)
 		dep := stepNamed(steps, "Deposit")
-		if dep.Status != resume.StepFailed || !dep.Final || dep.Attempt != 1 || len(dep.History) != 1 || !dep.History[0].Permanent {
+		if dep.Status != journal.StepFailed || !dep.Final || dep.Attempt != 1 || len(dep.History) != 1 || !dep.History[0].Permanent {
 			t.Errorf("Deposit row = %+v, want failed, final, one permanent attempt in its history", dep)
 		}
 	})
@@ -73,8 +74,8 @@ func runReplay(t *testing.T, open func(t *testing.T) resume.Journal) {
 	t.Run("a permanent failure journaled just before a crash is not retried", func(t *testing.T) {
 		p := TransferPlan{DeclineDeposit: true}
 		want, _ := uninterrupted(t, p)
-		j := &crashAfterWrite{Journal: open(t), when: func(s resume.StepRecord) bool {
-			return s.Name == "Deposit" && s.Status == resume.StepFailed
+		j := &crashAfterWrite{Journal: open(t), when: func(s journal.StepRecord) bool {
+			return s.Name == "Deposit" && s.Status == journal.StepFailed
 		}}
 		id := newRunID(t)
 		if !startTransferCrashing(t, j, id, p, resume.Fault{}) {
@@ -93,8 +94,8 @@ func runReplay(t *testing.T, open func(t *testing.T) resume.Journal) {
 	})
 
 	t.Run("a crash mid-retry carries on with the attempts left, and the history keeps every attempt", func(t *testing.T) {
-		j := &crashAfterWrite{Journal: open(t), when: func(s resume.StepRecord) bool {
-			return s.Name == "Lookup" && s.Status == resume.StepFailed && s.Attempt == 2
+		j := &crashAfterWrite{Journal: open(t), when: func(s journal.StepRecord) bool {
+			return s.Name == "Lookup" && s.Status == journal.StepFailed && s.Attempt == 2
 		}}
 		id := newRunID(t)
 		p := TransferPlan{FailLookup: 3} // 3 attempts: the run fails with Lookup
@@ -128,8 +129,8 @@ func runReplay(t *testing.T, open func(t *testing.T) resume.Journal) {
 	})
 
 	t.Run("a spent budget journaled just before a crash replays its error, not a new one", func(t *testing.T) {
-		j := &crashAfterWrite{Journal: open(t), when: func(s resume.StepRecord) bool {
-			return s.Name == "Lookup" && s.Status == resume.StepFailed && s.Attempt == 3
+		j := &crashAfterWrite{Journal: open(t), when: func(s journal.StepRecord) bool {
+			return s.Name == "Lookup" && s.Status == journal.StepFailed && s.Attempt == 3
 		}}
 		id := newRunID(t)
 		if !startTransferCrashing(t, j, id, TransferPlan{FailLookup: 5}, resume.Fault{}) {
@@ -150,19 +151,19 @@ func runReplay(t *testing.T, open func(t *testing.T) resume.Journal) {
 		j := open(t)
 		id := newRunID(t)
 		journalRows(t, j, id, transferDef.QualifiedName(), transferDef.Version, `[{}]`,
-			resume.StepRecord{StepKey: "Lookup", Name: "Lookup", Status: resume.StepFailed, Error: "lookup timed out"})
+			journal.StepRecord{StepKey: "Lookup", Name: "Lookup", Status: journal.StepFailed, Error: "lookup timed out"})
 		// journalRows writes attempt 1; Lookup has 3: spend them.
-		run, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "earlier2", Lease: time.Minute})
+		run, _, err := j.Claim(ctx, journal.ClaimRequest{RunID: id, Owner: "earlier2", Lease: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
-		lease := resume.Lease{RunID: id, Owner: "earlier2", Epoch: run.Epoch}
-		row := resume.StepRecord{RunID: id, StepKey: "Lookup", Name: "Lookup", Status: resume.StepFailed, Error: "lookup timed out",
+		lease := journal.Lease{RunID: id, Owner: "earlier2", Epoch: run.Epoch}
+		row := journal.StepRecord{RunID: id, StepKey: "Lookup", Name: "Lookup", Status: journal.StepFailed, Error: "lookup timed out",
 			Attempt: 3, Seq: 3, StartedAt: time.Now(), FinishedAt: time.Now()}
 		if err := j.WriteStep(ctx, lease, row); err != nil {
 			t.Fatal(err)
 		}
-		run.Status = resume.StatusPending
+		run.Status = journal.StatusPending
 		if err := j.FinishRun(ctx, lease, run); err != nil {
 			t.Fatal(err)
 		}
@@ -188,15 +189,15 @@ func runReplay(t *testing.T, open func(t *testing.T) resume.Journal) {
 		// cancelled context.
 		e := resume.NewEngine(j, resume.WithFault(resume.Fault{Step: "Lookup", Point: resume.FaultBefore}), resume.WithFaultAction(cancel))
 		res, err := e.Start(cctx, id, Transfer, TransferPlan{FailLookup: 1})
-		if !errors.Is(err, context.Canceled) || res.Status != resume.StatusPending {
+		if !errors.Is(err, context.Canceled) || res.Status != journal.StatusPending {
 			t.Fatalf("start: %+v, %v; want pending after a shutdown", res, err)
 		}
 		_, steps, _ := j.LoadRun(ctx, id)
-		if l := stepNamed(steps, "Lookup"); l.Status != resume.StepFailed || l.Final {
+		if l := stepNamed(steps, "Lookup"); l.Status != journal.StepFailed || l.Final {
 			t.Fatalf("Lookup row = %+v, want failed, not final", l)
 		}
 		res, err = resume.NewEngine(j).Resume(ctx, id)
-		if err != nil || res.Status != resume.StatusSucceeded {
+		if err != nil || res.Status != journal.StatusSucceeded {
 			t.Fatalf("resume: %+v, %v", res, err)
 		}
 		if n := seen.count(id, "Lookup"); n != 2 {
@@ -207,7 +208,7 @@ func runReplay(t *testing.T, open func(t *testing.T) resume.Journal) {
 	t.Run("a value returned with an error reaches the body, first time and on replay", func(t *testing.T) {
 		p := TransferPlan{QuoteErr: true}
 		want, res := uninterrupted(t, p)
-		if res.Status != resume.StatusSucceeded || want.Quote != 42 || want.QuoteErr != "quote is stale" {
+		if res.Status != journal.StatusSucceeded || want.Quote != 42 || want.QuoteErr != "quote is stale" {
 			t.Fatalf("uninterrupted run = %+v (%s), want quote 42 with its error", want, res.Status)
 		}
 		j := open(t)
@@ -236,24 +237,24 @@ func runReplay(t *testing.T, open func(t *testing.T) resume.Journal) {
 		e := resume.NewEngine(j)
 		id := newRunID(t)
 		res, err := e.Start(ctx, id, Transfer, TransferPlan{NaN: true})
-		if !errors.Is(err, resume.ErrNeedsAttention) || res.AttentionKind != resume.AttentionKindResult || res.AttentionStep != "Measure" ||
+		if !errors.Is(err, resume.ErrNeedsAttention) || res.AttentionKind != journal.AttentionKindResult || res.AttentionStep != "Measure" ||
 			!strings.Contains(res.Error, "NaN") || !strings.Contains(res.Error, "will not execute again") {
 			t.Fatalf("start: %+v, %v; want needs attention (result) at Measure, naming NaN", res, err)
 		}
 		_, steps, _ := j.LoadRun(ctx, id)
-		if m := stepNamed(steps, "Measure"); m.Status != resume.StepInFlight {
+		if m := stepNamed(steps, "Measure"); m.Status != journal.StepInFlight {
 			t.Errorf("Measure row = %+v, want in_flight kept for a person", m)
 		}
 		if _, err := e.Resume(ctx, id); !errors.Is(err, resume.ErrNeedsAttention) {
 			t.Errorf("resume: %v, want still needs attention", err)
 		}
-		if _, err := e.Retry(ctx, id); !errors.Is(err, resume.ErrNotFailed) {
+		if _, err := e.Retry(ctx, id); !errors.Is(err, journal.ErrNotFailed) {
 			t.Errorf("retry: %v, want ErrNotFailed", err)
 		}
 		if n := seen.count(id, "Measure"); n != 1 {
 			t.Fatalf("Measure executed %d times, want 1", n)
 		}
-		if err := e.Resolve(ctx, id, "Measure", resume.Resolution{Done: true, Result: json.RawMessage(`2.5`)}); err != nil {
+		if err := e.Resolve(ctx, id, "Measure", journal.Resolution{Done: true, Result: json.RawMessage(`2.5`)}); err != nil {
 			t.Fatal(err)
 		}
 		res, err = e.Resume(ctx, id)
@@ -270,7 +271,7 @@ func runReplay(t *testing.T, open func(t *testing.T) resume.Journal) {
 			t.Fatalf("start: %+v, %v; want failed, naming run, step and UTF-8", res, err)
 		}
 		_, steps, _ := j.LoadRun(ctx, id)
-		if l := stepNamed(steps, "Label"); l.Status != resume.StepFailed || l.Result != nil {
+		if l := stepNamed(steps, "Label"); l.Status != journal.StepFailed || l.Result != nil {
 			t.Errorf("Label row = %+v, want failed with no result", l)
 		}
 	})
@@ -286,18 +287,18 @@ func runReplay(t *testing.T, open func(t *testing.T) resume.Journal) {
 		t.Run(tc.name+" is a corrupt journal: the run parks, nothing executes", func(t *testing.T) {
 			j := open(t)
 			id := newRunID(t)
-			row := resume.StepRecord{StepKey: "Lookup", Name: "Lookup", Status: resume.StepSucceeded, Result: json.RawMessage(tc.result)}
+			row := journal.StepRecord{StepKey: "Lookup", Name: "Lookup", Status: journal.StepSucceeded, Result: json.RawMessage(tc.result)}
 			if tc.failed {
 				// A final failure whose error detail is damaged: replaying
 				// a stand-in error could take another branch.
-				row = resume.StepRecord{StepKey: "Lookup", Name: "Lookup", Status: resume.StepFailed, Final: true,
+				row = journal.StepRecord{StepKey: "Lookup", Name: "Lookup", Status: journal.StepFailed, Final: true,
 					Error: "lookup: no such account", ErrorDetail: json.RawMessage(tc.result), Attempt: 1}
 			}
 			journalRows(t, j, id, transferDef.QualifiedName(), transferDef.Version, `[{}]`, row)
 			e := resume.NewEngine(j)
 			for i := 0; i < 2; i++ {
 				res, err := e.Resume(ctx, id)
-				if !errors.Is(err, resume.ErrNeedsAttention) || res.AttentionKind != resume.AttentionKindJournal ||
+				if !errors.Is(err, resume.ErrNeedsAttention) || res.AttentionKind != journal.AttentionKindJournal ||
 					res.AttentionStep != "Lookup" || !strings.HasPrefix(res.Error, "journal row Lookup: ") || !strings.Contains(res.Error, tc.why) {
 					t.Fatalf("resume %d: %+v, %v; want needs attention (journal) at Lookup, %q", i+1, res, err, tc.why)
 				}
@@ -324,7 +325,7 @@ func runReplay(t *testing.T, open func(t *testing.T) resume.Journal) {
 			t.Errorf("stored failed step = %q, want Finish", r.FailedStep)
 		}
 		res, err = e.Retry(ctx, id)
-		if err != nil || res.Status != resume.StatusSucceeded {
+		if err != nil || res.Status != journal.StatusSucceeded {
 			t.Fatalf("retry: %+v, %v", res, err)
 		}
 		if got := outOf(t, res); got.Branch != "refunded" || got.DepositErr != errTransient.Error() {
@@ -345,7 +346,7 @@ func runReplay(t *testing.T, open func(t *testing.T) resume.Journal) {
 			t.Fatalf("start: %+v, %v; want failed at Fetch", res, err)
 		}
 		res, err := e.Retry(ctx, id)
-		if err != nil || res.Status != resume.StatusSucceeded || seen.count(id, "Fetch") != 2 {
+		if err != nil || res.Status != journal.StatusSucceeded || seen.count(id, "Fetch") != 2 {
 			t.Fatalf("retry: %+v, %v, Fetch executed %d times; want succeeded after 2", res, err, seen.count(id, "Fetch"))
 		}
 	})
@@ -371,36 +372,36 @@ func runReplay(t *testing.T, open func(t *testing.T) resume.Journal) {
 }
 
 // stepNamed returns the row of steps with key k.
-func stepNamed(steps []resume.StepRecord, k string) resume.StepRecord {
+func stepNamed(steps []journal.StepRecord, k string) journal.StepRecord {
 	for _, s := range steps {
 		if s.StepKey == k {
 			return s
 		}
 	}
-	return resume.StepRecord{}
+	return journal.StepRecord{}
 }
 
 // journalRows writes run id of workflow@version with input and rows, as an
 // earlier process would have left it: pending, its rows journaled.
-func journalRows(t *testing.T, j resume.Journal, id, workflow, version, input string, rows ...resume.StepRecord) {
+func journalRows(t *testing.T, j journal.Journal, id, workflow, version, input string, rows ...journal.StepRecord) {
 	t.Helper()
 	ctx := context.Background()
-	if _, _, err := j.CreateRun(ctx, resume.RunRecord{RunID: id, Workflow: workflow, Version: version,
+	if _, _, err := j.CreateRun(ctx, journal.RunRecord{RunID: id, Workflow: workflow, Version: version,
 		Input: []byte(input), CreatedAt: time.Now(), UpdatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	run, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "earlier", Lease: time.Minute})
+	run, _, err := j.Claim(ctx, journal.ClaimRequest{RunID: id, Owner: "earlier", Lease: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
-	lease := resume.Lease{RunID: id, Owner: "earlier", Epoch: run.Epoch}
+	lease := journal.Lease{RunID: id, Owner: "earlier", Epoch: run.Epoch}
 	for i, s := range rows {
 		s.RunID, s.Attempt, s.Seq, s.StartedAt, s.FinishedAt = id, 1, int64(i+1), time.Now(), time.Now()
 		if err := j.WriteStep(ctx, lease, s); err != nil {
 			t.Fatal(err)
 		}
 	}
-	run.Status = resume.StatusPending
+	run.Status = journal.StatusPending
 	if err := j.FinishRun(ctx, lease, run); err != nil {
 		t.Fatal(err)
 	}
@@ -408,7 +409,7 @@ func journalRows(t *testing.T, j resume.Journal, id, workflow, version, input st
 
 // startTransferCrashing runs Transfer with p on an engine that "dies" at f
 // (or where j's crashAfterWrite strikes), and reports whether it did.
-func startTransferCrashing(t *testing.T, j resume.Journal, runID string, p TransferPlan, f resume.Fault) (crashed bool) {
+func startTransferCrashing(t *testing.T, j journal.Journal, runID string, p TransferPlan, f resume.Fault) (crashed bool) {
 	t.Helper()
 	return startDying(j, runID, Transfer, p, f)
 }
@@ -417,13 +418,13 @@ func startTransferCrashing(t *testing.T, j resume.Journal, runID string, p Trans
 // first step row that when matches has committed: the row is durable, and
 // the body never received the outcome.
 type crashAfterWrite struct {
-	resume.Journal
-	when  func(resume.StepRecord) bool
+	journal.Journal
+	when  func(journal.StepRecord) bool
 	mu    sync.Mutex
 	fired bool
 }
 
-func (c *crashAfterWrite) WriteStep(ctx context.Context, l resume.Lease, s resume.StepRecord) error {
+func (c *crashAfterWrite) WriteStep(ctx context.Context, l journal.Lease, s journal.StepRecord) error {
 	if err := c.Journal.WriteStep(ctx, l, s); err != nil {
 		return err
 	}

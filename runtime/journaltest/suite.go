@@ -1,4 +1,4 @@
-// Package journaltest is the conformance suite every resume.Journal passes.
+// Package journaltest is the conformance suite every journal.Journal passes.
 // It drives real engines over the journal under test through the behaviours
 // the runtime promises: one read per run entry, one write per default step,
 // the three step guarantees at every fault point, resolution, retry budgets,
@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/resume"
 )
 
@@ -28,7 +29,7 @@ import (
 type Harness struct {
 	// Open returns a new, empty journal whose user table "effects" (one
 	// text column run_id) exists. The suite closes it.
-	Open func(t *testing.T) resume.Journal
+	Open func(t *testing.T) journal.Journal
 	// InsertEffect inserts one row for runID into the effects table of the
 	// journal opened last, through resume.Tx with the journal's database as
 	// fallback.
@@ -37,9 +38,9 @@ type Harness struct {
 	CountEffects func(ctx context.Context, runID string) (int, error)
 	// OpenAgain opens another journal on the database of the journal
 	// opened last, as another process would (the suite closes it); with
-	// Open's journal, it must implement [resume.Liveness]. Nil skips the
+	// Open's journal, it must implement [journal.Liveness]. Nil skips the
 	// liveness cases.
-	OpenAgain func(t *testing.T) resume.Journal
+	OpenAgain func(t *testing.T) journal.Journal
 	// Exec, if set, runs one plain SQL statement on the journal opened
 	// last, its tables named unqualified (resume_runs, resume_steps): the
 	// suite damages rows with it, as a hand edit would. Without it the
@@ -48,7 +49,7 @@ type Harness struct {
 }
 
 // open opens a journal for a test, closed when the test ends.
-func (h Harness) open(t *testing.T) resume.Journal {
+func (h Harness) open(t *testing.T) journal.Journal {
 	t.Helper()
 	j := h.Open(t)
 	t.Cleanup(func() { j.Close() })
@@ -80,7 +81,7 @@ func isCrash(v any) bool {
 
 // startCrashing runs the plan on an engine that "dies" at f, and reports
 // whether it did.
-func startCrashing(t *testing.T, j resume.Journal, runID string, p Plan, f resume.Fault) (crashed bool) {
+func startCrashing(t *testing.T, j journal.Journal, runID string, p Plan, f resume.Fault) (crashed bool) {
 	t.Helper()
 	return startDying(j, runID, Chain, p, f)
 }
@@ -89,7 +90,7 @@ func startCrashing(t *testing.T, j resume.Journal, runID string, p Plan, f resum
 // "dies" (panics with crash) at f, if f names a step, or wherever j or the
 // workflow panics with crash, and reports whether it did. A dead engine's
 // leases have expired when it returns.
-func startDying(j resume.Journal, runID string, wf, input any, f resume.Fault) (crashed bool) {
+func startDying(j journal.Journal, runID string, wf, input any, f resume.Fault) (crashed bool) {
 	opts := []resume.Option{resume.WithLease(150 * time.Millisecond), resume.WithOwner("crasher"),
 		resume.WithFaultAction(func() { panic(crash{f}) }), resume.WithCrashPanics(isCrash)}
 	if f.Step != "" {
@@ -105,7 +106,7 @@ func startDying(j resume.Journal, runID string, wf, input any, f resume.Fault) (
 			// The process "ends": its liveness signal goes, and its runs
 			// are taken over at once (a journal without liveness: once
 			// the lease expired).
-			if l, ok := j.(resume.Liveness); ok {
+			if l, ok := j.(journal.Liveness); ok {
 				if err := l.Release(context.Background(), "crasher"); err != nil {
 					panic(err)
 				}
@@ -119,7 +120,7 @@ func startDying(j resume.Journal, runID string, wf, input any, f resume.Fault) (
 
 // Run runs the conformance suite against the journal h opens.
 func Run(t *testing.T, h Harness) {
-	open := func(t *testing.T) resume.Journal {
+	open := func(t *testing.T) journal.Journal {
 		t.Helper()
 		j := h.Open(t)
 		t.Cleanup(func() { j.Close() })
@@ -140,7 +141,7 @@ func Run(t *testing.T, h Harness) {
 
 	t.Run("create is idempotent", func(t *testing.T) {
 		j := open(t)
-		r := resume.RunRecord{RunID: "r1", Workflow: "w", Version: "v", Input: []byte(`[1]`), CreatedAt: time.Now(), UpdatedAt: time.Now()}
+		r := journal.RunRecord{RunID: "r1", Workflow: "w", Version: "v", Input: []byte(`[1]`), CreatedAt: time.Now(), UpdatedAt: time.Now()}
 		if _, created, err := j.CreateRun(ctx, r); err != nil || !created {
 			t.Fatalf("first CreateRun: created=%v err=%v", created, err)
 		}
@@ -149,7 +150,7 @@ func Run(t *testing.T, h Harness) {
 		if err != nil || created {
 			t.Fatalf("second CreateRun: created=%v err=%v", created, err)
 		}
-		if string(got.Input) != `[1]` || got.Status != resume.StatusPending {
+		if string(got.Input) != `[1]` || got.Status != journal.StatusPending {
 			t.Fatalf("second CreateRun returned %+v, want the first run, pending", got)
 		}
 	})
@@ -220,20 +221,20 @@ func Run(t *testing.T, h Harness) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if run.Status != resume.StatusSucceeded || run.Version != "chain-v1" || run.Attempts != 1 || run.LeaseOwner != "" {
+		if run.Status != journal.StatusSucceeded || run.Version != "chain-v1" || run.Attempts != 1 || run.LeaseOwner != "" {
 			t.Errorf("run = %+v", run)
 		}
 		var keys []string
 		for i, s := range steps {
 			keys = append(keys, s.StepKey)
-			if s.Status != resume.StepSucceeded || s.Attempt != 1 || s.Seq <= 0 || (i > 0 && s.Seq <= steps[i-1].Seq) {
+			if s.Status != journal.StepSucceeded || s.Attempt != 1 || s.Seq <= 0 || (i > 0 && s.Seq <= steps[i-1].Seq) {
 				t.Errorf("step %d = %+v", i, s)
 			}
 		}
 		if got, want := strings.Join(keys, ","), "Fetch,Notify,Write,Loop,Loop#2,Loop#3"; got != want {
 			t.Errorf("step keys = %s, want %s", got, want)
 		}
-		listed, err := j.ListRuns(ctx, resume.RunFilter{})
+		listed, err := j.ListRuns(ctx, journal.RunFilter{})
 		if err != nil || len(listed) != 1 || listed[0].LastStep != "Loop#3" {
 			t.Errorf("ListRuns = %+v, %v; want the run with LastStep Loop#3", listed, err)
 		}
@@ -255,7 +256,7 @@ func Run(t *testing.T, h Harness) {
 		if n := seen.count(id, "Fetch"); n != 1 {
 			t.Errorf("Fetch ran %d times for two starts of one id, want 1", n)
 		}
-		if _, err := e.Start(ctx, id, Chain, Plan{Loop: 2}); !errors.Is(err, resume.ErrRunConflict) {
+		if _, err := e.Start(ctx, id, Chain, Plan{Loop: 2}); !errors.Is(err, journal.ErrRunConflict) {
 			t.Errorf("start with another input: err = %v, want ErrRunConflict", err)
 		} else if strings.Contains(err.Error(), "FailFetch") { // a field of the stored input
 			t.Errorf("the conflict error repeats the stored input (inputs hold personal data): %v", err)
@@ -283,7 +284,7 @@ func Run(t *testing.T, h Harness) {
 			t.Errorf("a permanent error was attempted %d times, want 1", n)
 		}
 		run, steps, _ := j.LoadRun(ctx, id)
-		if run.Status != resume.StatusFailed || !strings.Contains(run.Error, "fetch 1") || steps[0].Status != resume.StepFailed {
+		if run.Status != journal.StatusFailed || !strings.Contains(run.Error, "fetch 1") || steps[0].Status != journal.StepFailed {
 			t.Errorf("run = %+v, step = %+v", run, steps[0])
 		}
 	})
@@ -303,7 +304,7 @@ func Run(t *testing.T, h Harness) {
 		if err != nil {
 			t.Fatalf("retry: %v", err)
 		}
-		if res.Status != resume.StatusSucceeded || seen.count(id, "Fetch") != 1 || seen.count(id, "Notify") != 4 {
+		if res.Status != journal.StatusSucceeded || seen.count(id, "Fetch") != 1 || seen.count(id, "Notify") != 4 {
 			t.Errorf("after retry: status %s, Fetch %d (want 1), Notify %d (want 4: fail, fail | fail, ok)",
 				res.Status, seen.count(id, "Fetch"), seen.count(id, "Notify"))
 		}
@@ -311,7 +312,7 @@ func Run(t *testing.T, h Harness) {
 		if steps[1].Attempt != 4 {
 			t.Errorf("Notify attempt = %d, want 4: the count carries on", steps[1].Attempt)
 		}
-		if _, err := e.Retry(ctx, id); !errors.Is(err, resume.ErrNotFailed) {
+		if _, err := e.Retry(ctx, id); !errors.Is(err, journal.ErrNotFailed) {
 			t.Errorf("retrying a succeeded run: err = %v, want ErrNotFailed", err)
 		}
 	})
@@ -331,7 +332,7 @@ func Run(t *testing.T, h Harness) {
 			t.Errorf("Fetch executed %d times, want 4 (2 failed, 1 died, 1 left in the budget)", n)
 		}
 		_, steps, _ := j.LoadRun(ctx, id)
-		if steps[0].Attempt != 3 || steps[0].Status != resume.StepFailed {
+		if steps[0].Attempt != 3 || steps[0].Status != journal.StepFailed {
 			t.Errorf("Fetch row = %+v, want failed at attempt 3", steps[0])
 		}
 	})
@@ -362,17 +363,17 @@ func Run(t *testing.T, h Harness) {
 		point resume.FaultPoint
 		// executions of the step after the crash and a resume
 		want       int
-		wantStatus resume.Status
+		wantStatus journal.Status
 	}{
-		{"Fetch", resume.FaultBefore, 1, resume.StatusSucceeded},
-		{"Fetch", resume.FaultEffect, 2, resume.StatusSucceeded}, // at least once
-		{"Fetch", resume.FaultAfter, 1, resume.StatusSucceeded},
-		{"Notify", resume.FaultBefore, 1, resume.StatusSucceeded},
-		{"Notify", resume.FaultEffect, 1, resume.StatusNeedsAttention}, // at most once
-		{"Notify", resume.FaultAfter, 1, resume.StatusSucceeded},
-		{"Write", resume.FaultBefore, 1, resume.StatusSucceeded},
-		{"Write", resume.FaultEffect, 2, resume.StatusSucceeded}, // rolled back, then once
-		{"Write", resume.FaultAfter, 1, resume.StatusSucceeded},
+		{"Fetch", resume.FaultBefore, 1, journal.StatusSucceeded},
+		{"Fetch", resume.FaultEffect, 2, journal.StatusSucceeded}, // at least once
+		{"Fetch", resume.FaultAfter, 1, journal.StatusSucceeded},
+		{"Notify", resume.FaultBefore, 1, journal.StatusSucceeded},
+		{"Notify", resume.FaultEffect, 1, journal.StatusNeedsAttention}, // at most once
+		{"Notify", resume.FaultAfter, 1, journal.StatusSucceeded},
+		{"Write", resume.FaultBefore, 1, journal.StatusSucceeded},
+		{"Write", resume.FaultEffect, 2, journal.StatusSucceeded}, // rolled back, then once
+		{"Write", resume.FaultAfter, 1, journal.StatusSucceeded},
 	} {
 		t.Run(fmt.Sprintf("crash at %s:%s", tc.step, tc.point), func(t *testing.T) {
 			j := open(t)
@@ -388,11 +389,11 @@ func Run(t *testing.T, h Harness) {
 				t.Errorf("%s executed %d times, want %d", tc.step, n, tc.want)
 			}
 			for _, s := range []string{"Fetch", "Notify", "Write"} {
-				if s != tc.step && tc.wantStatus == resume.StatusSucceeded && seen.count(id, s) != 1 {
+				if s != tc.step && tc.wantStatus == journal.StatusSucceeded && seen.count(id, s) != 1 {
 					t.Errorf("%s executed %d times, want 1", s, seen.count(id, s))
 				}
 			}
-			if tc.wantStatus == resume.StatusSucceeded {
+			if tc.wantStatus == journal.StatusSucceeded {
 				if n := effectsOf(t, id); n != 1 {
 					t.Errorf("tx effect rows = %d, want exactly 1", n)
 				}
@@ -413,19 +414,19 @@ func Run(t *testing.T, h Harness) {
 		if _, err := e.Resume(ctx, id); !errors.Is(err, resume.ErrNeedsAttention) {
 			t.Fatalf("second resume: %v", err)
 		}
-		if err := e.Resolve(ctx, id, "Fetch", resume.Resolution{Done: true}); !errors.Is(err, resume.ErrNotInFlight) {
+		if err := e.Resolve(ctx, id, "Fetch", journal.Resolution{Done: true}); !errors.Is(err, journal.ErrNotInFlight) {
 			t.Errorf("resolving a succeeded step: %v, want ErrNotInFlight", err)
 		}
-		if err := e.Resolve(ctx, id, "Nope", resume.Resolution{Done: true}); !errors.Is(err, resume.ErrStepNotFound) {
+		if err := e.Resolve(ctx, id, "Nope", journal.Resolution{Done: true}); !errors.Is(err, journal.ErrStepNotFound) {
 			t.Errorf("resolving an unknown step: %v, want ErrStepNotFound", err)
 		}
-		if err := e.Resolve(ctx, id, "Notify", resume.Resolution{Done: true}); err != nil {
+		if err := e.Resolve(ctx, id, "Notify", journal.Resolution{Done: true}); err != nil {
 			t.Fatalf("resolve done: %v", err)
 		}
-		if err := e.Resolve(ctx, id, "Notify", resume.Resolution{Done: true}); !errors.Is(err, resume.ErrRunBusy) {
+		if err := e.Resolve(ctx, id, "Notify", journal.Resolution{Done: true}); !errors.Is(err, journal.ErrRunBusy) {
 			t.Errorf("resolving twice: %v, want ErrRunBusy (the run is pending)", err)
 		}
-		if res, err := e.Resume(ctx, id); err != nil || res.Status != resume.StatusSucceeded {
+		if res, err := e.Resume(ctx, id); err != nil || res.Status != journal.StatusSucceeded {
 			t.Fatalf("resume after done: %+v, %v", res, err)
 		}
 		if n := seen.count(id, "Notify"); n != 1 {
@@ -439,10 +440,10 @@ func Run(t *testing.T, h Harness) {
 		startCrashing(t, j, id, Plan{}, resume.Fault{Step: "Notify", Point: resume.FaultEffect})
 		e := resume.NewEngine(j)
 		_, _ = e.Resume(ctx, id)
-		if err := e.Resolve(ctx, id, "Notify", resume.Resolution{}); err != nil {
+		if err := e.Resolve(ctx, id, "Notify", journal.Resolution{}); err != nil {
 			t.Fatalf("resolve redo: %v", err)
 		}
-		if res, err := e.Resume(ctx, id); err != nil || res.Status != resume.StatusSucceeded {
+		if res, err := e.Resume(ctx, id); err != nil || res.Status != journal.StatusSucceeded {
 			t.Fatalf("resume after redo: %+v, %v", res, err)
 		}
 		if n := seen.count(id, "Notify"); n != 2 {
@@ -455,10 +456,10 @@ func Run(t *testing.T, h Harness) {
 		id := newRunID(t)
 		startCrashing(t, j, id, Plan{}, resume.Fault{Step: "Notify", Point: resume.FaultEffect})
 		// Another process claims it first (and is still alive).
-		if _, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "other", Lease: time.Minute}); err != nil {
+		if _, _, err := j.Claim(ctx, journal.ClaimRequest{RunID: id, Owner: "other", Lease: time.Minute}); err != nil {
 			t.Fatal(err)
 		}
-		if err := resume.NewEngine(j).Resolve(ctx, id, "Notify", resume.Resolution{Done: true}); !errors.Is(err, resume.ErrRunBusy) {
+		if err := resume.NewEngine(j).Resolve(ctx, id, "Notify", journal.Resolution{Done: true}); !errors.Is(err, journal.ErrRunBusy) {
 			t.Errorf("resolve during another process's run: %v, want ErrRunBusy", err)
 		}
 	})
@@ -467,7 +468,7 @@ func Run(t *testing.T, h Harness) {
 		j := open(t)
 		id := newRunID(t)
 		res, err := resume.NewEngine(j).Start(ctx, id, Chain, Plan{FailNotify: 1})
-		if err != nil || res.Status != resume.StatusSucceeded {
+		if err != nil || res.Status != journal.StatusSucceeded {
 			t.Fatalf("%+v, %v", res, err)
 		}
 		if n := seen.count(id, "Notify"); n != 2 {
@@ -486,7 +487,7 @@ func Run(t *testing.T, h Harness) {
 			t.Errorf("effect rows after rollback = %d, want 0", n)
 		}
 		_, steps, _ := j.LoadRun(ctx, id)
-		if last := steps[len(steps)-1]; last.StepKey != "Write" || last.Status != resume.StepFailed {
+		if last := steps[len(steps)-1]; last.StepKey != "Write" || last.Status != journal.StepFailed {
 			t.Errorf("Write row = %+v, want failed", last)
 		}
 	})
@@ -494,7 +495,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("version pinning executes nothing", func(t *testing.T) {
 		j := open(t)
 		id := newRunID(t)
-		old := resume.RunRecord{RunID: id, Workflow: chainDef.QualifiedName(), Version: "chain-v0",
+		old := journal.RunRecord{RunID: id, Workflow: chainDef.QualifiedName(), Version: "chain-v0",
 			Input: []byte(`[{}]`), CreatedAt: time.Now(), UpdatedAt: time.Now()}
 		if _, _, err := j.CreateRun(ctx, old); err != nil {
 			t.Fatal(err)
@@ -521,19 +522,19 @@ func Run(t *testing.T, h Harness) {
 		id := newRunID(t)
 		startCrashing(t, j, id, Plan{}, resume.Fault{Step: "Notify", Point: resume.FaultEffect})
 		e := resume.NewEngine(j)
-		if res, err := e.Resume(ctx, id); !errors.Is(err, resume.ErrNeedsAttention) || res.AttentionKind != resume.AttentionKindStep {
+		if res, err := e.Resume(ctx, id); !errors.Is(err, resume.ErrNeedsAttention) || res.AttentionKind != journal.AttentionKindStep {
 			t.Fatalf("resume: %+v, %v; want needs attention of kind step", res, err)
 		}
-		if r, _, _ := j.LoadRun(ctx, id); r.AttentionKind != resume.AttentionKindStep || r.AttentionStep != "Notify" {
+		if r, _, _ := j.LoadRun(ctx, id); r.AttentionKind != journal.AttentionKindStep || r.AttentionStep != "Notify" {
 			t.Fatalf("stored run: kind %q step %q, want step Notify", r.AttentionKind, r.AttentionStep)
 		}
-		if err := e.AcceptVersion(ctx, id, chainDef.Version); !errors.Is(err, resume.ErrNotVersionStop) {
+		if err := e.AcceptVersion(ctx, id, chainDef.Version); !errors.Is(err, journal.ErrNotVersionStop) {
 			t.Errorf("accepting a version for a run parked at a step: %v, want ErrNotVersionStop", err)
 		}
-		if err := e.Resolve(ctx, id, "Notify", resume.Resolution{Done: true}); err != nil {
+		if err := e.Resolve(ctx, id, "Notify", journal.Resolution{Done: true}); err != nil {
 			t.Fatal(err)
 		}
-		if r, _, _ := j.LoadRun(ctx, id); r.AttentionKind != "" || r.Status != resume.StatusPending {
+		if r, _, _ := j.LoadRun(ctx, id); r.AttentionKind != "" || r.Status != journal.StatusPending {
 			t.Fatalf("after resolve: status %s kind %q, want pending with no attention", r.Status, r.AttentionKind)
 		}
 	})
@@ -549,43 +550,43 @@ func Run(t *testing.T, h Harness) {
 			t.Fatal(err)
 		}
 		time.Sleep(2 * time.Millisecond) // the new manifest is the newer one
-		old := resume.RunRecord{RunID: id, Workflow: name, Version: "chain-v0",
+		old := journal.RunRecord{RunID: id, Workflow: name, Version: "chain-v0",
 			Input: []byte(`[{}]`), CreatedAt: time.Now(), UpdatedAt: time.Now()}
 		if _, _, err := j.CreateRun(ctx, old); err != nil {
 			t.Fatal(err)
 		}
-		run, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "old", Lease: time.Minute})
+		run, _, err := j.Claim(ctx, journal.ClaimRequest{RunID: id, Owner: "old", Lease: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
-		lease := resume.Lease{RunID: id, Owner: "old", Epoch: run.Epoch}
-		for i, s := range []resume.StepRecord{
+		lease := journal.Lease{RunID: id, Owner: "old", Epoch: run.Epoch}
+		for i, s := range []journal.StepRecord{
 			{StepKey: "Fetch", Name: "Fetch", Result: []byte(`"data"`)},
 			{StepKey: "Notify", Name: "Notify", Result: []byte(`null`)},
 		} {
-			s.RunID, s.Status, s.Attempt, s.Seq, s.StartedAt, s.FinishedAt = id, resume.StepSucceeded, 1, int64(i+1), time.Now(), time.Now()
+			s.RunID, s.Status, s.Attempt, s.Seq, s.StartedAt, s.FinishedAt = id, journal.StepSucceeded, 1, int64(i+1), time.Now(), time.Now()
 			if err := j.WriteStep(ctx, lease, s); err != nil {
 				t.Fatal(err)
 			}
 		}
-		run.Status = resume.StatusPending
+		run.Status = journal.StatusPending
 		if err := j.FinishRun(ctx, lease, run); err != nil {
 			t.Fatal(err)
 		}
 
 		e := resume.NewEngine(j)
-		if err := e.AcceptVersion(ctx, id, chainDef.Version); !errors.Is(err, resume.ErrNotVersionStop) {
+		if err := e.AcceptVersion(ctx, id, chainDef.Version); !errors.Is(err, journal.ErrNotVersionStop) {
 			t.Errorf("accepting a version for a pending run: %v, want ErrNotVersionStop", err)
 		}
-		if err := e.AcceptVersion(ctx, newRunID(t), chainDef.Version); !errors.Is(err, resume.ErrRunNotFound) {
+		if err := e.AcceptVersion(ctx, newRunID(t), chainDef.Version); !errors.Is(err, journal.ErrRunNotFound) {
 			t.Errorf("accepting a version for an unknown run: %v, want ErrRunNotFound", err)
 		}
 		res, err := e.Resume(ctx, id)
-		if !errors.Is(err, resume.ErrNeedsAttention) || res.AttentionKind != resume.AttentionKindVersion || res.AttentionStep != "" {
+		if !errors.Is(err, resume.ErrNeedsAttention) || res.AttentionKind != journal.AttentionKindVersion || res.AttentionStep != "" {
 			t.Fatalf("resume under chain-v1: %+v, %v; want needs attention of kind version", res, err)
 		}
 		stored, _, _ := j.LoadRun(ctx, id)
-		if stored.AttentionKind != resume.AttentionKindVersion || stored.Version != "chain-v0" {
+		if stored.AttentionKind != journal.AttentionKindVersion || stored.Version != "chain-v0" {
 			t.Fatalf("stored run: kind %q version %q, want version stop at chain-v0", stored.AttentionKind, stored.Version)
 		}
 		ms, err := j.ListManifests(ctx, name)
@@ -595,21 +596,21 @@ func Run(t *testing.T, h Harness) {
 		if len(ms) != 2 || ms[0].Version != chainDef.Version || ms[1].Version != "chain-v0" || ms[0].Manifest != chainDef.Manifest() {
 			t.Fatalf("manifests, newest first = %+v, want chain-v1 (the program's) then chain-v0", ms)
 		}
-		if err := e.Resolve(ctx, id, "Fetch", resume.Resolution{Done: true}); !errors.Is(err, resume.ErrNotInFlight) {
+		if err := e.Resolve(ctx, id, "Fetch", journal.Resolution{Done: true}); !errors.Is(err, journal.ErrNotInFlight) {
 			t.Errorf("resolving a step of a version stop: %v, want ErrNotInFlight", err)
 		}
 		if err := e.AcceptVersion(ctx, id, chainDef.Version); err != nil {
 			t.Fatalf("accept version: %v", err)
 		}
 		stored, _, _ = j.LoadRun(ctx, id)
-		if stored.Status != resume.StatusPending || stored.Version != chainDef.Version || stored.AttentionKind != "" || stored.Error != "" {
+		if stored.Status != journal.StatusPending || stored.Version != chainDef.Version || stored.AttentionKind != "" || stored.Error != "" {
 			t.Fatalf("after accept: %+v, want pending at %s with no attention", stored, chainDef.Version)
 		}
-		if err := e.AcceptVersion(ctx, id, chainDef.Version); !errors.Is(err, resume.ErrNotVersionStop) {
+		if err := e.AcceptVersion(ctx, id, chainDef.Version); !errors.Is(err, journal.ErrNotVersionStop) {
 			t.Errorf("accepting twice: %v, want ErrNotVersionStop", err)
 		}
 		res, err = e.Resume(ctx, id)
-		if err != nil || res.Status != resume.StatusSucceeded {
+		if err != nil || res.Status != journal.StatusSucceeded {
 			t.Fatalf("resume after accept: %+v, %v", res, err)
 		}
 		for step, want := range map[string]int{"Fetch": 0, "Notify": 0, "Write": 1} {
@@ -632,41 +633,41 @@ func Run(t *testing.T, h Harness) {
 	t.Run("a lost lease fences writes", func(t *testing.T) {
 		j := open(t)
 		id := newRunID(t)
-		if _, _, err := j.CreateRun(ctx, resume.RunRecord{RunID: id, Workflow: "w", Version: "v", Input: []byte(`[]`), CreatedAt: time.Now(), UpdatedAt: time.Now()}); err != nil {
+		if _, _, err := j.CreateRun(ctx, journal.RunRecord{RunID: id, Workflow: "w", Version: "v", Input: []byte(`[]`), CreatedAt: time.Now(), UpdatedAt: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
-		a, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "a", Lease: -time.Second}) // already expired
+		a, _, err := j.Claim(ctx, journal.ClaimRequest{RunID: id, Owner: "a", Lease: -time.Second}) // already expired
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "b", Lease: time.Minute}); err != nil {
+		if _, _, err := j.Claim(ctx, journal.ClaimRequest{RunID: id, Owner: "b", Lease: time.Minute}); err != nil {
 			t.Fatalf("claiming an expired lease: %v", err)
 		}
 		b, _, _ := j.LoadRun(ctx, id)
-		if _, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "c", Lease: time.Minute}); !errors.Is(err, resume.ErrRunBusy) {
+		if _, _, err := j.Claim(ctx, journal.ClaimRequest{RunID: id, Owner: "c", Lease: time.Minute}); !errors.Is(err, journal.ErrRunBusy) {
 			t.Errorf("claiming a live lease: %v, want ErrRunBusy", err)
 		}
-		stale := resume.Lease{RunID: id, Owner: "b", Epoch: b.Epoch - 1}
-		if _, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "c", Lease: time.Minute, Abandoned: &stale}); !errors.Is(err, resume.ErrRunBusy) {
+		stale := journal.Lease{RunID: id, Owner: "b", Epoch: b.Epoch - 1}
+		if _, _, err := j.Claim(ctx, journal.ClaimRequest{RunID: id, Owner: "c", Lease: time.Minute, Abandoned: &stale}); !errors.Is(err, journal.ErrRunBusy) {
 			t.Errorf("claiming from a dead owner's older epoch: %v, want ErrRunBusy", err)
 		}
-		dead := resume.Lease{RunID: id, Owner: "b", Epoch: b.Epoch}
-		if _, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: id, Owner: "c", Lease: time.Minute, Abandoned: &dead}); err != nil {
+		dead := journal.Lease{RunID: id, Owner: "b", Epoch: b.Epoch}
+		if _, _, err := j.Claim(ctx, journal.ClaimRequest{RunID: id, Owner: "c", Lease: time.Minute, Abandoned: &dead}); err != nil {
 			t.Errorf("claiming from a dead owner: %v", err)
 		}
-		la := resume.Lease{RunID: id, Owner: "a", Epoch: a.Epoch}
-		step := resume.StepRecord{RunID: id, StepKey: "S", Name: "S", Status: resume.StepSucceeded, Attempt: 1, Seq: 1, StartedAt: time.Now()}
-		if err := j.WriteStep(ctx, la, step); !errors.Is(err, resume.ErrLeaseLost) {
+		la := journal.Lease{RunID: id, Owner: "a", Epoch: a.Epoch}
+		step := journal.StepRecord{RunID: id, StepKey: "S", Name: "S", Status: journal.StepSucceeded, Attempt: 1, Seq: 1, StartedAt: time.Now()}
+		if err := j.WriteStep(ctx, la, step); !errors.Is(err, journal.ErrLeaseLost) {
 			t.Errorf("write under a lost lease: %v, want ErrLeaseLost", err)
 		}
-		if err := j.FinishRun(ctx, la, resume.RunRecord{RunID: id, Status: resume.StatusSucceeded}); !errors.Is(err, resume.ErrLeaseLost) {
+		if err := j.FinishRun(ctx, la, journal.RunRecord{RunID: id, Status: journal.StatusSucceeded}); !errors.Is(err, journal.ErrLeaseLost) {
 			t.Errorf("finish under a lost lease: %v, want ErrLeaseLost", err)
 		}
 		tx, err := j.BeginStep(ctx, la)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := tx.Commit(ctx, step); !errors.Is(err, resume.ErrLeaseLost) {
+		if err := tx.Commit(ctx, step); !errors.Is(err, journal.ErrLeaseLost) {
 			t.Errorf("tx commit under a lost lease: %v, want ErrLeaseLost", err)
 		}
 		tx.Rollback()
@@ -684,14 +685,14 @@ func Run(t *testing.T, h Harness) {
 		// Shut down right after Fetch is journaled.
 		e := resume.NewEngine(j, resume.WithFault(resume.Fault{Step: "Fetch", Point: resume.FaultAfter}), resume.WithFaultAction(cancel))
 		res, err := e.Start(cctx, id, Chain, Plan{})
-		if !errors.Is(err, context.Canceled) || res.Status != resume.StatusPending {
+		if !errors.Is(err, context.Canceled) || res.Status != journal.StatusPending {
 			t.Fatalf("a cancelled run: %+v, %v; want pending and context.Canceled", res, err)
 		}
 		if n := seen.count(id, "Notify"); n != 0 {
 			t.Errorf("Notify started after cancellation: %d", n)
 		}
 		res, err = resume.NewEngine(j).Resume(ctx, id)
-		if err != nil || res.Status != resume.StatusSucceeded {
+		if err != nil || res.Status != journal.StatusSucceeded {
 			t.Fatalf("resume after cancellation: %+v, %v", res, err)
 		}
 		if seen.count(id, "Fetch") != 1 || seen.count(id, "Notify") != 1 {
@@ -717,14 +718,14 @@ func Run(t *testing.T, h Harness) {
 				t.Fatal("the run did not reach its loop")
 			}
 		}
-		if err := e.Cancel(ctx, id, resume.CancelOptions{}); !errors.Is(err, resume.ErrRunBusy) {
+		if err := e.Cancel(ctx, id, journal.CancelOptions{}); !errors.Is(err, journal.ErrRunBusy) {
 			t.Fatalf("cancel of a running run without Running: %v, want ErrRunBusy", err)
 		}
-		if err := e.Cancel(ctx, id, resume.CancelOptions{Running: true}); err != nil {
+		if err := e.Cancel(ctx, id, journal.CancelOptions{Running: true}); err != nil {
 			t.Fatalf("cancel with Running: %v", err)
 		}
 		out := <-done
-		if !errors.Is(out.err, resume.ErrRunCancelled) || out.res.Status != resume.StatusCancelled {
+		if !errors.Is(out.err, resume.ErrRunCancelled) || out.res.Status != journal.StatusCancelled {
 			t.Errorf("the cancelled run's Start: %s, %v; want cancelled, ErrRunCancelled", out.res.Status, out.err)
 		}
 		loops := seen.count(id, "Loop")
@@ -735,7 +736,7 @@ func Run(t *testing.T, h Harness) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Status != resume.StatusCancelled || r.LeaseOwner != "" {
+		if r.Status != journal.StatusCancelled || r.LeaseOwner != "" {
 			t.Errorf("run after cancel: %s, lease %q; want cancelled, no lease", r.Status, r.LeaseOwner)
 		}
 		// Journal rows are those of steps that ran before the cancel, at
@@ -759,7 +760,7 @@ func Run(t *testing.T, h Harness) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(results) != 2 || results[0].Status != resume.StatusSucceeded || results[1].Status != resume.StatusSucceeded {
+		if len(results) != 2 || results[0].Status != journal.StatusSucceeded || results[1].Status != journal.StatusSucceeded {
 			t.Fatalf("results = %+v", results)
 		}
 		for _, id := range ids {
@@ -783,8 +784,8 @@ func Run(t *testing.T, h Harness) {
 		if n := seen.count(ids[0], "Fetch"); n != 0 {
 			t.Fatalf("Enqueue executed Fetch %d times", n)
 		}
-		req := resume.ClaimNextRequest{Owner: "w", Lease: time.Minute, Workflows: []string{chainDef.QualifiedName()}}
-		if _, _, err := j.ClaimNext(ctx, resume.ClaimNextRequest{Owner: "w", Lease: req.Lease, Workflows: []string{"other.Flow"}}); !errors.Is(err, resume.ErrNoRunReady) {
+		req := journal.ClaimNextRequest{Owner: "w", Lease: time.Minute, Workflows: []string{chainDef.QualifiedName()}}
+		if _, _, err := j.ClaimNext(ctx, journal.ClaimNextRequest{Owner: "w", Lease: req.Lease, Workflows: []string{"other.Flow"}}); !errors.Is(err, journal.ErrNoRunReady) {
 			t.Errorf("claim of another workflow: %v, want ErrNoRunReady", err)
 		}
 		for i, want := range ids {
@@ -792,11 +793,11 @@ func Run(t *testing.T, h Harness) {
 			if err != nil {
 				t.Fatalf("claim %d: %v", i, err)
 			}
-			if r.RunID != want || r.Status != resume.StatusRunning || r.LeaseOwner != "w" || r.Epoch != 1 {
+			if r.RunID != want || r.Status != journal.StatusRunning || r.LeaseOwner != "w" || r.Epoch != 1 {
 				t.Errorf("claim %d = %s %s %s epoch %d, want %s running w epoch 1", i, r.RunID, r.Status, r.LeaseOwner, r.Epoch, want)
 			}
 		}
-		if _, _, err := j.ClaimNext(ctx, req); !errors.Is(err, resume.ErrNoRunReady) {
+		if _, _, err := j.ClaimNext(ctx, req); !errors.Is(err, journal.ErrNoRunReady) {
 			t.Errorf("claim with every run leased: %v, want ErrNoRunReady", err)
 		}
 	})
@@ -811,7 +812,7 @@ func Run(t *testing.T, h Harness) {
 			go func() {
 				defer wg.Done()
 				_, err := resume.NewEngine(j).Start(ctx, id, Chain, Plan{Loop: 3})
-				if err != nil && !errors.Is(err, resume.ErrRunBusy) {
+				if err != nil && !errors.Is(err, journal.ErrRunBusy) {
 					errs <- err
 				}
 			}()
@@ -821,11 +822,11 @@ func Run(t *testing.T, h Harness) {
 		for err := range errs {
 			t.Errorf("start: %v", err)
 		}
-		runs, err := j.ListRuns(ctx, resume.RunFilter{})
+		runs, err := j.ListRuns(ctx, journal.RunFilter{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(runs) != 1 || runs[0].Status != resume.StatusSucceeded {
+		if len(runs) != 1 || runs[0].Status != journal.StatusSucceeded {
 			t.Fatalf("runs = %+v, want one succeeded run", runs)
 		}
 		if seen.count(id, "Fetch") != 1 || seen.count(id, "Loop") != 3 || effectsOf(t, id) != 1 {
@@ -846,7 +847,7 @@ func Run(t *testing.T, h Harness) {
 		}
 		loops.most.Store(0)
 		stop := startWorker(ctx, e, resume.WorkerOptions{Concurrency: 3, PollInterval: 5 * time.Millisecond})
-		waitFor(t, j, len(ids), resume.StatusSucceeded)
+		waitFor(t, j, len(ids), journal.StatusSucceeded)
 		if err := stop(); err != nil {
 			t.Fatalf("work: %v", err)
 		}
@@ -867,13 +868,13 @@ func Run(t *testing.T, h Harness) {
 		e := resume.NewEngine(race)
 		id := newRunID(t)
 		res, err := e.Start(ctx, id, Chain, Plan{Loop: 1})
-		if err != nil || res.Status != resume.StatusSucceeded {
+		if err != nil || res.Status != journal.StatusSucceeded {
 			t.Fatalf("start: %v, %v; want succeeded in this process", res.Status, err)
 		}
 		if !race.tried {
 			t.Fatal("the worker never looked for work")
 		}
-		if !errors.Is(race.claimErr, resume.ErrNoRunReady) {
+		if !errors.Is(race.claimErr, journal.ErrNoRunReady) {
 			t.Errorf("a worker claimed the run between its creation and Start's claim: %v", race.claimErr)
 		}
 		// Enqueue still leaves the run to workers.
@@ -904,7 +905,7 @@ func Run(t *testing.T, h Harness) {
 				t.Errorf("work: %v", err)
 			}
 		}()
-		waitFor(t, j, 1, resume.StatusSucceeded) // well before the hour
+		waitFor(t, j, 1, journal.StatusSucceeded) // well before the hour
 		if seen.count(id, "Fetch") != 1 || effectsOf(t, id) != 1 {
 			t.Errorf("run %s: Fetch %d, effects %d; want 1 and 1", id, seen.count(id, "Fetch"), effectsOf(t, id))
 		}
@@ -928,7 +929,7 @@ func Run(t *testing.T, h Harness) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Status != resume.StatusPending || r.LeaseOwner != "" || seen.count(id, "Fetch") != 0 {
+		if r.Status != journal.StatusPending || r.LeaseOwner != "" || seen.count(id, "Fetch") != 0 {
 			t.Errorf("run %s: %s, lease %q, Fetch %d; want pending, unleased, never executed", id, r.Status, r.LeaseOwner, seen.count(id, "Fetch"))
 		}
 	})
@@ -959,13 +960,13 @@ func Run(t *testing.T, h Harness) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.Status != resume.StatusPending || r.LeaseOwner != "" {
+			if r.Status != journal.StatusPending || r.LeaseOwner != "" {
 				t.Errorf("run %s after drain: %s, lease %q; want pending, released", id, r.Status, r.LeaseOwner)
 			}
 		}
 		// Another worker finishes them; no journaled step runs again.
 		stop = startWorker(ctx, resume.NewEngine(j), resume.WorkerOptions{Concurrency: 2, PollInterval: 5 * time.Millisecond})
-		waitFor(t, j, len(ids), resume.StatusSucceeded)
+		waitFor(t, j, len(ids), journal.StatusSucceeded)
 		stop()
 		for _, id := range ids {
 			if seen.count(id, "Fetch") != 1 || seen.count(id, "Loop") != 30 {
@@ -998,16 +999,16 @@ func startWorker(ctx context.Context, e *resume.Engine, opts resume.WorkerOption
 // claimAfterCreate is a journal on which another worker tries to claim
 // work right after each run is created.
 type claimAfterCreate struct {
-	resume.Journal
+	journal.Journal
 	tried    bool
 	claimErr error
 }
 
-func (c *claimAfterCreate) CreateRun(ctx context.Context, r resume.RunRecord) (resume.RunRecord, bool, error) {
+func (c *claimAfterCreate) CreateRun(ctx context.Context, r journal.RunRecord) (journal.RunRecord, bool, error) {
 	stored, created, err := c.Journal.CreateRun(ctx, r)
 	if err == nil && created {
 		c.tried = true
-		_, _, c.claimErr = c.Journal.ClaimNext(ctx, resume.ClaimNextRequest{
+		_, _, c.claimErr = c.Journal.ClaimNext(ctx, journal.ClaimNextRequest{
 			Owner: "another-worker", Lease: time.Minute, Workflows: []string{stored.Workflow},
 		})
 	}
@@ -1015,11 +1016,11 @@ func (c *claimAfterCreate) CreateRun(ctx context.Context, r resume.RunRecord) (r
 }
 
 // waitFor waits until n runs have status s, for up to 30 seconds.
-func waitFor(t *testing.T, j resume.Journal, n int, s resume.Status) {
+func waitFor(t *testing.T, j journal.Journal, n int, s journal.Status) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		runs, err := j.ListRuns(context.Background(), resume.RunFilter{Statuses: []resume.Status{s}})
+		runs, err := j.ListRuns(context.Background(), journal.RunFilter{Statuses: []journal.Status{s}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,8 +25,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/pgjournal"
-	"github.com/resumegen/resumegen/runtime/resume"
 	"github.com/resumegen/resumegen/runtime/sqlitejournal"
 )
 
@@ -62,7 +62,7 @@ func IsPostgres(target string) bool {
 // file through [sqlitejournal.Open] (created if missing, mode 0600). A
 // database that cannot be reached is an error naming the target, with any
 // password redacted, and why.
-func Open(ctx context.Context, target string) (resume.Journal, error) {
+func Open(ctx context.Context, target string) (journal.Journal, error) {
 	if target == "" {
 		return nil, errors.New("open journal: no database named (a SQLite path or a postgres:// DSN)")
 	}
@@ -84,8 +84,8 @@ func Open(ctx context.Context, target string) (resume.Journal, error) {
 // operator's tool must: no file, table or migration is created and
 // nothing is changed (see [sqlitejournal.OpenReadOnly] and
 // [pgjournal.ConnectReadOnly]). A SQLite file must exist. A database
-// without a journal is an error wrapping [resume.ErrNoJournal].
-func OpenReadOnly(ctx context.Context, target string) (resume.Journal, error) {
+// without a journal is an error wrapping [journal.ErrNoJournal].
+func OpenReadOnly(ctx context.Context, target string) (journal.Journal, error) {
 	if target == "" {
 		return nil, errors.New("open journal: no database named (a SQLite path or a postgres:// DSN)")
 	}

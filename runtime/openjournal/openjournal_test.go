@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/openjournal"
-	"github.com/resumegen/resumegen/runtime/resume"
 )
 
 func TestIsPostgres(t *testing.T) {
@@ -77,7 +77,7 @@ func TestNoPasswordInErrors(t *testing.T) {
 		"host=127.0.0.1 password=" + pw + " sslmode=bogus",
 		"host=127.0.0.1 password='" + pw,
 	} {
-		for name, open := range map[string]func(context.Context, string) (resume.Journal, error){
+		for name, open := range map[string]func(context.Context, string) (journal.Journal, error){
 			"Open": openjournal.Open, "OpenReadOnly": openjournal.OpenReadOnly,
 		} {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -117,7 +117,7 @@ func TestOpenReadOnlySQLite(t *testing.T) {
 	if err := os.WriteFile(empty, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := openjournal.OpenReadOnly(ctx, empty); !errors.Is(err, resume.ErrNoJournal) {
+	if _, err := openjournal.OpenReadOnly(ctx, empty); !errors.Is(err, journal.ErrNoJournal) {
 		t.Errorf("OpenReadOnly of an empty file: %v, want ErrNoJournal", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/journaltest"
 	"github.com/resumegen/resumegen/runtime/pgjournal"
 	"github.com/resumegen/resumegen/runtime/resume"
@@ -64,7 +65,7 @@ func openBench(b *testing.B) journaltest.BenchHarness {
 				WHERE run_id = $2`, owner, runID)
 			return err
 		},
-		OpenAgain: func(tb testing.TB) resume.Journal {
+		OpenAgain: func(tb testing.TB) journal.Journal {
 			p, err := pgxpool.NewWithConfig(ctx, pool.Config())
 			if err != nil {
 				tb.Fatal(err)

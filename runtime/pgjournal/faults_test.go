@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/resumegen/resumegen/internal/pgtest"
+	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/journaltest"
 	"github.com/resumegen/resumegen/runtime/pgjournal"
 	"github.com/resumegen/resumegen/runtime/resume"
@@ -80,7 +81,7 @@ func TestServerRestart(t *testing.T) {
 	}
 	defer pool.Close()
 	rep := journaltest.DatabaseBlip(t, journaltest.Harness{
-		Open: func(t *testing.T) resume.Journal {
+		Open: func(t *testing.T) journal.Journal {
 			j, err := pgjournal.Open(ctx, pool)
 			if err != nil {
 				t.Fatal(err)

@@ -18,7 +18,7 @@
 //
 // Idle workers need not poll for new runs: a trigger notifies a channel of
 // the schema whenever a run becomes pending, and [Journal.NotifyWork]
-// listens on it (resume.WorkNotifier).
+// listens on it (journal.WorkNotifier).
 //
 // On the hot path a default-policy step is one fenced statement in
 // autocommit (one round trip, one commit), and entering a run is one round
@@ -38,10 +38,10 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/resumegen/resumegen/runtime/resume"
+	"github.com/resumegen/resumegen/runtime/journal"
 )
 
-// Journal is a [resume.Journal] in a PostgreSQL database.
+// Journal is a [journal.Journal] in a PostgreSQL database.
 type Journal struct {
 	pool    *pgxpool.Pool
 	owned   bool // Close closes pool
@@ -54,8 +54,8 @@ type Journal struct {
 }
 
 var (
-	_ resume.Journal      = (*Journal)(nil)
-	_ resume.WorkNotifier = (*Journal)(nil)
+	_ journal.Journal      = (*Journal)(nil)
+	_ journal.WorkNotifier = (*Journal)(nil)
 )
 
 // Option configures a Journal.
@@ -125,8 +125,8 @@ func (j *Journal) Close() error {
 }
 
 // Counters returns the reads and commits since Open.
-func (j *Journal) Counters() resume.Counters {
-	return resume.Counters{Reads: j.reads.Load(), Commits: j.commits.Load()}
+func (j *Journal) Counters() journal.Counters {
+	return journal.Counters{Reads: j.reads.Load(), Commits: j.commits.Load()}
 }
 
 // queries are the journal's statements, qualified with its schema once.
@@ -155,7 +155,7 @@ const stepColumns = `run_id, step_key, name, status, result, error, attempt, att
 // stepFence begins a step row's write: run is the run's row if the lease
 // ($12 run, $13 owner, $14 epoch) is still the writer's, share-locked, and
 // progress marks the run's progress at the entry's first step row (see
-// resume.RunRecord.ClaimsSinceProgress).
+// journal.RunRecord.ClaimsSinceProgress).
 const stepFence = `WITH run AS (
 				SELECT attempts <> progress_attempt AS first FROM {schema}.resume_runs
 				WHERE run_id = $12 AND lease_owner = $13 AND epoch = $14 FOR SHARE),
@@ -356,8 +356,8 @@ func jsonArg(b json.RawMessage) any {
 }
 
 // scanRun scans runColumns, then extra destinations.
-func scanRun(row pgx.Row, extra ...any) (resume.RunRecord, error) {
-	var r resume.RunRecord
+func scanRun(row pgx.Row, extra ...any) (journal.RunRecord, error) {
+	var r journal.RunRecord
 	var input, output, detail []byte
 	var leaseUntil *time.Time
 	var created, updated time.Time
@@ -378,8 +378,8 @@ func scanRun(row pgx.Row, extra ...any) (resume.RunRecord, error) {
 	return r, nil
 }
 
-func scanStep(row pgx.Row) (resume.StepRecord, error) {
-	var s resume.StepRecord
+func scanStep(row pgx.Row) (journal.StepRecord, error) {
+	var s journal.StepRecord
 	var result, detail, history []byte
 	var started time.Time
 	var finished *time.Time
@@ -400,7 +400,7 @@ func scanStep(row pgx.Row) (resume.StepRecord, error) {
 }
 
 // historyArg is a step's attempt history as stored: json, or NULL for none.
-func historyArg(h []resume.AttemptRecord) (any, error) {
+func historyArg(h []journal.AttemptRecord) (any, error) {
 	if len(h) == 0 {
 		return nil, nil
 	}
@@ -415,11 +415,11 @@ func historyArg(h []resume.AttemptRecord) (any, error) {
 // NULL. A history that is not such a list is returned as why the row
 // cannot be read, not as an error: the read goes on, and the engine parks
 // the row's run, not every run of the journal.
-func parseHistory(h []byte) ([]resume.AttemptRecord, string) {
+func parseHistory(h []byte) ([]journal.AttemptRecord, string) {
 	if len(h) == 0 {
 		return nil, ""
 	}
-	var out []resume.AttemptRecord
+	var out []journal.AttemptRecord
 	if err := json.Unmarshal(h, &out); err != nil {
 		shown := string(h)
 		if len(shown) > 60 {
@@ -431,7 +431,7 @@ func parseHistory(h []byte) ([]resume.AttemptRecord, string) {
 }
 
 // stepArgs are the arguments of writeStep and writeStepTx.
-func stepArgs(l resume.Lease, s resume.StepRecord) ([]any, error) {
+func stepArgs(l journal.Lease, s journal.StepRecord) ([]any, error) {
 	history, err := historyArg(s.History)
 	if err != nil {
 		return nil, fmt.Errorf("run %s, step %s: %w", s.RunID, s.StepKey, err)
@@ -444,11 +444,11 @@ func stepArgs(l resume.Lease, s resume.StepRecord) ([]any, error) {
 	}, nil
 }
 
-func (j *Journal) run(ctx context.Context, q querier, sql, runID string) (resume.RunRecord, error) {
+func (j *Journal) run(ctx context.Context, q querier, sql, runID string) (journal.RunRecord, error) {
 	j.reads.Add(1)
 	r, err := scanRun(q.QueryRow(ctx, sql, runID))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return r, fmt.Errorf("run %s: %w", runID, resume.ErrRunNotFound)
+		return r, fmt.Errorf("run %s: %w", runID, journal.ErrRunNotFound)
 	}
 	if err != nil {
 		return r, fmt.Errorf("run %s: read: %w", runID, err)
@@ -456,14 +456,14 @@ func (j *Journal) run(ctx context.Context, q querier, sql, runID string) (resume
 	return r, nil
 }
 
-func (j *Journal) steps(ctx context.Context, q querier, runID string) ([]resume.StepRecord, error) {
+func (j *Journal) steps(ctx context.Context, q querier, runID string) ([]journal.StepRecord, error) {
 	j.reads.Add(1)
 	rows, err := q.Query(ctx, j.sql.selectSteps, runID)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: read journal: %w", runID, err)
 	}
 	defer rows.Close()
-	var out []resume.StepRecord
+	var out []journal.StepRecord
 	for rows.Next() {
 		s, err := scanStep(rows)
 		if err != nil {
@@ -478,11 +478,11 @@ func (j *Journal) steps(ctx context.Context, q querier, runID string) ([]resume.
 }
 
 // scanEntrySteps reads the rows of the entrySteps query.
-func scanEntrySteps(rows pgx.Rows, runID string) ([]resume.StepRecord, error) {
+func scanEntrySteps(rows pgx.Rows, runID string) ([]journal.StepRecord, error) {
 	defer rows.Close()
-	var out []resume.StepRecord
+	var out []journal.StepRecord
 	for rows.Next() {
-		s := resume.StepRecord{RunID: runID}
+		s := journal.StepRecord{RunID: runID}
 		var result, detail, history []byte
 		var errText *string
 		var attempt, base *int
@@ -518,7 +518,7 @@ func scanEntrySteps(rows pgx.Rows, runID string) ([]resume.StepRecord, error) {
 
 // CreateRun inserts r as a pending run unless its run id exists, and
 // returns the stored run.
-func (j *Journal) CreateRun(ctx context.Context, r resume.RunRecord) (resume.RunRecord, bool, error) {
+func (j *Journal) CreateRun(ctx context.Context, r journal.RunRecord) (journal.RunRecord, bool, error) {
 	r = r.Created()
 	var lease *time.Duration // the lease's length, counted by the server
 	if r.LeaseOwner != "" {
@@ -547,7 +547,7 @@ func (j *Journal) CreateRun(ctx context.Context, r resume.RunRecord) (resume.Run
 // one round trip and one implicit transaction; the read returns no row
 // unless the claim took the run. A run it cannot take is returned, read
 // by one more query of its row alone, with ErrRunBusy.
-func (j *Journal) Claim(ctx context.Context, c resume.ClaimRequest) (resume.RunRecord, []resume.StepRecord, error) {
+func (j *Journal) Claim(ctx context.Context, c journal.ClaimRequest) (journal.RunRecord, []journal.StepRecord, error) {
 	runID := c.RunID
 	var deadOwner string
 	var deadEpoch int64 = -1
@@ -566,7 +566,7 @@ func (j *Journal) Claim(ctx context.Context, c resume.ClaimRequest) (resume.RunR
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return r, nil, fmt.Errorf("run %s: claim: %w", runID, err)
 	}
-	var steps []resume.StepRecord
+	var steps []journal.StepRecord
 	rows, err := br.Query()
 	if err == nil {
 		steps, err = scanEntrySteps(rows, runID)
@@ -577,7 +577,7 @@ func (j *Journal) Claim(ctx context.Context, c resume.ClaimRequest) (resume.RunR
 	if !claimed {
 		r, err = scanRun(br.QueryRow())
 		if errors.Is(err, pgx.ErrNoRows) {
-			return r, nil, fmt.Errorf("run %s: %w", runID, resume.ErrRunNotFound)
+			return r, nil, fmt.Errorf("run %s: %w", runID, journal.ErrRunNotFound)
 		}
 		if err != nil {
 			return r, nil, fmt.Errorf("run %s: claim: %w", runID, err)
@@ -590,16 +590,16 @@ func (j *Journal) Claim(ctx context.Context, c resume.ClaimRequest) (resume.RunR
 		j.commits.Add(1)
 		return r, steps, nil
 	}
-	return r, nil, fmt.Errorf("run %s is %s: %w", runID, r.Status, resume.ErrRunBusy)
+	return r, nil, fmt.Errorf("run %s is %s: %w", runID, r.Status, journal.ErrRunBusy)
 }
 
 // ClaimNext claims the oldest claimable run of one of c.Workflows, skipping
 // runs another worker is claiming at the same moment, and reads its
 // journal: two round trips, the claim committed first. It returns
 // ErrNoRunReady when no run can be claimed.
-func (j *Journal) ClaimNext(ctx context.Context, c resume.ClaimNextRequest) (resume.RunRecord, []resume.StepRecord, error) {
+func (j *Journal) ClaimNext(ctx context.Context, c journal.ClaimNextRequest) (journal.RunRecord, []journal.StepRecord, error) {
 	if len(c.Workflows) == 0 {
-		return resume.RunRecord{}, nil, fmt.Errorf("claim next for %s: no workflows: %w", c.Owner, resume.ErrNoRunReady)
+		return journal.RunRecord{}, nil, fmt.Errorf("claim next for %s: no workflows: %w", c.Owner, journal.ErrNoRunReady)
 	}
 	holding := c.Holding
 	if holding == nil {
@@ -607,7 +607,7 @@ func (j *Journal) ClaimNext(ctx context.Context, c resume.ClaimNextRequest) (res
 	}
 	r, err := scanRun(j.pool.QueryRow(ctx, j.sql.claimNext, c.Owner, c.Lease, c.Workflows, holding))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return r, nil, fmt.Errorf("claim next for %s: %w", c.Owner, resume.ErrNoRunReady)
+		return r, nil, fmt.Errorf("claim next for %s: %w", c.Owner, journal.ErrNoRunReady)
 	}
 	if err != nil {
 		return r, nil, fmt.Errorf("claim next for %s: %w", c.Owner, err)
@@ -616,7 +616,7 @@ func (j *Journal) ClaimNext(ctx context.Context, c resume.ClaimNextRequest) (res
 	// The lease is ours from here on: the journal cannot change under it.
 	j.reads.Add(1)
 	rows, err := j.pool.Query(ctx, j.sql.entrySteps, r.RunID)
-	var steps []resume.StepRecord
+	var steps []journal.StepRecord
 	if err == nil {
 		steps, err = scanEntrySteps(rows, r.RunID)
 	}
@@ -628,7 +628,7 @@ func (j *Journal) ClaimNext(ctx context.Context, c resume.ClaimNextRequest) (res
 
 // RenewLease extends the lease to d from now, by the server's clock, if it
 // is still held.
-func (j *Journal) RenewLease(ctx context.Context, l resume.Lease, d time.Duration) error {
+func (j *Journal) RenewLease(ctx context.Context, l journal.Lease, d time.Duration) error {
 	tag, err := j.pool.Exec(ctx, j.sql.renew, d, l.RunID, l.Owner, l.Epoch)
 	if err != nil {
 		return fmt.Errorf("run %s: renew lease: %w", l.RunID, err)
@@ -637,14 +637,14 @@ func (j *Journal) RenewLease(ctx context.Context, l resume.Lease, d time.Duratio
 	return leaseHeld(tag, l)
 }
 
-func leaseHeld(tag pgconn.CommandTag, l resume.Lease) error {
+func leaseHeld(tag pgconn.CommandTag, l journal.Lease) error {
 	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("run %s, epoch %d: %w", l.RunID, l.Epoch, resume.ErrLeaseLost)
+		return fmt.Errorf("run %s, epoch %d: %w", l.RunID, l.Epoch, journal.ErrLeaseLost)
 	}
 	return nil
 }
 
-func (j *Journal) writeStep(ctx context.Context, q querier, l resume.Lease, s resume.StepRecord) error {
+func (j *Journal) writeStep(ctx context.Context, q querier, l journal.Lease, s journal.StepRecord) error {
 	args, err := stepArgs(l, s)
 	if err != nil {
 		return err
@@ -660,7 +660,7 @@ func (j *Journal) writeStep(ctx context.Context, q querier, l resume.Lease, s re
 }
 
 // WriteStep upserts the step's row, fenced, in one statement and one commit.
-func (j *Journal) WriteStep(ctx context.Context, l resume.Lease, s resume.StepRecord) error {
+func (j *Journal) WriteStep(ctx context.Context, l journal.Lease, s journal.StepRecord) error {
 	if err := j.writeStep(ctx, j.pool, l, s); err != nil {
 		return err
 	}
@@ -674,7 +674,7 @@ func (j *Journal) WriteStep(ctx context.Context, l resume.Lease, s resume.StepRe
 // The transaction costs the round trips of a plain one: BEGIN, the step's
 // own statements, and one more in which the fenced journal row and the
 // COMMIT travel together, pipelined.
-func (j *Journal) BeginStep(ctx context.Context, l resume.Lease) (resume.StepTx, error) {
+func (j *Journal) BeginStep(ctx context.Context, l journal.Lease) (journal.StepTx, error) {
 	conn, err := j.pool.Acquire(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: begin step: %w", l.RunID, err)
@@ -694,7 +694,7 @@ type stepTx struct {
 	conn   *pgxpool.Conn
 	tx     pgx.Tx
 	handle *stepHandle
-	lease  resume.Lease
+	lease  journal.Lease
 	done   bool
 }
 
@@ -704,7 +704,7 @@ func (t *stepTx) Handle() any { return t.handle }
 // Commit sends the step's row, fenced, and COMMIT in one round trip. If the
 // fence refuses the row, the transaction aborts and COMMIT does not run:
 // the step's writes are rolled back with it.
-func (t *stepTx) Commit(ctx context.Context, s resume.StepRecord) error {
+func (t *stepTx) Commit(ctx context.Context, s journal.StepRecord) error {
 	args, err := stepArgs(t.lease, s)
 	if err != nil {
 		return err // Rollback, deferred by the engine, ends the transaction
@@ -732,7 +732,7 @@ func (t *stepTx) Commit(ctx context.Context, s resume.StepRecord) error {
 		t.conn.Release()
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == leaseLostCode {
-			return fmt.Errorf("step %s: run %s, epoch %d: %w", s.StepKey, t.lease.RunID, t.lease.Epoch, resume.ErrLeaseLost)
+			return fmt.Errorf("step %s: run %s, epoch %d: %w", s.StepKey, t.lease.RunID, t.lease.Epoch, journal.ErrLeaseLost)
 		}
 		return fmt.Errorf("run %s, step %s: commit: %w", s.RunID, s.StepKey, err)
 	}
@@ -755,7 +755,7 @@ func (t *stepTx) Rollback() error {
 }
 
 // FinishRun records the run's status and releases its lease, fenced.
-func (j *Journal) FinishRun(ctx context.Context, l resume.Lease, r resume.RunRecord) error {
+func (j *Journal) FinishRun(ctx context.Context, l journal.Lease, r journal.RunRecord) error {
 	tag, err := j.pool.Exec(ctx, j.sql.finish,
 		string(r.Status), jsonArg(r.Output), r.Error, r.AttentionStep, r.UpdatedAt,
 		l.RunID, l.Owner, l.Epoch, r.AttentionKind, r.FailedStep, jsonArg(r.ErrorDetail))
@@ -767,7 +767,7 @@ func (j *Journal) FinishRun(ctx context.Context, l resume.Lease, r resume.RunRec
 }
 
 // LoadRun reads a run and its full journal, ordered by seq.
-func (j *Journal) LoadRun(ctx context.Context, runID string) (resume.RunRecord, []resume.StepRecord, error) {
+func (j *Journal) LoadRun(ctx context.Context, runID string) (journal.RunRecord, []journal.StepRecord, error) {
 	r, err := j.run(ctx, j.pool, j.sql.selectRun, runID)
 	if err != nil {
 		return r, nil, err
@@ -777,7 +777,7 @@ func (j *Journal) LoadRun(ctx context.Context, runID string) (resume.RunRecord, 
 }
 
 // ListRuns lists runs matching f, oldest first.
-func (j *Journal) ListRuns(ctx context.Context, f resume.RunFilter) ([]resume.RunRecord, error) {
+func (j *Journal) ListRuns(ctx context.Context, f journal.RunFilter) ([]journal.RunRecord, error) {
 	var where []string
 	var args []any
 	if len(f.Statuses) > 0 {
@@ -814,7 +814,7 @@ func (j *Journal) ListRuns(ctx context.Context, f resume.RunFilter) ([]resume.Ru
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
 	defer rows.Close()
-	var out []resume.RunRecord
+	var out []journal.RunRecord
 	for rows.Next() {
 		var last string
 		r, err := scanRun(rows, &last)
@@ -832,26 +832,26 @@ func (j *Journal) ListRuns(ctx context.Context, f resume.RunFilter) ([]resume.Ru
 
 // Resolve applies a person's resolution to an in_flight step of a run in
 // needs_attention, atomically, with the run and step rows locked.
-func (j *Journal) Resolve(ctx context.Context, runID, stepKey string, res resume.Resolution) error {
+func (j *Journal) Resolve(ctx context.Context, runID, stepKey string, res journal.Resolution) error {
 	return j.inTx(ctx, func(tx pgx.Tx) error {
 		r, err := j.run(ctx, tx, j.sql.selectRunForUpdate, runID)
 		if err != nil {
 			return err
 		}
-		if r.Status != resume.StatusNeedsAttention {
-			return fmt.Errorf("run %s is %s, not needs_attention: %w", runID, r.Status, resume.ErrRunBusy)
+		if r.Status != journal.StatusNeedsAttention {
+			return fmt.Errorf("run %s is %s, not needs_attention: %w", runID, r.Status, journal.ErrRunBusy)
 		}
 		var status string
 		j.reads.Add(1)
 		err = tx.QueryRow(ctx, j.sql.selectStepStatus, runID, stepKey).Scan(&status)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("run %s has no step %s: %w", runID, stepKey, resume.ErrStepNotFound)
+			return fmt.Errorf("run %s has no step %s: %w", runID, stepKey, journal.ErrStepNotFound)
 		}
 		if err != nil {
 			return fmt.Errorf("run %s, step %s: read: %w", runID, stepKey, err)
 		}
-		if resume.StepStatus(status) != resume.StepInFlight {
-			return fmt.Errorf("run %s, step %s is %s: %w", runID, stepKey, status, resume.ErrNotInFlight)
+		if journal.StepStatus(status) != journal.StepInFlight {
+			return fmt.Errorf("run %s, step %s is %s: %w", runID, stepKey, status, journal.ErrNotInFlight)
 		}
 		now := time.Now()
 		if res.Done {
@@ -884,7 +884,7 @@ func (j *Journal) Retry(ctx context.Context, runID string) error {
 		if err != nil {
 			return err
 		}
-		if r.Status == resume.StatusNeedsAttention && r.AttentionKind == resume.AttentionKindJournal {
+		if r.Status == journal.StatusNeedsAttention && r.AttentionKind == journal.AttentionKindJournal {
 			// A person repaired the row: the next entry reads it anew.
 			if _, err := tx.Exec(ctx, j.sql.makePending, time.Now(), runID); err != nil {
 				return fmt.Errorf("run %s: retry: %w", runID, err)
@@ -894,8 +894,8 @@ func (j *Journal) Retry(ctx context.Context, runID string) error {
 			}
 			return nil
 		}
-		if r.Status != resume.StatusFailed {
-			return fmt.Errorf("run %s is %s: %w", runID, r.Status, resume.ErrNotFailed)
+		if r.Status != journal.StatusFailed {
+			return fmt.Errorf("run %s is %s: %w", runID, r.Status, journal.ErrNotFailed)
 		}
 		if _, err := tx.Exec(ctx, j.sql.retrySteps, runID, r.FailedStep); err != nil {
 			return fmt.Errorf("run %s: retry: %w", runID, err)
@@ -910,17 +910,17 @@ func (j *Journal) Retry(ctx context.Context, runID string) error {
 // Cancel marks an unfinished run cancelled and moves its epoch on. A run
 // that succeeded or was cancelled is refused with ErrRunBusy, and so is one
 // a live lease holds unless opts.Running.
-func (j *Journal) Cancel(ctx context.Context, runID string, opts resume.CancelOptions) error {
+func (j *Journal) Cancel(ctx context.Context, runID string, opts journal.CancelOptions) error {
 	return j.inTx(ctx, func(tx pgx.Tx) error {
 		r, err := j.run(ctx, tx, j.sql.selectRunForUpdate, runID)
 		if err != nil {
 			return err
 		}
 		switch {
-		case r.Status == resume.StatusSucceeded || r.Status == resume.StatusCancelled:
-			return fmt.Errorf("run %s is already %s: %w", runID, r.Status, resume.ErrRunBusy)
-		case r.Status == resume.StatusRunning && r.LeaseUntil.After(time.Now()) && !opts.Running:
-			return fmt.Errorf("run %s is running under %s until %s: %w", runID, r.LeaseOwner, r.LeaseUntil.UTC().Format(time.RFC3339), resume.ErrRunBusy)
+		case r.Status == journal.StatusSucceeded || r.Status == journal.StatusCancelled:
+			return fmt.Errorf("run %s is already %s: %w", runID, r.Status, journal.ErrRunBusy)
+		case r.Status == journal.StatusRunning && r.LeaseUntil.After(time.Now()) && !opts.Running:
+			return fmt.Errorf("run %s is running under %s until %s: %w", runID, r.LeaseOwner, r.LeaseUntil.UTC().Format(time.RFC3339), journal.ErrRunBusy)
 		}
 		if _, err := tx.Exec(ctx, j.sql.cancel, time.Now(), runID); err != nil {
 			return fmt.Errorf("run %s: cancel: %w", runID, err)
@@ -956,16 +956,16 @@ func (j *Journal) Manifest(ctx context.Context, workflow, version string) (strin
 }
 
 // ListManifests returns a workflow's stored manifests, newest first.
-func (j *Journal) ListManifests(ctx context.Context, workflow string) ([]resume.ManifestRecord, error) {
+func (j *Journal) ListManifests(ctx context.Context, workflow string) ([]journal.ManifestRecord, error) {
 	j.reads.Add(1)
 	rows, err := j.pool.Query(ctx, j.sql.listManifests, workflow)
 	if err != nil {
 		return nil, fmt.Errorf("workflow %s: list manifests: %w", workflow, err)
 	}
 	defer rows.Close()
-	var out []resume.ManifestRecord
+	var out []journal.ManifestRecord
 	for rows.Next() {
-		var m resume.ManifestRecord
+		var m journal.ManifestRecord
 		if err := rows.Scan(&m.Workflow, &m.Version, &m.Manifest, &m.CreatedAt); err != nil {
 			return nil, fmt.Errorf("workflow %s: list manifests: %w", workflow, err)
 		}
@@ -987,11 +987,11 @@ func (j *Journal) AcceptVersion(ctx context.Context, runID, version string) erro
 		if err != nil {
 			return err
 		}
-		if r.Status != resume.StatusNeedsAttention {
-			return fmt.Errorf("run %s is %s: %w", runID, r.Status, resume.ErrNotVersionStop)
+		if r.Status != journal.StatusNeedsAttention {
+			return fmt.Errorf("run %s is %s: %w", runID, r.Status, journal.ErrNotVersionStop)
 		}
-		if r.AttentionKind != resume.AttentionKindVersion {
-			return fmt.Errorf("run %s needs attention for step %s, not for a version: %w", runID, r.AttentionStep, resume.ErrNotVersionStop)
+		if r.AttentionKind != journal.AttentionKindVersion {
+			return fmt.Errorf("run %s needs attention for step %s, not for a version: %w", runID, r.AttentionStep, journal.ErrNotVersionStop)
 		}
 		if _, err := tx.Exec(ctx, j.sql.acceptVersion, version, time.Now(), runID); err != nil {
 			return fmt.Errorf("run %s: accept version: %w", runID, err)

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/resumegen/resumegen/internal/pgtest"
+	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/journaltest"
 	"github.com/resumegen/resumegen/runtime/pgjournal"
 	"github.com/resumegen/resumegen/runtime/resume"
@@ -68,7 +69,7 @@ func TestConformance(t *testing.T) {
 	var effects string // the effects table of the journal opened last
 	var schema string  // the schema of the journal opened last
 	journaltest.Run(t, journaltest.Harness{
-		Open: func(t *testing.T) resume.Journal {
+		Open: func(t *testing.T) journal.Journal {
 			schema = freshSchema(t, pool)
 			j, err := pgjournal.Open(ctx, pool, pgjournal.WithSchema(schema))
 			if err != nil {
@@ -88,7 +89,7 @@ func TestConformance(t *testing.T) {
 			err = pool.QueryRow(ctx, `SELECT count(*) FROM `+effects+` WHERE run_id = $1`, runID).Scan(&n)
 			return n, err
 		},
-		OpenAgain: func(t *testing.T) resume.Journal {
+		OpenAgain: func(t *testing.T) journal.Journal {
 			// A pool of its own: other sessions, as another process has.
 			p, err := pgxpool.NewWithConfig(ctx, pool.Config())
 			if err != nil {
@@ -206,7 +207,7 @@ func TestConnectDefaultSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	if _, _, err := j.CreateRun(ctx, resume.RunRecord{RunID: "plain", Workflow: "w", Version: "v",
+	if _, _, err := j.CreateRun(ctx, journal.RunRecord{RunID: "plain", Workflow: "w", Version: "v",
 		Input: []byte(`[{"b": 1, "a": 2}]`), CreatedAt: now, UpdatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +238,7 @@ func TestClaimNextConcurrent(t *testing.T) {
 	created := time.Now().Add(-time.Minute)
 	for i := range runs {
 		at := created.Add(time.Duration(i) * time.Millisecond)
-		r := resume.RunRecord{RunID: fmt.Sprintf("r%02d", i), Workflow: "w", Version: "v", Input: []byte(`[]`), CreatedAt: at, UpdatedAt: at}
+		r := journal.RunRecord{RunID: fmt.Sprintf("r%02d", i), Workflow: "w", Version: "v", Input: []byte(`[]`), CreatedAt: at, UpdatedAt: at}
 		if _, _, err := j.CreateRun(ctx, r); err != nil {
 			t.Fatal(err)
 		}
@@ -249,17 +250,17 @@ func TestClaimNextConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			req := resume.ClaimNextRequest{Owner: fmt.Sprintf("worker-%d", w), Lease: time.Minute, Workflows: []string{"other", "w"}}
+			req := journal.ClaimNextRequest{Owner: fmt.Sprintf("worker-%d", w), Lease: time.Minute, Workflows: []string{"other", "w"}}
 			for {
 				r, _, err := j.ClaimNext(ctx, req)
-				if errors.Is(err, resume.ErrNoRunReady) {
+				if errors.Is(err, journal.ErrNoRunReady) {
 					return
 				}
 				if err != nil {
 					t.Error(err)
 					return
 				}
-				if r.Status != resume.StatusRunning || r.LeaseOwner != req.Owner || r.Epoch != 1 {
+				if r.Status != journal.StatusRunning || r.LeaseOwner != req.Owner || r.Epoch != 1 {
 					t.Errorf("claimed %+v", r)
 				}
 				mu.Lock()

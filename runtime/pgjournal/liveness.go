@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/resumegen/resumegen/runtime/resume"
+	"github.com/resumegen/resumegen/runtime/journal"
 )
 
 // A worker's liveness is a session-level advisory lock per owner name,
@@ -34,7 +34,7 @@ import (
 // startup may take this process's runs for a dead one's. Its writes are
 // fenced by the lease epoch all the same.
 
-var _ resume.Liveness = (*Journal)(nil)
+var _ journal.Liveness = (*Journal)(nil)
 
 // livenessLock is the first key of the owners' advisory locks ("resl").
 const livenessLock = 0x7265_736c

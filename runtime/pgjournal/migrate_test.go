@@ -6,8 +6,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/pgjournal"
-	"github.com/resumegen/resumegen/runtime/resume"
 )
 
 // TestUpgradeFromSchemaVersion1 writes a schema at version 1 by hand and
@@ -44,11 +44,11 @@ func TestUpgradeFromSchemaVersion1(t *testing.T) {
 	if err := pool.QueryRow(ctx, `SELECT version FROM `+s+`.resume_schema`).Scan(&version); err != nil || version != pgjournal.SchemaVersion() || version < 2 {
 		t.Fatalf("schema version after upgrade = %d (%v), want %d", version, err, pgjournal.SchemaVersion())
 	}
-	runs, err := j.ListRuns(ctx, resume.RunFilter{})
+	runs, err := j.ListRuns(ctx, journal.RunFilter{})
 	if err != nil || len(runs) != 3 {
 		t.Fatalf("runs after upgrade: %d (%v), want 3", len(runs), err)
 	}
-	for id, kind := range map[string]string{"parked-step": resume.AttentionKindStep, "parked-version": resume.AttentionKindVersion, "done": ""} {
+	for id, kind := range map[string]string{"parked-step": journal.AttentionKindStep, "parked-version": journal.AttentionKindVersion, "done": ""} {
 		r, steps, err := j.LoadRun(ctx, id)
 		if err != nil {
 			t.Fatal(err)
@@ -56,7 +56,7 @@ func TestUpgradeFromSchemaVersion1(t *testing.T) {
 		if r.AttentionKind != kind {
 			t.Errorf("run %s: attention kind %q, want %q", id, r.AttentionKind, kind)
 		}
-		if id == "parked-step" && (len(steps) != 1 || steps[0].Status != resume.StepInFlight) {
+		if id == "parked-step" && (len(steps) != 1 || steps[0].Status != journal.StepInFlight) {
 			t.Errorf("run %s: steps %+v, want its in_flight Notify", id, steps)
 		}
 	}
@@ -114,7 +114,7 @@ func TestUpgradeKeepsFailedRunsRetryable(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, steps, _ = j.LoadRun(ctx, "failed")
-	if r.Status != resume.StatusPending || r.FailedStep != "" || !steps[0].Final || steps[2].Final || steps[2].AttemptBase != 1 || steps[0].AttemptBase != 0 {
+	if r.Status != journal.StatusPending || r.FailedStep != "" || !steps[0].Final || steps[2].Final || steps[2].AttemptBase != 1 || steps[0].AttemptBase != 0 {
 		t.Errorf("after retry: %s, failed step %q, A %+v, C %+v; want pending, only C reopened with a fresh budget", r.Status, r.FailedStep, steps[0], steps[2])
 	}
 }

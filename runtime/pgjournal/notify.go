@@ -33,7 +33,7 @@ type listener struct {
 }
 
 // NotifyWork returns a channel closed when a run of the journal's schema
-// becomes pending after the call, in any process (resume.WorkNotifier).
+// becomes pending after the call, in any process (journal.WorkNotifier).
 // The first call opens the listening connection, with the pool's
 // connection settings, and waits until it listens; a lost connection is
 // reopened, with a wake-up to everyone so that nothing sent meanwhile is

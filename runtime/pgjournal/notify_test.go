@@ -8,13 +8,14 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/journaltest"
 	"github.com/resumegen/resumegen/runtime/pgjournal"
 	"github.com/resumegen/resumegen/runtime/resume"
 )
 
 // waitStatus waits up to 30s for run id to reach status s.
-func waitStatus(t *testing.T, j resume.Journal, id string, s resume.Status) {
+func waitStatus(t *testing.T, j journal.Journal, id string, s journal.Status) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -69,7 +70,7 @@ func TestIdleWorkerWakesOnEnqueue(t *testing.T) {
 		if _, err := resume.NewEngine(producer).Enqueue(ctx, id, journaltest.BenchFlow, 1); err != nil {
 			t.Fatal(err)
 		}
-		waitStatus(t, j, id, resume.StatusSucceeded) // long before the hour
+		waitStatus(t, j, id, journal.StatusSucceeded) // long before the hour
 		t.Logf("run %s enqueued and done in %v", id, time.Since(t0).Round(time.Millisecond))
 	}
 }

@@ -9,13 +9,13 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/resumegen/resumegen/runtime/resume"
+	"github.com/resumegen/resumegen/runtime/journal"
 )
 
 // OpenReadOnly opens the journal on pool for reading: it creates no schema,
 // table or function and migrates nothing; it reads the schema version once.
 // A database (or schema) without a journal is an error wrapping
-// [resume.ErrNoJournal]. A journal older than this package's schema is
+// [journal.ErrNoJournal]. A journal older than this package's schema is
 // refused (a program that opens it with [Open] upgrades it), and so is a
 // newer one. The caller keeps ownership of pool.
 //
@@ -35,16 +35,16 @@ func OpenReadOnly(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Jou
 	var pgErr *pgconn.PgError
 	switch {
 	case errors.As(err, &pgErr) && (pgErr.Code == "42P01" || pgErr.Code == "3F000"): // undefined_table, invalid_schema_name
-		return nil, fmt.Errorf("pgjournal: schema %s: %w (no resume_schema table)", c.schema, resume.ErrNoJournal)
+		return nil, fmt.Errorf("pgjournal: schema %s: %w (no resume_schema table)", c.schema, journal.ErrNoJournal)
 	case errors.Is(err, pgx.ErrNoRows):
-		return nil, fmt.Errorf("pgjournal: schema %s: %w (resume_schema is empty)", c.schema, resume.ErrNoJournal)
+		return nil, fmt.Errorf("pgjournal: schema %s: %w (resume_schema is empty)", c.schema, journal.ErrNoJournal)
 	case err != nil:
 		return nil, fmt.Errorf("pgjournal: schema %s: read schema version: %w", c.schema, err)
 	case have > len(migrations):
 		return nil, fmt.Errorf("pgjournal: %w", newerSchema(c.schema, have))
 	case have < len(migrations):
 		return nil, fmt.Errorf("pgjournal: schema %s: %w (version %d, this program's %d): a program that opens it for writing (a worker) upgrades it",
-			c.schema, resume.ErrOlderJournal, have, len(migrations))
+			c.schema, journal.ErrOlderJournal, have, len(migrations))
 	}
 	return &Journal{pool: pool, schema: c.schema, sql: newQueries(c.schema)}, nil
 }

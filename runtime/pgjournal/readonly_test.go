@@ -10,8 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/resumegen/resumegen/internal/pgtest"
+	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/pgjournal"
-	"github.com/resumegen/resumegen/runtime/resume"
 )
 
 // userObjects counts the tables, schemas and functions a user (or a
@@ -51,7 +51,7 @@ func TestReadOnlyOnEmptyDatabase(t *testing.T) {
 			j.Close()
 			t.Fatalf("ConnectReadOnly(%d options) of an empty database succeeded", len(opts))
 		}
-		if !errors.Is(err, resume.ErrNoJournal) {
+		if !errors.Is(err, journal.ErrNoJournal) {
 			t.Errorf("ConnectReadOnly(%d options): %v, want ErrNoJournal", len(opts), err)
 		}
 	}
@@ -71,7 +71,7 @@ func TestReadOnlyReadsJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	if _, _, err := j.CreateRun(ctx, resume.RunRecord{RunID: "r1", Workflow: "w", Version: "v", Input: []byte(`[1]`), CreatedAt: now, UpdatedAt: now}); err != nil {
+	if _, _, err := j.CreateRun(ctx, journal.RunRecord{RunID: "r1", Workflow: "w", Version: "v", Input: []byte(`[1]`), CreatedAt: now, UpdatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
 	ro, err := pgjournal.ConnectReadOnly(ctx, os.Getenv("RESUME_TEST_POSTGRES_DSN"), pgjournal.WithSchema(schema))
@@ -79,11 +79,11 @@ func TestReadOnlyReadsJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ro.Close()
-	runs, err := ro.ListRuns(ctx, resume.RunFilter{})
+	runs, err := ro.ListRuns(ctx, journal.RunFilter{})
 	if err != nil || len(runs) != 1 || runs[0].RunID != "r1" {
 		t.Errorf("ListRuns = %v, %v; want run r1", runs, err)
 	}
-	if _, _, err := ro.CreateRun(ctx, resume.RunRecord{RunID: "r2", Workflow: "w", Version: "v", Input: []byte(`[2]`), CreatedAt: now, UpdatedAt: now}); err == nil {
+	if _, _, err := ro.CreateRun(ctx, journal.RunRecord{RunID: "r2", Workflow: "w", Version: "v", Input: []byte(`[2]`), CreatedAt: now, UpdatedAt: now}); err == nil {
 		t.Error("CreateRun through a read-only journal succeeded")
 	}
 	// A schema at an older version is not read (its columns differ): the
@@ -91,7 +91,7 @@ func TestReadOnlyReadsJournal(t *testing.T) {
 	if _, err := pool.Exec(ctx, `UPDATE `+pgx.Identifier{schema}.Sanitize()+`.resume_schema SET version = 1`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pgjournal.OpenReadOnly(ctx, pool, pgjournal.WithSchema(schema)); !errors.Is(err, resume.ErrOlderJournal) {
+	if _, err := pgjournal.OpenReadOnly(ctx, pool, pgjournal.WithSchema(schema)); !errors.Is(err, journal.ErrOlderJournal) {
 		t.Errorf("OpenReadOnly of a version 1 schema: %v, want an error saying it is older", err)
 	}
 }

@@ -8,13 +8,13 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/pgjournal"
-	"github.com/resumegen/resumegen/runtime/resume"
 )
 
 // stepTxFixture opens a journal in a fresh schema with an effects table and
 // one run claimed by owner "a".
-func stepTxFixture(t *testing.T) (j *pgjournal.Journal, effects string, lease resume.Lease) {
+func stepTxFixture(t *testing.T) (j *pgjournal.Journal, effects string, lease journal.Lease) {
 	t.Helper()
 	ctx := context.Background()
 	pool := testPool(t)
@@ -28,14 +28,14 @@ func stepTxFixture(t *testing.T) (j *pgjournal.Journal, effects string, lease re
 		t.Fatal(err)
 	}
 	now := time.Now()
-	if _, _, err := j.CreateRun(ctx, resume.RunRecord{RunID: "r", Workflow: "w", Version: "v", Input: []byte(`[]`), CreatedAt: now, UpdatedAt: now}); err != nil {
+	if _, _, err := j.CreateRun(ctx, journal.RunRecord{RunID: "r", Workflow: "w", Version: "v", Input: []byte(`[]`), CreatedAt: now, UpdatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
-	run, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: "r", Owner: "a", Lease: time.Minute})
+	run, _, err := j.Claim(ctx, journal.ClaimRequest{RunID: "r", Owner: "a", Lease: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return j, effects, resume.Lease{RunID: "r", Owner: "a", Epoch: run.Epoch}
+	return j, effects, journal.Lease{RunID: "r", Owner: "a", Epoch: run.Epoch}
 }
 
 func countRows(t *testing.T, j *pgjournal.Journal, table string) int {
@@ -49,7 +49,7 @@ func countRows(t *testing.T, j *pgjournal.Journal, table string) int {
 
 // beginWithEffect begins a tx step under lease and inserts one effect row
 // through the step's handle, as a step's code would.
-func beginWithEffect(t *testing.T, j *pgjournal.Journal, effects string, lease resume.Lease) (resume.StepTx, pgx.Tx) {
+func beginWithEffect(t *testing.T, j *pgjournal.Journal, effects string, lease journal.Lease) (journal.StepTx, pgx.Tx) {
 	t.Helper()
 	ctx := context.Background()
 	stx, err := j.BeginStep(ctx, lease)
@@ -64,7 +64,7 @@ func beginWithEffect(t *testing.T, j *pgjournal.Journal, effects string, lease r
 	return stx, tx
 }
 
-var stepS = resume.StepRecord{RunID: "r", StepKey: "S", Name: "S", Status: resume.StepSucceeded, Attempt: 1, Seq: 1, StartedAt: time.Now()}
+var stepS = journal.StepRecord{RunID: "r", StepKey: "S", Name: "S", Status: journal.StepSucceeded, Attempt: 1, Seq: 1, StartedAt: time.Now()}
 
 // The journal row and COMMIT go in one round trip: a lease that moved on
 // while the step ran must abort the whole transaction, the step's own
@@ -75,10 +75,10 @@ func TestTxStepLeaseLostDuringStepRollsBackItsWrites(t *testing.T) {
 	stx, _ := beginWithEffect(t, j, effects, lease)
 	defer stx.Rollback()
 	// Another worker takes the run over while the step runs.
-	if _, _, err := j.Claim(ctx, resume.ClaimRequest{RunID: "r", Owner: "b", Lease: time.Minute, Abandoned: &lease}); err != nil {
+	if _, _, err := j.Claim(ctx, journal.ClaimRequest{RunID: "r", Owner: "b", Lease: time.Minute, Abandoned: &lease}); err != nil {
 		t.Fatalf("takeover: %v", err)
 	}
-	if err := stx.Commit(ctx, stepS); !errors.Is(err, resume.ErrLeaseLost) {
+	if err := stx.Commit(ctx, stepS); !errors.Is(err, journal.ErrLeaseLost) {
 		t.Fatalf("commit after the lease moved on: %v, want ErrLeaseLost", err)
 	}
 	if n := countRows(t, j, effects); n != 0 {
@@ -125,7 +125,7 @@ func TestTxStepCommitsWritesAndRowTogether(t *testing.T) {
 	if n := countRows(t, j, effects); n != 1 {
 		t.Errorf("%d effect rows, want 1 (the savepoint's row rolled back)", n)
 	}
-	if _, steps, _ := j.LoadRun(ctx, "r"); len(steps) != 1 || steps[0].Status != resume.StepSucceeded {
+	if _, steps, _ := j.LoadRun(ctx, "r"); len(steps) != 1 || steps[0].Status != journal.StepSucceeded {
 		t.Errorf("journal rows %+v, want S succeeded", steps)
 	}
 	if got := j.Counters().Commits - before; got != 1 {

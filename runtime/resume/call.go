@@ -10,25 +10,6 @@ import (
 	"unicode/utf8"
 )
 
-// Call runs one step that returns a result and an error. Inside a run it
-// returns the journaled outcome of a step the body received before (a
-// result, or a final failure: the value returned with it and the error),
-// and otherwise executes fn under the step's policy and journals the
-// outcome. On first execution it returns what fn returned, the value also
-// beside an error. Outside a run it calls fn. For generated code only.
-func Call[T any](ctx context.Context, def *StepDef, fn func(context.Context) (T, error)) (T, error) {
-	return call(ctx, def, stepKey{}, fn)
-}
-
-// CallKey is [Call] for a call site with key=EXPR: the execution's journal
-// key is Name[key] instead of its occurrence number, so a loop over owners
-// is keyed by owner whatever their order. A key used twice in one run is an
-// error: the second execution would otherwise replay the first's result.
-// For generated code only.
-func CallKey[T any](ctx context.Context, def *StepDef, key string, fn func(context.Context) (T, error)) (T, error) {
-	return call(ctx, def, stepKey{value: key, set: true}, fn)
-}
-
 func call[T any](ctx context.Context, def *StepDef, key stepKey, fn func(context.Context) (T, error)) (T, error) {
 	st := stateFrom(ctx)
 	if st == nil {
@@ -50,18 +31,6 @@ func call[T any](ctx context.Context, def *StepDef, key stepKey, fn func(context
 		return decodeResult(raw, &out)
 	})
 	return out, err
-}
-
-// Call0 runs one step that returns only an error; see [Call]. For generated
-// code only.
-func Call0(ctx context.Context, def *StepDef, fn func(context.Context) error) error {
-	return call0(ctx, def, stepKey{}, fn)
-}
-
-// Call0Key is [Call0] for a call site with key=EXPR; see [CallKey]. For
-// generated code only.
-func Call0Key(ctx context.Context, def *StepDef, key string, fn func(context.Context) error) error {
-	return call0(ctx, def, stepKey{value: key, set: true}, fn)
 }
 
 func call0(ctx context.Context, def *StepDef, key stepKey, fn func(context.Context) error) error {
@@ -223,17 +192,6 @@ func nullable(t reflect.Type) bool {
 	pt := reflect.PointerTo(t)
 	return t.Implements(marshalerType) || pt.Implements(marshalerType) ||
 		t.Implements(unmarshalerType) || pt.Implements(unmarshalerType)
-}
-
-// Unwind stops the durable body at a step that returns no error, with the
-// error its journaled call returned: the run stopped (its lease was lost,
-// a person must look, the worker is draining), or the step failed for good
-// (a step with no error result fails only by panicking). It panics; the
-// engine recovers the panic and ends the run's entry as err says, as if
-// the body had returned err: the run stops, or fails with the step's
-// failure (which a retry executes again). For generated code only.
-func Unwind(err error) {
-	panic(&unwinding{err: err})
 }
 
 // unwinding is the panic value of [Unwind].

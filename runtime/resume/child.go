@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/resumegen/resumegen/runtime/journal"
 )
 
 // A workflow called from a workflow body is a child run: a run of its own,
@@ -17,36 +19,6 @@ import (
 // the child: it executes the child's body in its own process and goroutine,
 // under a lease of its own, and resumes it where it stopped after a crash.
 // Workers never claim a child run by themselves.
-
-// CallChild runs the registered workflow wf as a child run of the run in
-// ctx: the call's step is def, args are the child's input (its parameters
-// after the context). Inside a run it returns the outcome the parent's body
-// received before, or executes the child to its end and journals its
-// outcome. Outside a run it calls fn, the plain call. For generated code
-// only.
-func CallChild[T any](ctx context.Context, def *StepDef, wf any, fn func(context.Context) (T, error), args ...any) (T, error) {
-	return callChild(ctx, def, stepKey{}, wf, fn, args)
-}
-
-// CallChildKey is [CallChild] for a call site with key=EXPR; see
-// [CallKey]. For generated code only.
-func CallChildKey[T any](ctx context.Context, def *StepDef, key string, wf any, fn func(context.Context) (T, error), args ...any) (T, error) {
-	return callChild(ctx, def, stepKey{value: key, set: true}, wf, fn, args)
-}
-
-// CallChild0 is [CallChild] for a workflow that returns only an error. For
-// generated code only.
-func CallChild0(ctx context.Context, def *StepDef, wf any, fn func(context.Context) error, args ...any) error {
-	_, err := callChild(ctx, def, stepKey{}, wf, func(ctx context.Context) (struct{}, error) { return struct{}{}, fn(ctx) }, args)
-	return err
-}
-
-// CallChild0Key is [CallChild0] for a call site with key=EXPR. For
-// generated code only.
-func CallChild0Key(ctx context.Context, def *StepDef, key string, wf any, fn func(context.Context) error, args ...any) error {
-	_, err := callChild(ctx, def, stepKey{value: key, set: true}, wf, func(ctx context.Context) (struct{}, error) { return struct{}{}, fn(ctx) }, args)
-	return err
-}
 
 func callChild[T any](ctx context.Context, def *StepDef, key stepKey, wf any, fn func(context.Context) (T, error), args []any) (T, error) {
 	st := stateFrom(ctx)
@@ -104,7 +76,7 @@ func (st *runState) runChild(sctx context.Context, wf any, args []any) (json.Raw
 		return nil, st.stopf("run %s, step %s: %w", st.run.RunID, info.StepKey, err)
 	}
 	now := e.now()
-	rec := RunRecord{
+	rec := journal.RunRecord{
 		RunID: childID, Workflow: cdef.QualifiedName(), Version: cdef.Version, Parent: st.run.RunID,
 		Status: StatusPending, Input: json.RawMessage(input), CreatedAt: now, UpdatedAt: now,
 		LeaseOwner: e.owner, LeaseUntil: now.Add(e.lease),
@@ -120,7 +92,7 @@ func (st *runState) runChild(sctx context.Context, wf any, args []any) (json.Raw
 	if !created && (stored.Workflow != rec.Workflow || !bytes.Equal(compactJSON(stored.Input), compactJSON(input))) {
 		return nil, Permanent(fmt.Errorf("run %s, step %s: child run %s: %w: it is %s with other input", st.run.RunID, info.StepKey, childID, ErrRunConflict, stored.Workflow))
 	}
-	var steps []StepRecord
+	var steps []journal.StepRecord
 	if !created {
 		var done bool
 		stored, steps, done, err = st.claimChild(ctx, stored, info)
@@ -140,10 +112,10 @@ func (st *runState) runChild(sctx context.Context, wf any, args []any) (json.Raw
 // claimChild takes an existing child run to execute it, waiting out a lease
 // another process holds. done reports a finished child (or one that waits
 // for a person), whose outcome is in the returned record.
-func (st *runState) claimChild(ctx context.Context, r RunRecord, info StepInfo) (RunRecord, []StepRecord, bool, error) {
+func (st *runState) claimChild(ctx context.Context, r journal.RunRecord, info StepInfo) (journal.RunRecord, []journal.StepRecord, bool, error) {
 	e := st.e
 	if r.Status == StatusFailed {
-		if prev, ok := st.journal[info.StepKey]; ok && prev.Status == StepFailed {
+		if prev, ok := st.journal[info.StepKey]; ok && prev.Status == journal.StepFailed {
 			// The parent's step was reopened (an operator retried the
 			// parent): retry the child's failure too.
 			if err := e.journal.Retry(ctx, r.RunID); err != nil && !errors.Is(err, ErrNotFailed) {
@@ -162,7 +134,7 @@ func (st *runState) claimChild(ctx context.Context, r RunRecord, info StepInfo) 
 		// A child held by a process that ended (the parent's previous
 		// entry) is taken over at once, in the claim.
 		sent := time.Now()
-		claimed, steps, err := e.journal.Claim(ctx, ClaimRequest{RunID: r.RunID, Owner: e.owner, Lease: e.lease, TakeOverDead: true})
+		claimed, steps, err := e.journal.Claim(ctx, journal.ClaimRequest{RunID: r.RunID, Owner: e.owner, Lease: e.lease, TakeOverDead: true})
 		if err == nil {
 			claimed.LeaseUntil = heldUntil(sent, e.lease)
 			return claimed, steps, false, nil
@@ -185,7 +157,7 @@ func (st *runState) claimChild(ctx context.Context, r RunRecord, info StepInfo) 
 // childOutcome turns a child run that did not hand its body's error back
 // (err, from the journal or the engine) into the step's outcome or the
 // parent's stop.
-func (st *runState) childOutcome(r RunRecord, cdef *WorkflowDef, key string, err error) (json.RawMessage, error) {
+func (st *runState) childOutcome(r journal.RunRecord, cdef *WorkflowDef, key string, err error) (json.RawMessage, error) {
 	switch r.Status {
 	case StatusSucceeded:
 		return r.Output, nil

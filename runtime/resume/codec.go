@@ -1,7 +1,6 @@
 package resume
 
 import (
-	"bytes"
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
@@ -9,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/resumegen/resumegen/runtime/journal"
 )
 
 // Codec seals the values a journal keeps at rest: runs' inputs, outputs
@@ -29,7 +30,7 @@ type Codec interface {
 // operators and queries need them.
 //
 // Each sealed value is stored as JSON, {"resume:sealed":"v1","data":...},
-// which the journals' json columns accept; [IsSealed] recognizes it, and
+// which the journals' json columns accept; [journal.IsSealed] recognizes it, and
 // resumectl, which has no key, shows "(encrypted)". Values written before
 // the codec was enabled, or by resumectl runs resolve -result, are read as
 // they are. A sealed value that does not open (another key, a changed
@@ -37,7 +38,7 @@ type Codec interface {
 // value.
 //
 // The codec wraps the journal the engine was given ([Engine.Journal]
-// returns the wrapper); [WorkNotifier] stays available.
+// returns the wrapper); [journal.WorkNotifier] stays available.
 func WithCodec(c Codec) Option {
 	return func(e *Engine) { e.journal = SealJournal(e.journal, c) }
 }
@@ -75,19 +76,11 @@ func (a aesGCM) Open(sealed, context []byte) ([]byte, error) {
 	return a.aead.Open(nil, sealed[:n], sealed[n:], context)
 }
 
-// sealedPrefix starts every sealed value as stored.
-const sealedPrefix = `{"resume:sealed":`
-
 // envelope is a sealed value as stored.
 type envelope struct {
 	Sealed string `json:"resume:sealed"` // the format: "v1"
 	Data   []byte `json:"data"`          // the codec's output
 }
-
-// IsSealed reports whether a stored value (an input, output, result, error
-// or error detail) was sealed by a [Codec]: it cannot be read without the
-// codec's key.
-func IsSealed(stored []byte) bool { return bytes.HasPrefix(stored, []byte(sealedPrefix)) }
 
 // SealJournal returns j with every value [WithCodec] lists sealed through
 // c on the way in and opened on the way out. Engines get it through
@@ -95,7 +88,7 @@ func IsSealed(stored []byte) bool { return bytes.HasPrefix(stored, []byte(sealed
 // export) wraps the journal the same way.
 func SealJournal(j Journal, c Codec) Journal {
 	s := &sealedJournal{Journal: j, codec: c}
-	if n, ok := j.(WorkNotifier); ok {
+	if n, ok := j.(journal.WorkNotifier); ok {
 		return sealedNotifier{s, n}
 	}
 	return s
@@ -111,7 +104,7 @@ type sealedJournal struct {
 // sealedNotifier is a sealedJournal over a journal that notifies work.
 type sealedNotifier struct {
 	*sealedJournal
-	n WorkNotifier
+	n journal.WorkNotifier
 }
 
 func (s sealedNotifier) NotifyWork(ctx context.Context) (<-chan struct{}, error) {
@@ -139,7 +132,7 @@ func (s *sealedJournal) seal(b []byte, runID, stepKey, field string) ([]byte, er
 }
 
 func (s *sealedJournal) open(b []byte, runID, stepKey, field string) ([]byte, error) {
-	if !IsSealed(b) {
+	if !journal.IsSealed(b) {
 		return b, nil // written before the codec, or by an operator
 	}
 	var env envelope
@@ -169,7 +162,7 @@ func (s *sealedJournal) openText(t, runID, stepKey, field string) (string, error
 	return string(b), err
 }
 
-func (s *sealedJournal) sealRun(r RunRecord) (RunRecord, error) {
+func (s *sealedJournal) sealRun(r journal.RunRecord) (journal.RunRecord, error) {
 	var errs [4]error
 	r.Input, errs[0] = s.seal(r.Input, r.RunID, "", "input")
 	r.Output, errs[1] = s.seal(r.Output, r.RunID, "", "output")
@@ -178,7 +171,7 @@ func (s *sealedJournal) sealRun(r RunRecord) (RunRecord, error) {
 	return r, errors.Join(errs[:]...)
 }
 
-func (s *sealedJournal) openRun(r RunRecord) (RunRecord, error) {
+func (s *sealedJournal) openRun(r journal.RunRecord) (journal.RunRecord, error) {
 	var errs [4]error
 	r.Input, errs[0] = s.open(r.Input, r.RunID, "", "input")
 	r.Output, errs[1] = s.open(r.Output, r.RunID, "", "output")
@@ -189,21 +182,21 @@ func (s *sealedJournal) openRun(r RunRecord) (RunRecord, error) {
 
 // sealStep seals a step row of run runID (rows read back may leave their
 // RunID empty, so the run comes from the lease or the run read with them).
-func (s *sealedJournal) sealStep(st StepRecord, runID string) (StepRecord, error) {
+func (s *sealedJournal) sealStep(st journal.StepRecord, runID string) (journal.StepRecord, error) {
 	return mapStep(st, runID, s.seal, s.sealText)
 }
 
 // openStep opens what sealStep sealed.
-func (s *sealedJournal) openStep(st StepRecord, runID string) (StepRecord, error) {
+func (s *sealedJournal) openStep(st journal.StepRecord, runID string) (journal.StepRecord, error) {
 	return mapStep(st, runID, s.open, s.openText)
 }
 
 // mapStep applies value (to JSON values) and text (to text) to the fields
 // of a step row that a codec seals: its result, error, error detail and
 // the errors of its attempts.
-func mapStep(st StepRecord, runID string,
+func mapStep(st journal.StepRecord, runID string,
 	value func(b []byte, runID, stepKey, field string) ([]byte, error),
-	text func(t, runID, stepKey, field string) (string, error)) (StepRecord, error) {
+	text func(t, runID, stepKey, field string) (string, error)) (journal.StepRecord, error) {
 	var errs []error
 	var err error
 	st.Result, err = value(st.Result, runID, st.StepKey, "result")
@@ -213,7 +206,7 @@ func mapStep(st StepRecord, runID string,
 	st.ErrorDetail, err = value(st.ErrorDetail, runID, st.StepKey, "error_detail")
 	errs = append(errs, err)
 	if len(st.History) > 0 {
-		h := make([]AttemptRecord, len(st.History))
+		h := make([]journal.AttemptRecord, len(st.History))
 		for i, a := range st.History {
 			a.Error, err = text(a.Error, runID, st.StepKey, fmt.Sprintf("attempt %d error", a.Attempt))
 			errs = append(errs, err)
@@ -226,13 +219,13 @@ func mapStep(st StepRecord, runID string,
 
 // openEntry opens a run and its journal as a read returned them; an error
 // of the read itself (ErrRunBusy with the run) is kept.
-func (s *sealedJournal) openEntry(r RunRecord, steps []StepRecord, err error) (RunRecord, []StepRecord, error) {
+func (s *sealedJournal) openEntry(r journal.RunRecord, steps []journal.StepRecord, err error) (journal.RunRecord, []journal.StepRecord, error) {
 	r, oerr := s.openRun(r)
 	if oerr != nil && r.RunID == "" && err != nil {
 		oerr = nil // nothing was read
 	}
 	errs := []error{err, oerr}
-	out := make([]StepRecord, len(steps))
+	out := make([]journal.StepRecord, len(steps))
 	for i, st := range steps {
 		var serr error
 		out[i], serr = s.openStep(st, r.RunID)
@@ -244,10 +237,10 @@ func (s *sealedJournal) openEntry(r RunRecord, steps []StepRecord, err error) (R
 	return r, out, errors.Join(errs...)
 }
 
-func (s *sealedJournal) CreateRun(ctx context.Context, r RunRecord) (RunRecord, bool, error) {
+func (s *sealedJournal) CreateRun(ctx context.Context, r journal.RunRecord) (journal.RunRecord, bool, error) {
 	sr, err := s.sealRun(r)
 	if err != nil {
-		return RunRecord{}, false, err
+		return journal.RunRecord{}, false, err
 	}
 	stored, created, err := s.Journal.CreateRun(ctx, sr)
 	if err != nil {
@@ -257,19 +250,19 @@ func (s *sealedJournal) CreateRun(ctx context.Context, r RunRecord) (RunRecord, 
 	return stored, created, err
 }
 
-func (s *sealedJournal) Claim(ctx context.Context, c ClaimRequest) (RunRecord, []StepRecord, error) {
+func (s *sealedJournal) Claim(ctx context.Context, c journal.ClaimRequest) (journal.RunRecord, []journal.StepRecord, error) {
 	return s.openEntry(s.Journal.Claim(ctx, c))
 }
 
-func (s *sealedJournal) ClaimNext(ctx context.Context, c ClaimNextRequest) (RunRecord, []StepRecord, error) {
+func (s *sealedJournal) ClaimNext(ctx context.Context, c journal.ClaimNextRequest) (journal.RunRecord, []journal.StepRecord, error) {
 	return s.openEntry(s.Journal.ClaimNext(ctx, c))
 }
 
-func (s *sealedJournal) LoadRun(ctx context.Context, runID string) (RunRecord, []StepRecord, error) {
+func (s *sealedJournal) LoadRun(ctx context.Context, runID string) (journal.RunRecord, []journal.StepRecord, error) {
 	return s.openEntry(s.Journal.LoadRun(ctx, runID))
 }
 
-func (s *sealedJournal) ListRuns(ctx context.Context, f RunFilter) ([]RunRecord, error) {
+func (s *sealedJournal) ListRuns(ctx context.Context, f journal.RunFilter) ([]journal.RunRecord, error) {
 	runs, err := s.Journal.ListRuns(ctx, f)
 	if err != nil {
 		return runs, err
@@ -283,7 +276,7 @@ func (s *sealedJournal) ListRuns(ctx context.Context, f RunFilter) ([]RunRecord,
 	return runs, errors.Join(errs...)
 }
 
-func (s *sealedJournal) WriteStep(ctx context.Context, l Lease, st StepRecord) error {
+func (s *sealedJournal) WriteStep(ctx context.Context, l journal.Lease, st journal.StepRecord) error {
 	st, err := s.sealStep(st, l.RunID)
 	if err != nil {
 		return err
@@ -291,7 +284,7 @@ func (s *sealedJournal) WriteStep(ctx context.Context, l Lease, st StepRecord) e
 	return s.Journal.WriteStep(ctx, l, st)
 }
 
-func (s *sealedJournal) BeginStep(ctx context.Context, l Lease) (StepTx, error) {
+func (s *sealedJournal) BeginStep(ctx context.Context, l journal.Lease) (journal.StepTx, error) {
 	tx, err := s.Journal.BeginStep(ctx, l)
 	if err != nil {
 		return nil, err
@@ -301,12 +294,12 @@ func (s *sealedJournal) BeginStep(ctx context.Context, l Lease) (StepTx, error) 
 
 // sealedTx seals the row a tx step commits.
 type sealedTx struct {
-	StepTx
+	journal.StepTx
 	s     *sealedJournal
 	runID string
 }
 
-func (t sealedTx) Commit(ctx context.Context, st StepRecord) error {
+func (t sealedTx) Commit(ctx context.Context, st journal.StepRecord) error {
 	st, err := t.s.sealStep(st, t.runID)
 	if err != nil {
 		return err // the engine's deferred Rollback ends the transaction
@@ -314,7 +307,7 @@ func (t sealedTx) Commit(ctx context.Context, st StepRecord) error {
 	return t.StepTx.Commit(ctx, st)
 }
 
-func (s *sealedJournal) FinishRun(ctx context.Context, l Lease, r RunRecord) error {
+func (s *sealedJournal) FinishRun(ctx context.Context, l journal.Lease, r journal.RunRecord) error {
 	r.RunID = l.RunID // the run the lease names is the one written
 	sr, err := s.sealRun(r)
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"testing"
+
+	"github.com/resumegen/resumegen/runtime/journal"
 )
 
 func TestAESGCMCodec(t *testing.T) {
@@ -47,13 +49,13 @@ func (notifyingJournal) NotifyWork(context.Context) (<-chan struct{}, error) { r
 // journal that offers them; the codec must not hide it.
 func TestSealJournalKeepsWorkNotifier(t *testing.T) {
 	c, _ := NewAESGCMCodec(bytes.Repeat([]byte{7}, 16))
-	if _, ok := SealJournal(notifyingJournal{}, c).(WorkNotifier); !ok {
-		t.Error("a sealed notifying journal is no WorkNotifier")
+	if _, ok := SealJournal(notifyingJournal{}, c).(journal.WorkNotifier); !ok {
+		t.Error("a sealed notifying journal is no journal.WorkNotifier")
 	}
-	if _, ok := SealJournal(struct{ Journal }{}, c).(WorkNotifier); ok {
-		t.Error("a sealed journal became a WorkNotifier")
+	if _, ok := SealJournal(struct{ Journal }{}, c).(journal.WorkNotifier); ok {
+		t.Error("a sealed journal became a journal.WorkNotifier")
 	}
-	if !IsSealed([]byte(`{"resume:sealed":"v1","data":"AA=="}`)) || IsSealed([]byte(`{"data":1}`)) {
-		t.Error("IsSealed misjudges")
+	if !journal.IsSealed([]byte(`{"resume:sealed":"v1","data":"AA=="}`)) || journal.IsSealed([]byte(`{"data":1}`)) {
+		t.Error("journal.IsSealed misjudges")
 	}
 }

@@ -11,12 +11,6 @@ import (
 	"time"
 )
 
-// SupportPackageIsVersion1 is referenced by generated code. A generated file
-// that needs a newer runtime names a constant this package does not have, so
-// the skew fails at compile time instead of at run time. For generated code
-// only.
-const SupportPackageIsVersion1 = true
-
 // Policy is a step's delivery guarantee.
 type Policy int
 
@@ -202,23 +196,6 @@ var registry = struct {
 	byFunc map[string]*WorkflowDef // runtime function name of the original
 	byName map[string]*WorkflowDef // QualifiedName
 }{byFunc: map[string]*WorkflowDef{}, byName: map[string]*WorkflowDef{}}
-
-// Register records def as the durable form of the workflow function fn, so
-// that [Engine.Start] and [Run] accept fn itself. It panics when fn is not a
-// function or is registered twice. For generated code only.
-func Register(fn any, def *WorkflowDef) {
-	key := funcName(fn)
-	if key == "" {
-		panic(fmt.Sprintf("resume: Register(%T): not a function", fn))
-	}
-	registry.Lock()
-	defer registry.Unlock()
-	if _, dup := registry.byName[def.QualifiedName()]; dup {
-		panic("resume: workflow " + def.QualifiedName() + " registered twice")
-	}
-	registry.byFunc[key] = def
-	registry.byName[def.QualifiedName()] = def
-}
 
 // Lookup returns the registered definition of the workflow named by its
 // qualified name (package path, dot, function name).

@@ -73,9 +73,23 @@
 //
 // # Generated code
 //
-// Names documented "for generated code only" ([WorkflowDef], [StepDef],
-// [Register], [Call], [Call0], [Args]) are the contract between resumegen's
-// output and this package. Their shape may change between versions in step
-// with the generator; [SupportPackageIsVersion1] makes a skew between the two
-// fail at compile time.
+// Names documented "for generated code only" are the contract between
+// resumegen's output and this package; a program never uses them itself.
+// The functions ([Call], [CallKey], [Call0], [Call0Key], [CallChild] and
+// its variants, [Unwind], [Register], [Receiver], [ReceiverType],
+// [ErrorSentinel], [ErrorType]) are all in generated.go; the types they take
+// ([WorkflowDef], [StepDef], [Args], [ErrorDef]) live beside their methods.
+// Their shape may change between versions in step with the generator;
+// [SupportPackageIsVersion1] makes a skew between the two fail at compile
+// time.
+//
+// # Journals
+//
+// The contract between the engine and a journal (the rows it stores, the
+// claims and leases the engine asks of it, its optional interfaces) is
+// package github.com/resumegen/resumegen/runtime/journal, for journal
+// implementers and tools that read a journal's rows. This package
+// re-exports, as the same types and values, what a program touches:
+// [Journal], [Status], [Resolution], [CancelOptions], the AttentionKind
+// constants and the journal errors its operations return.
 package resume

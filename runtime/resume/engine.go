@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/resumegen/resumegen/runtime/journal"
 )
 
 // Engine runs workflows over a journal. It is safe for concurrent use; runs
@@ -47,7 +49,7 @@ type Engine struct {
 	receivers map[reflect.Type]any
 
 	// held counts, by run id, the entries of runs this engine executes
-	// now (see ClaimNextRequest.Holding).
+	// now (see journal.ClaimNextRequest.Holding).
 	heldMu sync.Mutex
 	held   map[string]int
 }
@@ -141,7 +143,7 @@ func NewEngine(j Journal, opts ...Option) *Engine {
 
 // defaultOwner names this process: host/pid/random, for operators to read.
 // Nothing parses it: whether an owner is alive is the journal's liveness
-// signal ([Liveness]), never its pid, which means nothing in another PID
+// signal ([journal.Liveness]), never its pid, which means nothing in another PID
 // namespace and may name a zombie.
 func defaultOwner() string {
 	host, _ := os.Hostname()
@@ -151,7 +153,7 @@ func defaultOwner() string {
 }
 
 // keepAlive makes the journal hold this engine's liveness signal, if it
-// has one ([Liveness]), before the engine holds any run: a claim by an
+// has one ([journal.Liveness]), before the engine holds any run: a claim by an
 // owner whose signal is not held could be taken for a dead one's.
 func (e *Engine) keepAlive(ctx context.Context) error {
 	l, ok := livenessOf(e.journal)
@@ -210,7 +212,7 @@ func (r Result) Decode(v any) error {
 	return nil
 }
 
-func resultOf(r RunRecord) Result {
+func resultOf(r journal.RunRecord) Result {
 	return Result{
 		RunID: r.RunID, Workflow: r.Workflow, Version: r.Version, Status: r.Status,
 		Output: r.Output, Error: r.Error, AttentionStep: r.AttentionStep,
@@ -289,45 +291,45 @@ func (e *Engine) Enqueue(ctx context.Context, runID string, wf any, args ...any)
 // is the same workflow with the same input. With hold, a new run is stored
 // running under a lease of this engine instead of pending. It reports
 // whether this call created the run.
-func (e *Engine) create(ctx context.Context, runID string, wf any, args []any, hold bool) (RunRecord, bool, error) {
+func (e *Engine) create(ctx context.Context, runID string, wf any, args []any, hold bool) (journal.RunRecord, bool, error) {
 	def, err := lookupFunc(wf)
 	if err != nil {
-		return RunRecord{}, false, err
+		return journal.RunRecord{}, false, err
 	}
 	if runID == "" {
-		return RunRecord{}, false, errors.New("resume: empty run id")
+		return journal.RunRecord{}, false, errors.New("resume: empty run id")
 	}
 	if hold {
 		// This engine executes the new run at once: it must be able to.
 		if err := e.canRun(def); err != nil {
-			return RunRecord{}, false, fmt.Errorf("run %s: %w", runID, err)
+			return journal.RunRecord{}, false, fmt.Errorf("run %s: %w", runID, err)
 		}
 	}
 	if err := checkArgs(wf, args); err != nil {
-		return RunRecord{}, false, fmt.Errorf("run %s of %s: %w", runID, def.QualifiedName(), err)
+		return journal.RunRecord{}, false, fmt.Errorf("run %s of %s: %w", runID, def.QualifiedName(), err)
 	}
 	input, err := encodeArgs(args)
 	if err != nil {
-		return RunRecord{}, false, fmt.Errorf("run %s: %w", runID, err)
+		return journal.RunRecord{}, false, fmt.Errorf("run %s: %w", runID, err)
 	}
 	if err := e.saveManifest(ctx, def); err != nil {
-		return RunRecord{}, false, err
+		return journal.RunRecord{}, false, err
 	}
 	now := e.now()
-	r := RunRecord{
+	r := journal.RunRecord{
 		RunID: runID, Workflow: def.QualifiedName(), Version: def.Version,
 		Status: StatusPending, Input: json.RawMessage(input), CreatedAt: now, UpdatedAt: now,
 	}
 	if hold {
 		if err := e.keepAlive(ctx); err != nil {
-			return RunRecord{}, false, fmt.Errorf("run %s: %w", runID, err)
+			return journal.RunRecord{}, false, fmt.Errorf("run %s: %w", runID, err)
 		}
 		r.LeaseOwner, r.LeaseUntil = e.owner, now.Add(e.lease)
 	}
 	sent := time.Now()
 	stored, created, err := e.journal.CreateRun(ctx, r)
 	if err != nil {
-		return RunRecord{}, false, fmt.Errorf("run %s: create: %w", runID, err)
+		return journal.RunRecord{}, false, fmt.Errorf("run %s: create: %w", runID, err)
 	}
 	if created && hold {
 		stored.LeaseUntil = heldUntil(sent, e.lease)
@@ -359,7 +361,7 @@ func (e *Engine) Resume(ctx context.Context, runID string) (Result, error) {
 // is reported in its Result, not as an error. The error is the first
 // journal failure.
 func (e *Engine) ResumeAll(ctx context.Context) ([]Result, error) {
-	runs, err := e.journal.ListRuns(ctx, RunFilter{Statuses: []Status{StatusPending, StatusRunning}})
+	runs, err := e.journal.ListRuns(ctx, journal.RunFilter{Statuses: []Status{StatusPending, StatusRunning}})
 	if err != nil {
 		return nil, fmt.Errorf("resume all: list runs: %w", err)
 	}
@@ -416,7 +418,7 @@ func (e *Engine) checkResolution(ctx context.Context, runID, stepKey string, res
 	}
 	name := ""
 	for _, s := range steps {
-		if s.StepKey == stepKey && s.Status == StepInFlight {
+		if s.StepKey == stepKey && s.Status == journal.StepInFlight {
 			name = s.Name
 		}
 	}
@@ -523,7 +525,7 @@ func (e *Engine) execute(ctx context.Context, runID string) (Result, error) {
 		return Result{}, fmt.Errorf("run %s: claim: %w", runID, err)
 	}
 	sent := time.Now()
-	run, steps, err := e.journal.Claim(ctx, ClaimRequest{RunID: runID, Owner: e.owner, Lease: e.lease, TakeOverDead: true})
+	run, steps, err := e.journal.Claim(ctx, journal.ClaimRequest{RunID: runID, Owner: e.owner, Lease: e.lease, TakeOverDead: true})
 	_, live := livenessOf(e.journal)
 	for wait := 10 * time.Millisecond; live && errors.Is(err, ErrRunBusy) && run.Status == StatusRunning &&
 		run.LeaseOwner != e.owner && wait <= 160*time.Millisecond; wait *= 2 {
@@ -535,7 +537,7 @@ func (e *Engine) execute(ctx context.Context, runID string) (Result, error) {
 			break
 		}
 		sent = time.Now()
-		run, steps, err = e.journal.Claim(ctx, ClaimRequest{RunID: runID, Owner: e.owner, Lease: e.lease, TakeOverDead: true})
+		run, steps, err = e.journal.Claim(ctx, journal.ClaimRequest{RunID: runID, Owner: e.owner, Lease: e.lease, TakeOverDead: true})
 	}
 	if errors.Is(err, ErrRunBusy) && !run.Status.Known() {
 		// No worker claims a run whose status is no status: say so, rather
@@ -559,7 +561,7 @@ func (e *Engine) execute(ctx context.Context, runID string) (Result, error) {
 // runClaimed runs the body of a run this engine has just claimed, from its
 // journal steps. When drain closes, the run stops before its next step and
 // is released, resumable.
-func (e *Engine) runClaimed(ctx context.Context, run RunRecord, steps []StepRecord, drain <-chan struct{}) (Result, error) {
+func (e *Engine) runClaimed(ctx context.Context, run journal.RunRecord, steps []journal.StepRecord, drain <-chan struct{}) (Result, error) {
 	return e.runEntry(ctx, run, steps, drain, nil, nil)
 }
 
@@ -573,10 +575,10 @@ type entryOutcome struct {
 // nil, receives the body's error, and parent, if not nil, is the parent
 // run's workflow, whose error identities the run's journaled error keeps
 // too (the parent's body tests them).
-func (e *Engine) runEntry(ctx context.Context, run RunRecord, steps []StepRecord, drain <-chan struct{}, outcome *entryOutcome, parent *WorkflowDef) (Result, error) {
+func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []journal.StepRecord, drain <-chan struct{}, outcome *entryOutcome, parent *WorkflowDef) (Result, error) {
 	runID := run.RunID
 	defer e.hold(runID)()
-	lease := Lease{RunID: runID, Owner: run.LeaseOwner, Epoch: run.Epoch}
+	lease := journal.Lease{RunID: runID, Owner: run.LeaseOwner, Epoch: run.Epoch}
 
 	def, ok := Lookup(run.Workflow)
 	if !ok {
@@ -623,7 +625,7 @@ func (e *Engine) runEntry(ctx context.Context, run RunRecord, steps []StepRecord
 		st.leaseUntil = time.Now().Add(e.lease)
 	}
 	for _, s := range steps {
-		if s.Status == StepInFlight {
+		if s.Status == journal.StepInFlight {
 			st.park(s.StepKey, s)
 			run.Status, run.AttentionStep, run.AttentionKind = StatusNeedsAttention, s.StepKey, AttentionKindStep
 			run.Error = st.stopped().(*RunError).Msg
@@ -712,12 +714,12 @@ func (e *Engine) runEntry(ctx context.Context, run RunRecord, steps []StepRecord
 // stored, the run's own row first, then its steps in journal order, and
 // returns the step key naming it ("" for the run's row) and why the run
 // stops; why is "" when every row is sound.
-func journalProblem(run RunRecord, steps []StepRecord) (key, why string) {
+func journalProblem(run journal.RunRecord, steps []journal.StepRecord) (key, why string) {
 	const tail = ": the run's journal is corrupt, and it is not replayed nor executed around the row: repair the row and retry the run, or cancel it"
 	if p := run.Problem(); p != "" {
 		return "", "journal row of run " + run.RunID + ": " + p + tail
 	}
-	var bad *StepRecord
+	var bad *journal.StepRecord
 	for i := range steps {
 		if steps[i].Problem() != "" && (bad == nil || steps[i].Seq < bad.Seq) {
 			bad = &steps[i]
@@ -731,7 +733,7 @@ func journalProblem(run RunRecord, steps []StepRecord) (key, why string) {
 
 // finish records the run's state at the end of this entry, just claimed,
 // and releases its lease; see finishBy.
-func (e *Engine) finish(ctx context.Context, lease Lease, run RunRecord) (Result, error) {
+func (e *Engine) finish(ctx context.Context, lease journal.Lease, run journal.RunRecord) (Result, error) {
 	until := time.Now().Add(e.lease)
 	return e.finishBy(ctx, lease, run, func() time.Time { return until })
 }
@@ -739,7 +741,7 @@ func (e *Engine) finish(ctx context.Context, lease Lease, run RunRecord) (Result
 // finishBy records the run's state at the end of this entry and releases
 // its lease, retrying a failed write with backoff until the lease expires
 // (until). The write outlives ctx's cancellation.
-func (e *Engine) finishBy(ctx context.Context, lease Lease, run RunRecord, until func() time.Time) (Result, error) {
+func (e *Engine) finishBy(ctx context.Context, lease journal.Lease, run journal.RunRecord, until func() time.Time) (Result, error) {
 	run.UpdatedAt = e.now()
 	if run.Status != StatusNeedsAttention {
 		run.AttentionKind = ""
@@ -770,7 +772,7 @@ func (e *Engine) finishBy(ctx context.Context, lease Lease, run RunRecord, until
 
 // finished reports whether the journal holds run as FinishRun under lease
 // records it: the same epoch, status and error, and no lease.
-func (e *Engine) finished(ctx context.Context, lease Lease, run RunRecord) bool {
+func (e *Engine) finished(ctx context.Context, lease journal.Lease, run journal.RunRecord) bool {
 	got, _, err := e.journal.LoadRun(ctx, run.RunID)
 	return err == nil && got.Epoch == lease.Epoch && got.LeaseOwner == "" && got.Status == run.Status && got.Error == run.Error
 }
@@ -805,7 +807,7 @@ func (e *Engine) renew(ctx context.Context, cancel context.CancelFunc, st *runSt
 
 // versionMismatch explains why run cannot resume under def: both versions
 // and the steps that differ.
-func (e *Engine) versionMismatch(ctx context.Context, run RunRecord, def *WorkflowDef) string {
+func (e *Engine) versionMismatch(ctx context.Context, run journal.RunRecord, def *WorkflowDef) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "run was started under version %s of %s, but this program has version %s; nothing was executed", run.Version, run.Workflow, def.Version)
 	old, err := e.journal.Manifest(ctx, run.Workflow, run.Version)

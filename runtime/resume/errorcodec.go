@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+
+	"github.com/resumegen/resumegen/runtime/journal"
 )
 
 // An error a step returned is journaled as its text (the error column) and
@@ -57,54 +59,6 @@ type ErrorDef struct {
 	decode func(value json.RawMessage, fields func(reflect.Value) error) (error, error)
 }
 
-// ErrorSentinel makes the sentinel err survive the journal under id, its
-// package path, a dot and its name ("example.com/bank.ErrDeclined"). For
-// generated code only.
-func ErrorSentinel(id string, err error) ErrorDef {
-	return ErrorDef{id: id, sentinel: err}
-}
-
-// ErrorType makes values of the error type E survive the journal under id,
-// the type as go/types prints it ("*example.com/bank.CardError"). E's
-// value must round-trip through encoding/json; its exported fields of type
-// error are journaled as errors of their own. For generated code only.
-func ErrorType[E error](id string) ErrorDef {
-	return ErrorDef{
-		id: id,
-		match: func(node error) (error, bool) {
-			if v, ok := node.(E); ok {
-				return v, true
-			}
-			if a, ok := node.(interface{ As(any) bool }); ok {
-				var v E
-				if a.As(&v) {
-					return v, false
-				}
-			}
-			return nil, false
-		},
-		decode: func(value json.RawMessage, fields func(reflect.Value) error) (error, error) {
-			var v E
-			if err := json.Unmarshal(value, &v); err != nil {
-				return nil, err
-			}
-			if fields != nil {
-				rv := reflect.ValueOf(&v).Elem()
-				if rv.Kind() == reflect.Pointer && !rv.IsNil() {
-					rv = rv.Elem()
-				}
-				if rv.Kind() != reflect.Struct {
-					return nil, fmt.Errorf("%s has no fields to restore", id)
-				}
-				if err := fields(rv); err != nil {
-					return nil, err
-				}
-			}
-			return v, nil
-		},
-	}
-}
-
 // builtinErrors are the identities every workflow's errors keep.
 var builtinErrors = []ErrorDef{
 	ErrorSentinel("context.Canceled", context.Canceled),
@@ -115,7 +69,7 @@ var builtinErrors = []ErrorDef{
 	ErrorSentinel(resumePkg+".ErrRunBusy", ErrRunBusy),
 	ErrorSentinel(resumePkg+".ErrLeaseLost", ErrLeaseLost),
 	ErrorSentinel(resumePkg+".ErrRunConflict", ErrRunConflict),
-	ErrorSentinel(resumePkg+".ErrNoRunReady", ErrNoRunReady),
+	ErrorSentinel(resumePkg+".ErrNoRunReady", journal.ErrNoRunReady),
 	ErrorSentinel(resumePkg+".ErrNotFailed", ErrNotFailed),
 	ErrorSentinel(resumePkg+".ErrNotVersionStop", ErrNotVersionStop),
 	ErrorSentinel(resumePkg+".ErrRunFailed", ErrRunFailed),

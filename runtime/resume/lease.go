@@ -3,6 +3,8 @@ package resume
 import (
 	"context"
 	"time"
+
+	"github.com/resumegen/resumegen/runtime/journal"
 )
 
 // heldUntil is how long this process may count on a lease of length d
@@ -54,9 +56,9 @@ func (st *runState) holdLease(ctx context.Context, key string) error {
 // livenessOf returns j's liveness signal, looking through decorators (a
 // journal with an Unwrap method, such as the codec's): they store values,
 // not owners.
-func livenessOf(j Journal) (Liveness, bool) {
+func livenessOf(j Journal) (journal.Liveness, bool) {
 	for j != nil {
-		if l, ok := j.(Liveness); ok {
+		if l, ok := j.(journal.Liveness); ok {
 			return l, true
 		}
 		u, ok := j.(interface{ Unwrap() Journal })

@@ -1,8 +1,6 @@
 package resume
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"reflect"
 )
@@ -26,25 +24,6 @@ func WithReceiver(r any) Option {
 		}
 		e.receivers[reflect.TypeOf(r)] = r
 	}
-}
-
-// ReceiverType is the receiver type of a workflow that is a method of R,
-// for [WorkflowDef.Receiver]. For generated code only.
-func ReceiverType[R any]() reflect.Type { return reflect.TypeFor[R]() }
-
-// Receiver returns the value the engine executing ctx's run was given for
-// methods of R ([WithReceiver]). For generated code only.
-func Receiver[R any](ctx context.Context) (R, error) {
-	var zero R
-	st := stateFrom(ctx)
-	if st == nil {
-		return zero, errors.New("resume: Receiver outside a run")
-	}
-	r, ok := st.e.receivers[reflect.TypeFor[R]()].(R)
-	if !ok {
-		return zero, st.stopf("run %s: %w", st.run.RunID, st.e.canRun(st.def))
-	}
-	return r, nil
 }
 
 // canRun says why the engine cannot execute runs of def: it is a method

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/resumegen/resumegen/runtime/journal"
 )
 
 func TestParseFault(t *testing.T) {
@@ -201,7 +203,7 @@ func TestRegister(t *testing.T) {
 }
 
 func TestStepKeys(t *testing.T) {
-	st := newRunState(nil, &WorkflowDef{}, RunRecord{RunID: "r"}, nil)
+	st := newRunState(nil, &WorkflowDef{}, journal.RunRecord{RunID: "r"}, nil)
 	var got []string
 	for _, k := range []stepKey{{}, {}, {"alice@example.com", true}, {"bob@example.com", true}, {}} {
 		key, err := st.nextKey("Notify", k)

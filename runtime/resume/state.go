@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/resumegen/resumegen/runtime/journal"
 )
 
 // runState is one entry of one run: the journal read when the run was
@@ -16,9 +18,9 @@ import (
 type runState struct {
 	e       *Engine
 	def     *WorkflowDef
-	run     RunRecord
-	lease   Lease
-	journal map[string]StepRecord // by step key, as read at entry
+	run     journal.RunRecord
+	lease   journal.Lease
+	journal map[string]journal.StepRecord // by step key, as read at entry
 
 	mu    sync.Mutex
 	occur map[string]int  // executions per step name so far
@@ -50,13 +52,13 @@ func stateFrom(ctx context.Context) *runState {
 	return st
 }
 
-func newRunState(e *Engine, def *WorkflowDef, run RunRecord, steps []StepRecord) *runState {
+func newRunState(e *Engine, def *WorkflowDef, run journal.RunRecord, steps []journal.StepRecord) *runState {
 	st := &runState{
 		e:       e,
 		def:     def,
 		run:     run,
-		lease:   Lease{RunID: run.RunID, Owner: run.LeaseOwner, Epoch: run.Epoch},
-		journal: make(map[string]StepRecord, len(steps)),
+		lease:   journal.Lease{RunID: run.RunID, Owner: run.LeaseOwner, Epoch: run.Epoch},
+		journal: make(map[string]journal.StepRecord, len(steps)),
 		occur:   map[string]int{},
 		keyed:   map[string]bool{},
 	}
@@ -152,18 +154,18 @@ func (st *runState) step(ctx context.Context, def *StepDef, callKey stepKey, bod
 	prev, seen := st.journal[key]
 	if seen {
 		switch {
-		case prev.Status == StepSucceeded:
+		case prev.Status == journal.StepSucceeded:
 			if decode != nil {
 				if err := decode(prev.Result); err != nil {
 					return st.corrupt(key, err)
 				}
 			}
 			return st.replayed(key, nil)
-		case prev.Status == StepInFlight:
+		case prev.Status == journal.StepInFlight:
 			// The engine parks such runs before the body starts; meeting
 			// one here means the row appeared since, so stop all the same.
 			return st.park(key, prev)
-		case prev.Status == StepFailed && prev.Final:
+		case prev.Status == journal.StepFailed && prev.Final:
 			return st.replayFailure(key, prev, decode)
 		}
 	}
@@ -174,7 +176,7 @@ func (st *runState) step(ctx context.Context, def *StepDef, callKey stepKey, bod
 	// A failed row that is not final carries on with the attempts left: the
 	// process stopped mid-retry, or an operator's retry reopened it with a
 	// fresh budget. (A permanent failure is journaled final at once.)
-	if seen && prev.Status == StepFailed {
+	if seen && prev.Status == journal.StepFailed {
 		if prev.Attempt-prev.AttemptBase >= def.attempts() {
 			// The budget was spent, but the process stopped before the body
 			// received the failure: that failure is the outcome. Journal it
@@ -187,7 +189,7 @@ func (st *runState) step(ctx context.Context, def *StepDef, callKey stepKey, bod
 		}
 	}
 	st.e.fault(key, def.Name, FaultBefore)
-	rec := StepRecord{
+	rec := journal.StepRecord{
 		RunID: st.run.RunID, StepKey: key, Name: def.Name,
 		Attempt: prev.Attempt, AttemptBase: prev.AttemptBase, History: historyOf(st.def, prev),
 	}
@@ -221,7 +223,7 @@ func (st *runState) step(ctx context.Context, def *StepDef, callKey stepKey, bod
 
 // replayFailure hands the body the journaled outcome of a final failed row:
 // its value, if any, and its error, rebuilt.
-func (st *runState) replayFailure(key string, rec StepRecord, decode func(json.RawMessage) error) error {
+func (st *runState) replayFailure(key string, rec journal.StepRecord, decode func(json.RawMessage) error) error {
 	if decode != nil && len(rec.Result) > 0 {
 		if err := decode(rec.Result); err != nil {
 			return st.corrupt(key, err)
@@ -266,15 +268,15 @@ func (st *runState) failedStep() string {
 // historyOf returns the attempt history a new attempt of prev's step carries
 // on: prev's, with prev's own last attempt added when a person or an older
 // journal left it out (a once step resolved redo).
-func historyOf(def *WorkflowDef, prev StepRecord) []AttemptRecord {
-	if prev.Status != StepFailed || prev.Attempt == 0 {
+func historyOf(def *WorkflowDef, prev journal.StepRecord) []journal.AttemptRecord {
+	if prev.Status != journal.StepFailed || prev.Attempt == 0 {
 		return prev.History
 	}
 	h := prev.History
 	if n := len(h); n > 0 && h[n-1].Attempt == prev.Attempt {
 		return h
 	}
-	return append(h[:len(h):len(h)], AttemptRecord{
+	return append(h[:len(h):len(h)], journal.AttemptRecord{
 		Attempt: prev.Attempt, StartedAt: prev.StartedAt, FinishedAt: prev.FinishedAt, Error: prev.Error,
 		Permanent: IsPermanent(decodeStepError(def, prev.Error, prev.ErrorDetail)),
 	})
@@ -288,7 +290,7 @@ func historyOf(def *WorkflowDef, prev StepRecord) []AttemptRecord {
 // then unknown to the journal, and only a resume can settle it. A panic in
 // body is the attempt's failure (a *PanicError), except in a once step,
 // whose effect may have happened: the run parks, its row in_flight.
-func (st *runState) attempt(ctx context.Context, def *StepDef, rec *StepRecord, body func(context.Context) (json.RawMessage, error)) error {
+func (st *runState) attempt(ctx context.Context, def *StepDef, rec *journal.StepRecord, body func(context.Context) (json.RawMessage, error)) error {
 	sctx := context.WithValue(ctx, stepInfoKey{}, StepInfo{
 		RunID: st.run.RunID, Workflow: st.run.Workflow, StepKey: rec.StepKey,
 		Name: def.Name, Policy: def.Policy, Attempt: rec.Attempt,
@@ -298,10 +300,10 @@ func (st *runState) attempt(ctx context.Context, def *StepDef, rec *StepRecord, 
 		sctx, cancel = context.WithTimeout(sctx, def.Timeout)
 		defer cancel()
 	}
-	var tx StepTx
+	var tx journal.StepTx
 	switch def.Policy {
 	case PolicyOnce:
-		rec.Status, rec.Final = StepInFlight, false
+		rec.Status, rec.Final = journal.StepInFlight, false
 		if err := st.write(ctx, *rec); err != nil {
 			return err
 		}
@@ -353,12 +355,12 @@ func (st *runState) attempt(ctx context.Context, def *StepDef, rec *StepRecord, 
 		rec.FinishedAt = st.e.now()
 		permanent := IsPermanent(err)
 		rec.Final = permanent || (rec.Attempt-rec.AttemptBase >= def.attempts() && ctx.Err() == nil)
-		rec.Status, rec.Result, rec.Error = StepFailed, nil, err.Error()
+		rec.Status, rec.Result, rec.Error = journal.StepFailed, nil, err.Error()
 		if rec.Final {
 			rec.Result = raw
 		}
 		rec.ErrorDetail = encodeStepError(st.def, err)
-		rec.History = append(rec.History, AttemptRecord{
+		rec.History = append(rec.History, journal.AttemptRecord{
 			Attempt: rec.Attempt, StartedAt: rec.StartedAt, FinishedAt: rec.FinishedAt, Error: rec.Error, Permanent: permanent,
 		})
 		if werr := st.write(ctx, *rec); werr != nil {
@@ -368,7 +370,7 @@ func (st *runState) attempt(ctx context.Context, def *StepDef, rec *StepRecord, 
 	}
 
 	st.e.fault(rec.StepKey, def.Name, FaultEffect)
-	rec.Status, rec.Result, rec.Error, rec.ErrorDetail, rec.Final = StepSucceeded, raw, "", nil, false
+	rec.Status, rec.Result, rec.Error, rec.ErrorDetail, rec.Final = journal.StepSucceeded, raw, "", nil, false
 	rec.FinishedAt = st.e.now()
 	if tx != nil {
 		if err := tx.Commit(context.WithoutCancel(ctx), *rec); err != nil {
@@ -385,7 +387,7 @@ func (st *runState) attempt(ctx context.Context, def *StepDef, rec *StepRecord, 
 // holds (a row is an upsert: writing it twice is harmless). The write is
 // not cancelled with ctx: an effect that happened must be recorded even
 // when the run is being shut down.
-func (st *runState) write(ctx context.Context, rec StepRecord) error {
+func (st *runState) write(ctx context.Context, rec journal.StepRecord) error {
 	err := st.e.retryWrite(ctx, st.run.RunID, rec.StepKey+" "+string(rec.Status), st.leaseDeadline, func(wctx context.Context) error {
 		return st.e.journal.WriteStep(wctx, st.lease, rec)
 	})
@@ -396,7 +398,7 @@ func (st *runState) write(ctx context.Context, rec StepRecord) error {
 }
 
 // park stops the run for a person: step key's outcome is unknown.
-func (st *runState) park(key string, rec StepRecord) error {
+func (st *runState) park(key string, rec journal.StepRecord) error {
 	return st.parkFor(AttentionKindStep, key, fmt.Sprintf("step %s (once) was in flight since %s, attempt %d, and its outcome is unknown: resolve it as done or redo",
 		key, rec.StartedAt.UTC().Format(time.RFC3339), rec.Attempt))
 }

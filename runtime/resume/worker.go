@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/resumegen/resumegen/runtime/journal"
 )
 
 // WorkerOptions tunes [Engine.Work].
@@ -14,7 +16,7 @@ type WorkerOptions struct {
 	Concurrency int
 	// PollInterval is how long an idle worker waits before looking for runs
 	// again (default 1s). With a journal that signals new work
-	// ([WorkNotifier]: the PostgreSQL journal does) a worker wakes as soon
+	// ([journal.WorkNotifier]: the PostgreSQL journal does) a worker wakes as soon
 	// as a run becomes claimable, and the interval only bounds how late it
 	// notices runs whose lease expired.
 	PollInterval time.Duration
@@ -25,7 +27,7 @@ type WorkerOptions struct {
 
 // Work claims runs of the workflows registered in this program, pending or
 // abandoned (their lease expired, or, checked when the worker starts, their
-// owner's process ended: see [Liveness]), and executes up to opts.Concurrency of
+// owner's process ended: see [journal.Liveness]), and executes up to opts.Concurrency of
 // them at once, until ctx is done. Any number of workers, in any number of
 // processes sharing the journal, may work at once; a run is executed by one
 // of them at a time, and every journal write is fenced by its lease. Work
@@ -70,7 +72,7 @@ func (e *Engine) Work(ctx context.Context, opts WorkerOptions) error {
 		e.logger.Warn("looking for runs of dead workers failed", "err", err)
 	}
 
-	notifier, _ := e.journal.(WorkNotifier)
+	notifier, _ := e.journal.(journal.WorkNotifier)
 	var notifyFailed bool // logged once, not at every poll
 
 	slots := make(chan struct{}, opts.Concurrency)
@@ -87,8 +89,8 @@ claiming:
 		case <-ctx.Done():
 			break claiming
 		}
-		var run RunRecord
-		var steps []StepRecord
+		var run journal.RunRecord
+		var steps []journal.StepRecord
 		var err error
 		var wake <-chan struct{} // nil: poll only
 		if err := e.keepAlive(ctx); err != nil {
@@ -109,7 +111,7 @@ claiming:
 			o := orphans[0]
 			orphans = orphans[1:]
 			// The claim checks the owner's liveness again, atomically.
-			run, steps, err = e.journal.Claim(ctx, ClaimRequest{RunID: o.RunID, Owner: e.owner, Lease: e.lease, TakeOverDead: true})
+			run, steps, err = e.journal.Claim(ctx, journal.ClaimRequest{RunID: o.RunID, Owner: e.owner, Lease: e.lease, TakeOverDead: true})
 			if err != nil {
 				// Another worker took it first (ErrRunBusy), or the journal
 				// failed: ClaimNext finds it later if it is still claimable.
@@ -132,7 +134,7 @@ claiming:
 				}
 				notifyFailed = nerr != nil
 			}
-			run, steps, err = e.journal.ClaimNext(ctx, ClaimNextRequest{
+			run, steps, err = e.journal.ClaimNext(ctx, journal.ClaimNextRequest{
 				Owner: e.owner, Lease: e.lease, Workflows: workflows, Holding: e.holding(),
 			})
 		}
@@ -141,7 +143,7 @@ claiming:
 			if ctx.Err() != nil {
 				break claiming
 			}
-			if !errors.Is(err, ErrNoRunReady) {
+			if !errors.Is(err, journal.ErrNoRunReady) {
 				e.logger.Warn("claim next run failed", "err", err)
 			}
 			if waitForWork(ctx, wake, opts.PollInterval) != nil {
@@ -205,11 +207,11 @@ func waitForWork(ctx context.Context, wake <-chan struct{}, d time.Duration) err
 
 // deadOwnerRuns lists the running runs of workflows whose lease owner's
 // process ended, by the journal's liveness signal.
-func (e *Engine) deadOwnerRuns(ctx context.Context, workflows []string) ([]RunRecord, error) {
+func (e *Engine) deadOwnerRuns(ctx context.Context, workflows []string) ([]journal.RunRecord, error) {
 	if _, ok := livenessOf(e.journal); !ok {
 		return nil, nil
 	}
-	runs, err := e.journal.ListRuns(ctx, RunFilter{Statuses: []Status{StatusRunning}})
+	runs, err := e.journal.ListRuns(ctx, journal.RunFilter{Statuses: []Status{StatusRunning}})
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +219,7 @@ func (e *Engine) deadOwnerRuns(ctx context.Context, workflows []string) ([]RunRe
 	for _, w := range workflows {
 		known[w] = true
 	}
-	var dead []RunRecord
+	var dead []journal.RunRecord
 	gone := map[string]bool{} // by owner: one check each
 	for _, r := range runs {
 		if !known[r.Workflow] || r.Parent != "" {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/journaltest"
 	"github.com/resumegen/resumegen/runtime/resume"
 	"github.com/resumegen/resumegen/runtime/sqlitejournal"
@@ -68,7 +69,7 @@ func openBench(b *testing.B) journaltest.BenchHarness {
 				WHERE run_id = ?`, owner, time.Now().Add(time.Hour).UTC().Format("2006-01-02T15:04:05.000000Z"), runID)
 			return err
 		},
-		OpenAgain: func(tb testing.TB) resume.Journal {
+		OpenAgain: func(tb testing.TB) journal.Journal {
 			j, err := sqlitejournal.Open(context.Background(), path)
 			if err != nil {
 				tb.Fatal(err)

@@ -8,7 +8,7 @@
 // owner name in the directory beside the journal named after it with
 // ".owners" appended: the kernel releases it when the process ends, and
 // the runs of an ended process are taken over at once (see
-// [Journal.KeepAlive] and resume.Liveness).
+// [Journal.KeepAlive] and journal.Liveness).
 //
 // The tables are resume_runs and resume_steps (see the resume package), with
 // timestamps as fixed-width UTC text (2006-01-02T15:04:05.000000Z) so they
@@ -31,11 +31,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/resumegen/resumegen/runtime/resume"
+	"github.com/resumegen/resumegen/runtime/journal"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
-// Journal is a [resume.Journal] in one SQLite file.
+// Journal is a [journal.Journal] in one SQLite file.
 type Journal struct {
 	db      *sql.DB // the one writer connection
 	read    *sql.DB // readers; WAL lets them run beside the writer
@@ -48,7 +48,7 @@ type Journal struct {
 	live liveness // the owners' lock files (see KeepAlive)
 }
 
-var _ resume.Journal = (*Journal)(nil)
+var _ journal.Journal = (*Journal)(nil)
 
 // Open opens (creating if needed) the journal in the SQLite file at path and
 // brings its schema up to date. A file it creates is mode 0600, and so are
@@ -123,8 +123,8 @@ func (j *Journal) Close() error {
 }
 
 // Counters returns the reads and commits since Open.
-func (j *Journal) Counters() resume.Counters {
-	return resume.Counters{Reads: j.reads.Load(), Commits: j.commits.Load()}
+func (j *Journal) Counters() journal.Counters {
+	return journal.Counters{Reads: j.reads.Load(), Commits: j.commits.Load()}
 }
 
 const timeFormat = "2006-01-02T15:04:05.000000Z"
@@ -153,8 +153,8 @@ type scanner interface{ Scan(dest ...any) error }
 // not convert to its type (SQLite stores any value in any column) leaves
 // its field zero and is named in the run's Unreadable, so that one corrupt
 // row stops its own run instead of every read of the journal.
-func scanRun(s scanner, extra ...any) (resume.RunRecord, error) {
-	var r resume.RunRecord
+func scanRun(s scanner, extra ...any) (journal.RunRecord, error) {
+	var r journal.RunRecord
 	var v [19]any
 	dest := make([]any, 0, len(v)+len(extra))
 	for i := range v {
@@ -165,7 +165,7 @@ func scanRun(s scanner, extra ...any) (resume.RunRecord, error) {
 	}
 	var c cells
 	r.RunID, r.Workflow, r.Version = c.text("run_id", v[0]), c.text("workflow", v[1]), c.text("version", v[2])
-	r.Status = resume.Status(c.text("status", v[3]))
+	r.Status = journal.Status(c.text("status", v[3]))
 	r.Input, r.Output = c.json("input", v[4]), c.json("output", v[5])
 	r.Error, r.AttentionStep, r.AttentionKind = c.text("error", v[6]), c.text("attention_step", v[7]), c.text("attention_kind", v[8])
 	r.Attempts, r.LeaseOwner = int(c.integer("attempts", v[9])), c.text("lease_owner", v[10])
@@ -182,8 +182,8 @@ const stepColumns = `run_id, step_key, name, status, result, error, attempt, att
 
 // scanStep scans stepColumns. Like scanRun, it reads a row whose columns
 // do not convert as far as it can, and names them in its Unreadable.
-func scanStep(s scanner) (resume.StepRecord, error) {
-	var st resume.StepRecord
+func scanStep(s scanner) (journal.StepRecord, error) {
+	var st journal.StepRecord
 	var v [14]any
 	dest := make([]any, len(v))
 	for i := range v {
@@ -194,7 +194,7 @@ func scanStep(s scanner) (resume.StepRecord, error) {
 	}
 	var c cells
 	st.RunID, st.StepKey, st.Name = c.text("run_id", v[0]), c.text("step_key", v[1]), c.text("name", v[2])
-	st.Status, st.Result, st.Error = resume.StepStatus(c.text("status", v[3])), c.json("result", v[4]), c.text("error", v[5])
+	st.Status, st.Result, st.Error = journal.StepStatus(c.text("status", v[3])), c.json("result", v[4]), c.text("error", v[5])
 	st.Attempt, st.AttemptBase, st.Seq = int(c.integer("attempt", v[6])), int(c.integer("attempt_base", v[7])), c.integer("seq", v[8])
 	st.StartedAt, st.FinishedAt = c.time("started_at", v[9]), c.time("finished_at", v[10])
 	st.ErrorDetail, st.Final, st.History = c.json("error_detail", v[11]), c.integer("final", v[12]) != 0, c.history(v[13])
@@ -293,12 +293,12 @@ func (c *cells) json(col string, v any) json.RawMessage {
 }
 
 // history reads the history column: a JSON list of attempts, or NULL.
-func (c *cells) history(v any) []resume.AttemptRecord {
+func (c *cells) history(v any) []journal.AttemptRecord {
 	h := c.text("history", v)
 	if h == "" {
 		return nil
 	}
-	var out []resume.AttemptRecord
+	var out []journal.AttemptRecord
 	if err := json.Unmarshal([]byte(h), &out); err != nil {
 		if c.bad == "" {
 			c.bad = fmt.Sprintf("history %s is not a list of attempts: %v", quoteCut(h), err)
@@ -309,7 +309,7 @@ func (c *cells) history(v any) []resume.AttemptRecord {
 }
 
 // historyArg is a step's attempt history as stored: JSON, or NULL for none.
-func historyArg(h []resume.AttemptRecord) (any, error) {
+func historyArg(h []journal.AttemptRecord) (any, error) {
 	if len(h) == 0 {
 		return nil, nil
 	}
@@ -326,14 +326,14 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-func (j *Journal) steps(ctx context.Context, q querier, runID string) ([]resume.StepRecord, error) {
+func (j *Journal) steps(ctx context.Context, q querier, runID string) ([]journal.StepRecord, error) {
 	j.reads.Add(1)
 	rows, err := q.QueryContext(ctx, `SELECT `+stepColumns+` FROM resume_steps WHERE run_id = ? ORDER BY seq`, runID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []resume.StepRecord
+	var out []journal.StepRecord
 	for rows.Next() {
 		s, err := scanStep(rows)
 		if err != nil {
@@ -344,18 +344,18 @@ func (j *Journal) steps(ctx context.Context, q querier, runID string) ([]resume.
 	return out, rows.Err()
 }
 
-func (j *Journal) run(ctx context.Context, q querier, runID string) (resume.RunRecord, error) {
+func (j *Journal) run(ctx context.Context, q querier, runID string) (journal.RunRecord, error) {
 	j.reads.Add(1)
 	r, err := scanRun(q.QueryRowContext(ctx, `SELECT `+runColumns+` FROM resume_runs WHERE run_id = ?`, runID))
 	if errors.Is(err, sql.ErrNoRows) {
-		return r, fmt.Errorf("run %s: %w", runID, resume.ErrRunNotFound)
+		return r, fmt.Errorf("run %s: %w", runID, journal.ErrRunNotFound)
 	}
 	return r, err
 }
 
 // CreateRun inserts r unless its run id exists, and returns the stored run.
 // A held run's lease is counted once the insert holds the write lock.
-func (j *Journal) CreateRun(ctx context.Context, r resume.RunRecord) (resume.RunRecord, bool, error) {
+func (j *Journal) CreateRun(ctx context.Context, r journal.RunRecord) (journal.RunRecord, bool, error) {
 	r = r.Created()
 	lease := r.LeaseUntil.Sub(r.CreatedAt)
 	tx, err := j.db.BeginTx(ctx, nil)
@@ -411,14 +411,14 @@ const entrySQL = `SELECT step_key, status, result, seq,
 		CASE WHEN status <> 'succeeded' THEN history END
 	FROM resume_steps WHERE run_id = ?`
 
-func (j *Journal) entrySteps(ctx context.Context, tx *sql.Tx, runID string) ([]resume.StepRecord, error) {
+func (j *Journal) entrySteps(ctx context.Context, tx *sql.Tx, runID string) ([]journal.StepRecord, error) {
 	j.reads.Add(1)
 	rows, err := tx.StmtContext(ctx, j.entryStmt).QueryContext(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []resume.StepRecord
+	var out []journal.StepRecord
 	var v [12]any
 	dest := make([]any, len(v))
 	for i := range v {
@@ -431,7 +431,7 @@ func (j *Journal) entrySteps(ctx context.Context, tx *sql.Tx, runID string) ([]r
 		// A row whose columns do not convert is returned with what could
 		// be read and why not: the engine parks its run.
 		var c cells
-		s := resume.StepRecord{RunID: runID, StepKey: c.text("step_key", v[0]), Status: resume.StepStatus(c.text("status", v[1])),
+		s := journal.StepRecord{RunID: runID, StepKey: c.text("step_key", v[0]), Status: journal.StepStatus(c.text("status", v[1])),
 			Result: c.json("result", v[2]), Seq: c.integer("seq", v[3]), Error: c.text("error", v[4]),
 			Attempt: int(c.integer("attempt", v[5])), AttemptBase: int(c.integer("attempt_base", v[6])),
 			StartedAt: c.time("started_at", v[7]), FinishedAt: c.time("finished_at", v[8]), ErrorDetail: c.json("error_detail", v[9]),
@@ -447,7 +447,7 @@ func (j *Journal) entrySteps(ctx context.Context, tx *sql.Tx, runID string) ([]r
 // locked, and reads its journal in the same transaction. The lease is
 // counted from the moment the transaction holds the write lock. A refused
 // claim reads the run's row only.
-func (j *Journal) Claim(ctx context.Context, c resume.ClaimRequest) (resume.RunRecord, []resume.StepRecord, error) {
+func (j *Journal) Claim(ctx context.Context, c journal.ClaimRequest) (journal.RunRecord, []journal.StepRecord, error) {
 	runID := c.RunID
 	var deadOwner string
 	var deadEpoch int64 = -1
@@ -456,7 +456,7 @@ func (j *Journal) Claim(ctx context.Context, c resume.ClaimRequest) (resume.RunR
 	}
 	tx, err := j.db.BeginTx(ctx, nil)
 	if err != nil {
-		return resume.RunRecord{}, nil, writeLock(err)
+		return journal.RunRecord{}, nil, writeLock(err)
 	}
 	defer tx.Rollback()
 	// Read the clock once the write lock is held: a wait for it must not
@@ -473,7 +473,7 @@ func (j *Journal) Claim(ctx context.Context, c resume.ClaimRequest) (resume.RunR
 		return r, nil, err
 	}
 	if !claimed {
-		return r, nil, fmt.Errorf("run %s is %s: %w", runID, r.Status, resume.ErrRunBusy)
+		return r, nil, fmt.Errorf("run %s is %s: %w", runID, r.Status, journal.ErrRunBusy)
 	}
 	steps, err := j.entrySteps(ctx, tx, runID)
 	if err != nil {
@@ -488,13 +488,13 @@ func (j *Journal) Claim(ctx context.Context, c resume.ClaimRequest) (resume.RunR
 
 // ClaimNext claims the oldest pending or abandoned run of c.Workflows. The
 // one writer connection serializes claims, so no two workers get one run.
-func (j *Journal) ClaimNext(ctx context.Context, c resume.ClaimNextRequest) (resume.RunRecord, []resume.StepRecord, error) {
+func (j *Journal) ClaimNext(ctx context.Context, c journal.ClaimNextRequest) (journal.RunRecord, []journal.StepRecord, error) {
 	if len(c.Workflows) == 0 {
-		return resume.RunRecord{}, nil, resume.ErrNoRunReady
+		return journal.RunRecord{}, nil, journal.ErrNoRunReady
 	}
 	tx, err := j.db.BeginTx(ctx, nil)
 	if err != nil {
-		return resume.RunRecord{}, nil, writeLock(err)
+		return journal.RunRecord{}, nil, writeLock(err)
 	}
 	defer tx.Rollback()
 	t := time.Now() // once the write lock is held
@@ -525,7 +525,7 @@ func (j *Journal) ClaimNext(ctx context.Context, c resume.ClaimNextRequest) (res
 			ORDER BY created_at, run_id LIMIT 1)
 		RETURNING `+runColumns, args...))
 	if errors.Is(err, sql.ErrNoRows) {
-		return r, nil, resume.ErrNoRunReady
+		return r, nil, journal.ErrNoRunReady
 	}
 	if err != nil {
 		return r, nil, err
@@ -543,7 +543,7 @@ func (j *Journal) ClaimNext(ctx context.Context, c resume.ClaimNextRequest) (res
 
 // RenewLease extends the lease to d from the moment the write lock is
 // held, if it is still held.
-func (j *Journal) RenewLease(ctx context.Context, l resume.Lease, d time.Duration) error {
+func (j *Journal) RenewLease(ctx context.Context, l journal.Lease, d time.Duration) error {
 	var res sql.Result
 	err := j.inTx(ctx, func(tx *sql.Tx) error {
 		var err error
@@ -558,13 +558,13 @@ func (j *Journal) RenewLease(ctx context.Context, l resume.Lease, d time.Duratio
 	return err
 }
 
-func leaseHeld(res sql.Result, l resume.Lease) error {
+func leaseHeld(res sql.Result, l journal.Lease) error {
 	n, err := res.RowsAffected()
 	if err != nil {
 		return err
 	}
 	if n == 0 {
-		return fmt.Errorf("run %s, epoch %d: %w", l.RunID, l.Epoch, resume.ErrLeaseLost)
+		return fmt.Errorf("run %s, epoch %d: %w", l.RunID, l.Epoch, journal.ErrLeaseLost)
 	}
 	return nil
 }
@@ -580,7 +580,7 @@ const writeStepSQL = `INSERT INTO resume_steps (` + stepColumns + `)
 		started_at = excluded.started_at, finished_at = excluded.finished_at,
 		error_detail = excluded.error_detail, final = excluded.final, history = excluded.history`
 
-func writeStep(ctx context.Context, stmt *sql.Stmt, l resume.Lease, s resume.StepRecord) error {
+func writeStep(ctx context.Context, stmt *sql.Stmt, l journal.Lease, s journal.StepRecord) error {
 	history, err := historyArg(s.History)
 	if err != nil {
 		return fmt.Errorf("run %s, step %s: %w", s.RunID, s.StepKey, err)
@@ -597,7 +597,7 @@ func writeStep(ctx context.Context, stmt *sql.Stmt, l resume.Lease, s resume.Ste
 }
 
 // WriteStep upserts the step's row in one commit.
-func (j *Journal) WriteStep(ctx context.Context, l resume.Lease, s resume.StepRecord) error {
+func (j *Journal) WriteStep(ctx context.Context, l journal.Lease, s journal.StepRecord) error {
 	if err := writeStep(ctx, j.writeStepStmt, l, s); err != nil {
 		return writeLock(err)
 	}
@@ -607,7 +607,7 @@ func (j *Journal) WriteStep(ctx context.Context, l resume.Lease, s resume.StepRe
 
 // BeginStep opens a transaction for a tx step: the step's writes and its
 // journal row commit together.
-func (j *Journal) BeginStep(ctx context.Context, l resume.Lease) (resume.StepTx, error) {
+func (j *Journal) BeginStep(ctx context.Context, l journal.Lease) (journal.StepTx, error) {
 	tx, err := j.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, writeLock(err)
@@ -618,14 +618,14 @@ func (j *Journal) BeginStep(ctx context.Context, l resume.Lease) (resume.StepTx,
 type stepTx struct {
 	j     *Journal
 	tx    *sql.Tx
-	lease resume.Lease
+	lease journal.Lease
 	done  bool
 }
 
 // Handle returns the *sql.Tx.
 func (t *stepTx) Handle() any { return t.tx }
 
-func (t *stepTx) Commit(ctx context.Context, s resume.StepRecord) error {
+func (t *stepTx) Commit(ctx context.Context, s journal.StepRecord) error {
 	if err := writeStep(ctx, t.tx.StmtContext(ctx, t.j.writeStepStmt), t.lease, s); err != nil {
 		return err
 	}
@@ -651,7 +651,7 @@ const finishSQL = `UPDATE resume_runs SET
 	WHERE run_id = ? AND lease_owner = ? AND epoch = ?`
 
 // FinishRun records the run's status and releases its lease, fenced.
-func (j *Journal) FinishRun(ctx context.Context, l resume.Lease, r resume.RunRecord) error {
+func (j *Journal) FinishRun(ctx context.Context, l journal.Lease, r journal.RunRecord) error {
 	res, err := j.finishStmt.ExecContext(ctx,
 		string(r.Status), nullJSON(r.Output), r.Error, r.AttentionStep, r.AttentionKind, ts(r.UpdatedAt),
 		r.FailedStep, nullJSON(r.ErrorDetail), l.RunID, l.Owner, l.Epoch)
@@ -663,7 +663,7 @@ func (j *Journal) FinishRun(ctx context.Context, l resume.Lease, r resume.RunRec
 }
 
 // LoadRun reads a run and its journal.
-func (j *Journal) LoadRun(ctx context.Context, runID string) (resume.RunRecord, []resume.StepRecord, error) {
+func (j *Journal) LoadRun(ctx context.Context, runID string) (journal.RunRecord, []journal.StepRecord, error) {
 	r, err := j.run(ctx, j.read, runID)
 	if err != nil {
 		return r, nil, err
@@ -673,7 +673,7 @@ func (j *Journal) LoadRun(ctx context.Context, runID string) (resume.RunRecord, 
 }
 
 // ListRuns lists runs matching f, oldest first.
-func (j *Journal) ListRuns(ctx context.Context, f resume.RunFilter) ([]resume.RunRecord, error) {
+func (j *Journal) ListRuns(ctx context.Context, f journal.RunFilter) ([]journal.RunRecord, error) {
 	var where []string
 	var args []any
 	if len(f.Statuses) > 0 {
@@ -708,7 +708,7 @@ func (j *Journal) ListRuns(ctx context.Context, f resume.RunFilter) ([]resume.Ru
 		return nil, err
 	}
 	defer rows.Close()
-	var out []resume.RunRecord
+	var out []journal.RunRecord
 	for rows.Next() {
 		var last string
 		r, err := scanRun(rows, &last)
@@ -727,26 +727,26 @@ const lastStepColumn = `COALESCE((SELECT s.step_key FROM resume_steps s
 
 // Resolve applies a person's resolution to an in_flight step of a run in
 // needs_attention, atomically.
-func (j *Journal) Resolve(ctx context.Context, runID, stepKey string, res resume.Resolution) error {
+func (j *Journal) Resolve(ctx context.Context, runID, stepKey string, res journal.Resolution) error {
 	return j.inTx(ctx, func(tx *sql.Tx) error {
 		r, err := j.run(ctx, tx, runID)
 		if err != nil {
 			return err
 		}
-		if r.Status != resume.StatusNeedsAttention {
-			return fmt.Errorf("run %s is %s, not needs_attention: %w", runID, r.Status, resume.ErrRunBusy)
+		if r.Status != journal.StatusNeedsAttention {
+			return fmt.Errorf("run %s is %s, not needs_attention: %w", runID, r.Status, journal.ErrRunBusy)
 		}
 		var status string
 		j.reads.Add(1)
 		err = tx.QueryRowContext(ctx, `SELECT status FROM resume_steps WHERE run_id = ? AND step_key = ?`, runID, stepKey).Scan(&status)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("run %s has no step %s: %w", runID, stepKey, resume.ErrStepNotFound)
+			return fmt.Errorf("run %s has no step %s: %w", runID, stepKey, journal.ErrStepNotFound)
 		}
 		if err != nil {
 			return err
 		}
-		if resume.StepStatus(status) != resume.StepInFlight {
-			return fmt.Errorf("step %s is %s: %w", stepKey, status, resume.ErrNotInFlight)
+		if journal.StepStatus(status) != journal.StepInFlight {
+			return fmt.Errorf("step %s is %s: %w", stepKey, status, journal.ErrNotInFlight)
 		}
 		now := ts(time.Now())
 		if res.Done {
@@ -794,7 +794,7 @@ func (j *Journal) Retry(ctx context.Context, runID string) error {
 			return err
 		}
 		now := ts(time.Now())
-		if r.Status == resume.StatusNeedsAttention && r.AttentionKind == resume.AttentionKindJournal {
+		if r.Status == journal.StatusNeedsAttention && r.AttentionKind == journal.AttentionKindJournal {
 			// A person repaired the row: the next entry reads it anew.
 			if _, err := tx.ExecContext(ctx, `UPDATE resume_runs SET status = 'pending', error = '', attention_step = '', attention_kind = '',
 				updated_at = ? WHERE run_id = ?`, now, runID); err != nil {
@@ -802,8 +802,8 @@ func (j *Journal) Retry(ctx context.Context, runID string) error {
 			}
 			return wakeParents(ctx, tx, runID)
 		}
-		if r.Status != resume.StatusFailed {
-			return fmt.Errorf("run %s is %s: %w", runID, r.Status, resume.ErrNotFailed)
+		if r.Status != journal.StatusFailed {
+			return fmt.Errorf("run %s is %s: %w", runID, r.Status, journal.ErrNotFailed)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE resume_steps SET attempt_base = attempt, final = 0
 			WHERE run_id = ? AND step_key = ? AND status = 'failed'`, runID, r.FailedStep); err != nil {
@@ -817,17 +817,17 @@ func (j *Journal) Retry(ctx context.Context, runID string) error {
 // Cancel marks an unfinished run cancelled and moves its epoch on. A run
 // that succeeded or was cancelled is refused with ErrRunBusy, and so is one
 // a live lease holds unless opts.Running.
-func (j *Journal) Cancel(ctx context.Context, runID string, opts resume.CancelOptions) error {
+func (j *Journal) Cancel(ctx context.Context, runID string, opts journal.CancelOptions) error {
 	return j.inTx(ctx, func(tx *sql.Tx) error {
 		r, err := j.run(ctx, tx, runID)
 		if err != nil {
 			return err
 		}
 		switch {
-		case r.Status == resume.StatusSucceeded || r.Status == resume.StatusCancelled:
-			return fmt.Errorf("run %s is already %s: %w", runID, r.Status, resume.ErrRunBusy)
-		case r.Status == resume.StatusRunning && r.LeaseUntil.After(time.Now()) && !opts.Running:
-			return fmt.Errorf("run %s is running under %s until %s: %w", runID, r.LeaseOwner, r.LeaseUntil.UTC().Format(time.RFC3339), resume.ErrRunBusy)
+		case r.Status == journal.StatusSucceeded || r.Status == journal.StatusCancelled:
+			return fmt.Errorf("run %s is already %s: %w", runID, r.Status, journal.ErrRunBusy)
+		case r.Status == journal.StatusRunning && r.LeaseUntil.After(time.Now()) && !opts.Running:
+			return fmt.Errorf("run %s is running under %s until %s: %w", runID, r.LeaseOwner, r.LeaseUntil.UTC().Format(time.RFC3339), journal.ErrRunBusy)
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE resume_runs SET status = 'cancelled', lease_owner = '', lease_until = '',
 			epoch = epoch + 1, updated_at = ? WHERE run_id = ?`, ts(time.Now()), runID)
@@ -860,7 +860,7 @@ func (j *Journal) Manifest(ctx context.Context, workflow, version string) (strin
 }
 
 // ListManifests returns a workflow's stored manifests, newest first.
-func (j *Journal) ListManifests(ctx context.Context, workflow string) ([]resume.ManifestRecord, error) {
+func (j *Journal) ListManifests(ctx context.Context, workflow string) ([]journal.ManifestRecord, error) {
 	j.reads.Add(1)
 	rows, err := j.read.QueryContext(ctx, `SELECT workflow, version, manifest, created_at FROM resume_manifests
 		WHERE workflow = ? ORDER BY created_at DESC, version`, workflow)
@@ -868,9 +868,9 @@ func (j *Journal) ListManifests(ctx context.Context, workflow string) ([]resume.
 		return nil, fmt.Errorf("workflow %s: list manifests: %w", workflow, err)
 	}
 	defer rows.Close()
-	var out []resume.ManifestRecord
+	var out []journal.ManifestRecord
 	for rows.Next() {
-		var m resume.ManifestRecord
+		var m journal.ManifestRecord
 		var created string
 		if err := rows.Scan(&m.Workflow, &m.Version, &m.Manifest, &created); err != nil {
 			return nil, fmt.Errorf("workflow %s: list manifests: %w", workflow, err)
@@ -902,12 +902,12 @@ func (j *Journal) AcceptVersion(ctx context.Context, runID, version string) erro
 }
 
 // acceptable refuses a version change for a run not stopped on one.
-func acceptable(r resume.RunRecord) error {
-	if r.Status != resume.StatusNeedsAttention {
-		return fmt.Errorf("run %s is %s: %w", r.RunID, r.Status, resume.ErrNotVersionStop)
+func acceptable(r journal.RunRecord) error {
+	if r.Status != journal.StatusNeedsAttention {
+		return fmt.Errorf("run %s is %s: %w", r.RunID, r.Status, journal.ErrNotVersionStop)
 	}
-	if r.AttentionKind != resume.AttentionKindVersion {
-		return fmt.Errorf("run %s needs attention for step %s, not for a version: %w", r.RunID, r.AttentionStep, resume.ErrNotVersionStop)
+	if r.AttentionKind != journal.AttentionKindVersion {
+		return fmt.Errorf("run %s needs attention for step %s, not for a version: %w", r.RunID, r.AttentionStep, journal.ErrNotVersionStop)
 	}
 	return nil
 }

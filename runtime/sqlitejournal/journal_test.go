@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/journaltest"
 	"github.com/resumegen/resumegen/runtime/resume"
 	"github.com/resumegen/resumegen/runtime/sqlitejournal"
@@ -26,7 +27,7 @@ func harness() journaltest.Harness {
 	var db *sql.DB
 	var path string // of the journal opened last
 	return journaltest.Harness{
-		Open: func(t *testing.T) resume.Journal {
+		Open: func(t *testing.T) journal.Journal {
 			path = filepath.Join(t.TempDir(), "journal.db")
 			j, err := sqlitejournal.Open(context.Background(), path)
 			if err != nil {
@@ -46,7 +47,7 @@ func harness() journaltest.Harness {
 			err = db.QueryRowContext(ctx, `SELECT count(*) FROM effects WHERE run_id = ?`, runID).Scan(&n)
 			return n, err
 		},
-		OpenAgain: func(t *testing.T) resume.Journal {
+		OpenAgain: func(t *testing.T) journal.Journal {
 			j, err := sqlitejournal.Open(context.Background(), path)
 			if err != nil {
 				t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/resumegen/resumegen/runtime/resume"
+	"github.com/resumegen/resumegen/runtime/journal"
 	"modernc.org/sqlite"
 )
 
@@ -31,7 +31,7 @@ import (
 // that owner any more; the first KeepAlive of a journal opened later
 // removes it.
 
-var _ resume.Liveness = (*Journal)(nil)
+var _ journal.Liveness = (*Journal)(nil)
 
 func init() {
 	// resume_owner_gone(dir, owner) is OwnerGone inside SQL, so that a claim

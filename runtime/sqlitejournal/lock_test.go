@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resumegen/resumegen/runtime/resume"
+	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/sqlitejournal"
 )
 
@@ -33,24 +33,24 @@ func TestWriteLockedSaysWho(t *testing.T) {
 	}
 	defer other.Close()
 	now := time.Now()
-	if _, _, err := stopped.CreateRun(ctx, resume.RunRecord{RunID: "r1", Workflow: "w", Version: "v", Input: []byte(`[]`),
+	if _, _, err := stopped.CreateRun(ctx, journal.RunRecord{RunID: "r1", Workflow: "w", Version: "v", Input: []byte(`[]`),
 		LeaseOwner: "stopped", LeaseUntil: now.Add(time.Hour), CreatedAt: now, UpdatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
-	tx, err := stopped.BeginStep(ctx, resume.Lease{RunID: "r1", Owner: "stopped", Epoch: 1})
+	tx, err := stopped.BeginStep(ctx, journal.Lease{RunID: "r1", Owner: "stopped", Epoch: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tx.Rollback()
 
-	_, _, err = other.CreateRun(ctx, resume.RunRecord{RunID: "r2", Workflow: "w", Version: "v", Input: []byte(`[]`), CreatedAt: now, UpdatedAt: now})
+	_, _, err = other.CreateRun(ctx, journal.RunRecord{RunID: "r2", Workflow: "w", Version: "v", Input: []byte(`[]`), CreatedAt: now, UpdatedAt: now})
 	if !errors.Is(err, sqlitejournal.ErrWriteLocked) || !strings.Contains(err.Error(), "another process holds the journal's write lock") {
 		t.Errorf("CreateRun while another process holds the write lock: %v, want ErrWriteLocked", err)
 	}
-	if _, err := other.BeginStep(ctx, resume.Lease{RunID: "r1", Owner: "x", Epoch: 1}); !errors.Is(err, sqlitejournal.ErrWriteLocked) {
+	if _, err := other.BeginStep(ctx, journal.Lease{RunID: "r1", Owner: "x", Epoch: 1}); !errors.Is(err, sqlitejournal.ErrWriteLocked) {
 		t.Errorf("BeginStep while another process holds the write lock: %v, want ErrWriteLocked", err)
 	}
-	if _, _, err := other.Claim(ctx, resume.ClaimRequest{RunID: "r1", Owner: "x", Lease: time.Minute}); !errors.Is(err, sqlitejournal.ErrWriteLocked) {
+	if _, _, err := other.Claim(ctx, journal.ClaimRequest{RunID: "r1", Owner: "x", Lease: time.Minute}); !errors.Is(err, sqlitejournal.ErrWriteLocked) {
 		t.Errorf("Claim while another process holds the write lock: %v, want ErrWriteLocked", err)
 	}
 	// Reading goes on: WAL readers never wait for the writer.

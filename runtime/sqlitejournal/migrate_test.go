@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/resumegen/resumegen/runtime/resume"
+	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/sqlitejournal"
 )
 
@@ -49,11 +49,11 @@ func TestUpgradeFromSchemaVersion1(t *testing.T) {
 	if err := j.DB().QueryRowContext(ctx, `SELECT version FROM resume_schema`).Scan(&version); err != nil || version != sqlitejournal.SchemaVersion() || version < 2 {
 		t.Fatalf("schema version after upgrade = %d (%v), want %d", version, err, sqlitejournal.SchemaVersion())
 	}
-	runs, err := j.ListRuns(ctx, resume.RunFilter{})
+	runs, err := j.ListRuns(ctx, journal.RunFilter{})
 	if err != nil || len(runs) != 3 {
 		t.Fatalf("runs after upgrade: %d (%v), want 3", len(runs), err)
 	}
-	for id, kind := range map[string]string{"parked-step": resume.AttentionKindStep, "parked-version": resume.AttentionKindVersion, "done": ""} {
+	for id, kind := range map[string]string{"parked-step": journal.AttentionKindStep, "parked-version": journal.AttentionKindVersion, "done": ""} {
 		r, steps, err := j.LoadRun(ctx, id)
 		if err != nil {
 			t.Fatal(err)
@@ -64,7 +64,7 @@ func TestUpgradeFromSchemaVersion1(t *testing.T) {
 		if r.Attempts != 9 || r.ClaimsSinceProgress != 0 {
 			t.Errorf("run %s: %d attempts, %d claims since progress; want 9 and 0", id, r.Attempts, r.ClaimsSinceProgress)
 		}
-		if id == "parked-step" && (len(steps) != 1 || steps[0].Status != resume.StepInFlight) {
+		if id == "parked-step" && (len(steps) != 1 || steps[0].Status != journal.StepInFlight) {
 			t.Errorf("run %s: steps %+v, want its in_flight Notify", id, steps)
 		}
 	}
@@ -128,7 +128,7 @@ func TestUpgradeKeepsFailedRunsRetryable(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, steps, _ = j.LoadRun(ctx, "failed")
-	if r.Status != resume.StatusPending || r.FailedStep != "" || !steps[0].Final || steps[2].Final || steps[2].AttemptBase != 1 || steps[0].AttemptBase != 0 {
+	if r.Status != journal.StatusPending || r.FailedStep != "" || !steps[0].Final || steps[2].Final || steps[2].AttemptBase != 1 || steps[0].AttemptBase != 0 {
 		t.Errorf("after retry: %s, failed step %q, A %+v, C %+v; want pending, only C reopened with a fresh budget", r.Status, r.FailedStep, steps[0], steps[2])
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/resumegen/resumegen/runtime/resume"
+	"github.com/resumegen/resumegen/runtime/journal"
 )
 
 // OpenReadOnly opens the journal in the existing SQLite file at path for
@@ -20,7 +20,7 @@ import (
 // other database as it was. Writes through the returned journal fail.
 //
 // A file that is not a SQLite database, or a database without a journal,
-// is an error wrapping [resume.ErrNoJournal]. A journal whose schema is
+// is an error wrapping [journal.ErrNoJournal]. A journal whose schema is
 // older than this package's is refused (a program that opens it with
 // [Open] upgrades it), and so is a newer one.
 //
@@ -67,13 +67,13 @@ func OpenReadOnly(ctx context.Context, path string) (*Journal, error) {
 	switch {
 	case err != nil && strings.Contains(err.Error(), "no such table"):
 		db.Close()
-		return nil, fmt.Errorf("sqlitejournal: %s: %w (no resume_schema table)", path, resume.ErrNoJournal)
+		return nil, fmt.Errorf("sqlitejournal: %s: %w (no resume_schema table)", path, journal.ErrNoJournal)
 	case err != nil && strings.Contains(err.Error(), "not a database"):
 		db.Close()
-		return nil, fmt.Errorf("sqlitejournal: %s: %w: the file is not a SQLite database", path, resume.ErrNoJournal)
+		return nil, fmt.Errorf("sqlitejournal: %s: %w: the file is not a SQLite database", path, journal.ErrNoJournal)
 	case err == sql.ErrNoRows:
 		db.Close()
-		return nil, fmt.Errorf("sqlitejournal: %s: %w (resume_schema is empty)", path, resume.ErrNoJournal)
+		return nil, fmt.Errorf("sqlitejournal: %s: %w (resume_schema is empty)", path, journal.ErrNoJournal)
 	case err != nil:
 		db.Close()
 		return nil, fmt.Errorf("sqlitejournal: %s: read schema version: %w", path, err)
@@ -82,7 +82,7 @@ func OpenReadOnly(ctx context.Context, path string) (*Journal, error) {
 		return nil, fmt.Errorf("sqlitejournal: %s: the database has schema version %d, newer than this program's %d: upgrade the program", path, have, len(migrations))
 	case have < len(migrations):
 		db.Close()
-		return nil, fmt.Errorf("sqlitejournal: %s: %w (version %d, this program's %d): a program that opens it for writing (a worker) upgrades it", path, resume.ErrOlderJournal, have, len(migrations))
+		return nil, fmt.Errorf("sqlitejournal: %s: %w (version %d, this program's %d): a program that opens it for writing (a worker) upgrades it", path, journal.ErrOlderJournal, have, len(migrations))
 	}
 	j := &Journal{db: db, read: db}
 	for _, p := range []struct {

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resumegen/resumegen/runtime/resume"
+	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/sqlitejournal"
 )
 
@@ -93,7 +93,7 @@ func TestOpenReadOnlyUnrelatedDatabase(t *testing.T) {
 		j.Close()
 		t.Fatal("OpenReadOnly of an unrelated database succeeded")
 	}
-	if !errors.Is(err, resume.ErrNoJournal) {
+	if !errors.Is(err, journal.ErrNoJournal) {
 		t.Errorf("error %v, want ErrNoJournal", err)
 	}
 	sameState(t, "read-only open of an unrelated database", before, stateOf(t, path))
@@ -104,7 +104,7 @@ func TestOpenReadOnlyUnrelatedDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	before = stateOf(t, text)
-	if _, err := sqlitejournal.OpenReadOnly(ctx, text); !errors.Is(err, resume.ErrNoJournal) {
+	if _, err := sqlitejournal.OpenReadOnly(ctx, text); !errors.Is(err, journal.ErrNoJournal) {
 		t.Errorf("a text file: %v, want ErrNoJournal", err)
 	}
 	sameState(t, "read-only open of a text file", before, stateOf(t, text))
@@ -147,7 +147,7 @@ func TestOpenReadOnlyReadsJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	if _, _, err := j.CreateRun(ctx, resume.RunRecord{RunID: "r1", Workflow: "w", Version: "v", Input: []byte(`[1]`), CreatedAt: now, UpdatedAt: now}); err != nil {
+	if _, _, err := j.CreateRun(ctx, journal.RunRecord{RunID: "r1", Workflow: "w", Version: "v", Input: []byte(`[1]`), CreatedAt: now, UpdatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
 	if err := j.Close(); err != nil { // checkpoints the WAL and removes -wal and -shm
@@ -166,14 +166,14 @@ func TestOpenReadOnlyReadsJournal(t *testing.T) {
 	if err != nil {
 		t.Fatalf("OpenReadOnly of a read-only journal: %v", err)
 	}
-	runs, err := ro.ListRuns(ctx, resume.RunFilter{})
+	runs, err := ro.ListRuns(ctx, journal.RunFilter{})
 	if err != nil || len(runs) != 1 || runs[0].RunID != "r1" {
 		t.Errorf("ListRuns = %v, %v; want run r1", runs, err)
 	}
 	if _, _, err := ro.LoadRun(ctx, "r1"); err != nil {
 		t.Errorf("LoadRun: %v", err)
 	}
-	if _, _, err := ro.CreateRun(ctx, resume.RunRecord{RunID: "r2", Workflow: "w", Version: "v", Input: []byte(`[2]`), CreatedAt: now, UpdatedAt: now}); err == nil {
+	if _, _, err := ro.CreateRun(ctx, journal.RunRecord{RunID: "r2", Workflow: "w", Version: "v", Input: []byte(`[2]`), CreatedAt: now, UpdatedAt: now}); err == nil {
 		t.Error("CreateRun through a read-only journal succeeded")
 	}
 	if err := ro.Close(); err != nil {
@@ -202,7 +202,7 @@ func TestJournalFilesAreOwnerOnly(t *testing.T) {
 	}
 	defer j.Close()
 	now := time.Now()
-	if _, _, err := j.CreateRun(ctx, resume.RunRecord{RunID: "r1", Workflow: "w", Version: "v", Input: []byte(`[1]`), CreatedAt: now, UpdatedAt: now}); err != nil {
+	if _, _, err := j.CreateRun(ctx, journal.RunRecord{RunID: "r1", Workflow: "w", Version: "v", Input: []byte(`[1]`), CreatedAt: now, UpdatedAt: now}); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{path, path + "-wal", path + "-shm"} {

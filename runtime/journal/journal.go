@@ -1,0 +1,536 @@
+// Package journal is the contract between the resumegen engine
+// (package resume) and a journal: the rows a journal stores (runs, steps,
+// manifests), the requests the engine makes of it (claims, leases, step
+// writes), the optional interfaces it may implement ([Liveness],
+// [WorkNotifier]) and the errors it returns.
+//
+// It is for journal implementers (runtime/sqlitejournal,
+// runtime/pgjournal, runtime/journaltest's conformance suite) and for
+// tools that read a journal's rows (resumectl). A program that runs
+// workflows needs none of it: package resume re-exports what a user
+// touches (run statuses, Resolution, CancelOptions, the errors a user
+// tests with errors.Is, the Journal an engine is made with).
+package journal
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// nullResult is a JSON null: a run input that holds no arguments.
+var nullResult = json.RawMessage("null")
+
+// Status is the state of a run.
+type Status string
+
+// Run statuses, as stored in resume_runs.status.
+const (
+	StatusPending        Status = "pending"
+	StatusRunning        Status = "running"
+	StatusSucceeded      Status = "succeeded"
+	StatusFailed         Status = "failed"
+	StatusNeedsAttention Status = "needs_attention"
+	StatusCancelled      Status = "cancelled"
+)
+
+// Finished reports whether a run in status s will not execute again
+// without a person (succeeded, failed, cancelled).
+func (s Status) Finished() bool {
+	return s == StatusSucceeded || s == StatusFailed || s == StatusCancelled
+}
+
+// StepStatus is the state of one journaled step.
+type StepStatus string
+
+// Step statuses, as stored in resume_steps.status.
+const (
+	StepInFlight  StepStatus = "in_flight"
+	StepSucceeded StepStatus = "succeeded"
+	StepFailed    StepStatus = "failed"
+)
+
+// RunRecord is one row of resume_runs.
+type RunRecord struct {
+	RunID    string
+	Workflow string // qualified name: package path, dot, function name
+	Version  string
+	Status   Status
+	Input    json.RawMessage // the workflow's arguments as a JSON array
+	Output   json.RawMessage // the workflow's result, once succeeded
+	Error    string          // why the run failed or needs attention
+	// AttentionStep is the key of the step a person must look at, for a run
+	// in StatusNeedsAttention because of a step.
+	AttentionStep string
+	// AttentionKind says why a run in StatusNeedsAttention waits for a
+	// person: [AttentionKindStep] (a once step's outcome is unknown),
+	// [AttentionKindResult] (a once step's result cannot be journaled),
+	// [AttentionKindJournal] (a journal row does not decode) or
+	// [AttentionKindVersion] (the run's version is not the program's). It is ""
+	// for a run in any other status.
+	AttentionKind string
+	// FailedStep is, for a failed run, the key of the step whose failure
+	// the body returned with (the last outcome the body received before it
+	// returned an error was that step's failure): the one step a retry
+	// executes again. It is "" when the body failed on its own.
+	FailedStep string
+	// ErrorDetail rebuilds a failed run's error with its identities (see
+	// resume.WorkflowDef.Errors), for a parent run that receives it as a child's
+	// outcome; nil when there is nothing but its text.
+	ErrorDetail json.RawMessage
+	// Parent is the id of the run that executes this one as a child run,
+	// "" for a run of its own. Workers never claim a child run: its parent
+	// executes it.
+	Parent string
+	// LastStep is the key of the run's most recently journaled step; only
+	// ListRuns fills it, so that listing runs needs no query per run.
+	LastStep string
+	// Attempts counts the times a process entered the run.
+	Attempts int
+	// ClaimsSinceProgress counts the run's claims since it last made
+	// progress: since a step row was journaled or an entry of the run
+	// finished (FinishRun), whichever was last. A run just claimed whose
+	// previous entry made progress has 1; n+1 means the n claims before
+	// this one each ended with nothing journaled: their process died. The
+	// engine fails a run in such a crash loop (see resume.WithCrashLoopLimit).
+	// Journals store the Attempts of the last progress and return
+	// Attempts minus it; 0 means that the journal does not track progress.
+	ClaimsSinceProgress int
+
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	// LeaseOwner, LeaseUntil and Epoch fence the process running the run.
+	LeaseOwner string
+	LeaseUntil time.Time
+	Epoch      int64
+	// Unreadable says why the run's row could not be read as stored (a
+	// column that does not convert to its type, a timestamp that does not
+	// parse): the journal fills what it could read and says what it could
+	// not, instead of failing the read, so that one corrupt row stops its
+	// own run, not every read of the journal. "" for a sound row; see
+	// [RunRecord.Problem].
+	Unreadable string
+}
+
+// Problem says what makes the run's row unusable, or "" when it is sound:
+// what the journal could not read ([RunRecord.Unreadable]), a status that
+// is not a run status, or an input that is not a JSON array (one a codec
+// sealed is left alone: only the codec opens it).
+func (r RunRecord) Problem() string {
+	switch {
+	case r.Unreadable != "":
+		return r.Unreadable
+	case !r.Status.Known():
+		return fmt.Sprintf("status %q is not a run status", r.Status)
+	case !IsSealed(r.Input) && !inputDecodes(r.Input):
+		return fmt.Sprintf("input %s is not a JSON array", preview(r.Input))
+	}
+	return ""
+}
+
+// Known reports whether s is one of the run statuses.
+func (s Status) Known() bool {
+	switch s {
+	case StatusPending, StatusRunning, StatusSucceeded, StatusFailed, StatusNeedsAttention, StatusCancelled:
+		return true
+	}
+	return false
+}
+
+// Known reports whether s is one of the step statuses.
+func (s StepStatus) Known() bool {
+	return s == StepInFlight || s == StepSucceeded || s == StepFailed
+}
+
+// inputDecodes reports whether b is a run input resume.Args.Decode reads: valid
+// JSON holding an array (or null), or nothing (no arguments).
+func inputDecodes(b json.RawMessage) bool {
+	t := bytes.TrimSpace(b)
+	return len(t) == 0 || (t[0] == '[' || bytes.Equal(t, nullResult)) && json.Valid(t)
+}
+
+// preview quotes b, cut to a length that reads in one line.
+func preview(b []byte) string {
+	const max = 60
+	if len(b) > max {
+		return strconv.Quote(string(b[:max])) + "..."
+	}
+	return strconv.Quote(string(b))
+}
+
+// Why a run needs attention, as stored in resume_runs.attention_kind.
+const (
+	// AttentionKindStep: a once step was in flight and its outcome is unknown;
+	// a person resolves it (done or redo).
+	AttentionKindStep = "step"
+	// AttentionKindVersion: the run started under another version of its
+	// workflow than the program's; a person accepts the new version after
+	// looking at the step diff, or cancels the run.
+	AttentionKindVersion = "version"
+	// AttentionKindResult: a once step's effect happened but its result
+	// cannot be journaled (NaN, ±Inf, invalid UTF-8); its row stays
+	// in_flight and a person resolves it done with the result to use.
+	AttentionKindResult = "result"
+	// AttentionKindJournal: a journal row of the run does not decode into
+	// what the step returns (a corrupt journal); nothing executes until a
+	// person repairs the row or cancels the run.
+	AttentionKindJournal = "journal"
+	// AttentionKindChild: a child run this run executes needs a person;
+	// settling the child makes this run pending again.
+	AttentionKindChild = "child"
+)
+
+// ManifestRecord is one row of resume_manifests: the step list of one
+// version of a workflow, as resume.WorkflowDef.Manifest renders it, stored the
+// first time a program registering that version met the journal.
+type ManifestRecord struct {
+	Workflow  string
+	Version   string
+	Manifest  string
+	CreatedAt time.Time
+}
+
+// StepRecord is one row of resume_steps.
+type StepRecord struct {
+	RunID   string
+	StepKey string // Name, Name#2, ... or Name[key]
+	Name    string
+	Status  StepStatus
+	// Result is the step's results, once succeeded; for a final failed row,
+	// the value the step returned with its error.
+	Result json.RawMessage
+	Error  string // the last attempt's error, once failed
+	// ErrorDetail is what the runtime journals beside Error to rebuild the
+	// error on replay (its permanent mark and identity).
+	ErrorDetail json.RawMessage
+	// Final marks a failed row whose outcome the body received: it is
+	// replayed (Result and the decoded error), never executed again, until
+	// an operator's retry reopens it. A failed row that is not final is a
+	// step whose retries were cut short: it carries on with its budget.
+	Final bool
+	// History lists the step's failed attempts, oldest first.
+	History []AttemptRecord
+	// Attempt counts the step's executions across resumes.
+	Attempt int
+	// AttemptBase is the attempt count at which the current retry budget
+	// started: a person's retry or redo opens a fresh budget.
+	AttemptBase int
+	// Seq is the order of execution within the run.
+	Seq        int64
+	StartedAt  time.Time
+	FinishedAt time.Time
+	// Unreadable says why the row could not be read as stored (a column
+	// that does not convert to its type, a history that is not JSON): the
+	// journal returns the row with what it could read and says what it
+	// could not, and the engine parks the run instead of replaying or
+	// executing the step. "" for a sound row; see [StepRecord.Problem].
+	Unreadable string
+}
+
+// Problem says what makes the step's row unusable, or "" when it is
+// sound: what the journal could not read ([StepRecord.Unreadable]) or a
+// status that is not a step status.
+func (s StepRecord) Problem() string {
+	switch {
+	case s.Unreadable != "":
+		return s.Unreadable
+	case !s.Status.Known():
+		return fmt.Sprintf("status %q is not a step status", s.Status)
+	}
+	return ""
+}
+
+// AttemptRecord is one failed attempt of a step, in its row's history.
+type AttemptRecord struct {
+	Attempt    int       `json:"attempt"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at,omitempty"`
+	Error      string    `json:"error"`
+	Permanent  bool      `json:"permanent,omitempty"`
+}
+
+// Created returns r as [Journal.CreateRun] stores a new run: pending, with
+// no lease, or, when r.LeaseOwner is set, claimed by it (running, epoch 1,
+// first attempt, until r.LeaseUntil). Journals call it so the rule lives in
+// one place.
+func (r RunRecord) Created() RunRecord {
+	r.Status, r.Epoch, r.Attempts, r.ClaimsSinceProgress = StatusPending, 0, 0, 0
+	if r.LeaseOwner != "" {
+		r.Status, r.Epoch, r.Attempts, r.ClaimsSinceProgress = StatusRunning, 1, 1, 1
+	} else {
+		r.LeaseUntil = time.Time{}
+	}
+	return r
+}
+
+// Lease identifies the process running a run. Every journal write of a run
+// carries it; a write whose epoch is no longer the run's is refused with
+// ErrLeaseLost.
+type Lease struct {
+	RunID string
+	Owner string
+	Epoch int64
+}
+
+// ClaimRequest asks to take a run.
+type ClaimRequest struct {
+	RunID string
+	Owner string
+	// Lease is how long the claim holds the run. The journal counts it from
+	// its own clock once the claim holds the run (PostgreSQL: the server's
+	// clock_timestamp(); SQLite: the clock read after the write lock is
+	// taken), so a claim that waited for the database's lock longer than the
+	// lease still stores a live lease, and workers on hosts whose clocks
+	// disagree compare expiries on one clock.
+	Lease time.Duration
+	// TakeOverDead lets the claim take a running run whose owner is known
+	// to be dead before its lease expires: the owner's liveness signal (see
+	// [Liveness]) was released by the end of its process. A journal without
+	// liveness ignores it.
+	TakeOverDead bool
+	// Abandoned, if set, is a lease whose holder is known to be dead: the
+	// run may be taken from it before the lease expires.
+	Abandoned *Lease
+}
+
+// ClaimNextRequest asks a worker's next run.
+type ClaimNextRequest struct {
+	Owner string
+	// Lease is how long the claim holds the run, counted as in
+	// [ClaimRequest].
+	Lease time.Duration
+	// Workflows lists the qualified workflow names the worker can run.
+	Workflows []string
+	// Holding lists the runs the claiming engine is executing now. A run
+	// whose lapsed lease Owner holds and that is not among them was lost
+	// track of by its own live owner (a claim whose journal read failed,
+	// a finish that could not be written, a panic of the engine's own):
+	// it may be claimed again. A lapsed lease of another live owner may
+	// not, nor one of a run being executed.
+	Holding []string
+}
+
+// Liveness is an optional interface of a [Journal] that tells a live
+// worker process from a dead one by a signal that the operating system or
+// the database releases when the process ends, however it ends (SIGKILL,
+// OOM, a zombie not yet reaped, a process in another PID namespace): the
+// SQLite journal holds an OS file lock (flock) on a lock file per owner
+// beside the journal, the PostgreSQL journal a session-level advisory lock
+// per owner on a connection of its own. Process ids are never read: they
+// mean nothing across PID namespaces and hosts.
+//
+// The engine calls KeepAlive for its owner before its first claim; a claim
+// with [ClaimRequest.TakeOverDead] takes a run from an owner whose signal
+// is released at once, in the claim itself, instead of waiting out its
+// lease. An owner that never held a signal (a worker of an older version)
+// is never taken for dead.
+type Liveness interface {
+	// KeepAlive makes this process hold owner's liveness signal until the
+	// journal is closed (or the process ends). It is cheap once held, and
+	// takes the signal again if it was lost (a dropped connection).
+	KeepAlive(ctx context.Context, owner string) error
+	// OwnerGone reports whether owner held a liveness signal that is
+	// released now: its process ended.
+	OwnerGone(ctx context.Context, owner string) (bool, error)
+	// Release gives owner's signal up, as the end of its process would:
+	// its runs are taken over at once. For an engine that stops for good
+	// while its process lives on, and for tests that simulate a crash in
+	// process.
+	Release(ctx context.Context, owner string) error
+}
+
+// Resolution is a person's decision about an in_flight step.
+type Resolution struct {
+	// Done marks the step as having happened; Result (JSON, optional) is
+	// what the workflow receives in place of executing it. Otherwise the
+	// step is executed again, once.
+	Done   bool
+	Result json.RawMessage
+}
+
+// Journal errors. Implementations wrap them with the run and step.
+var (
+	ErrRunNotFound  = errors.New("run not found")
+	ErrStepNotFound = errors.New("step not found")
+	// ErrNotInFlight is returned when resolving a step that is not in_flight.
+	ErrNotInFlight = errors.New("step is not in_flight")
+	// ErrRunBusy is returned when a run is held by a live lease of another
+	// process, or is not in a state the operation accepts.
+	ErrRunBusy = errors.New("run is busy")
+	// ErrLeaseLost is returned for a write whose lease epoch moved on: another
+	// process took the run over.
+	ErrLeaseLost = errors.New("lease lost")
+	// ErrRunConflict is returned when a run id is reused for a different
+	// workflow or input.
+	ErrRunConflict = errors.New("run id already used with a different workflow or input")
+	// ErrNoRunReady is returned by ClaimNext when no run can be claimed.
+	ErrNoRunReady = errors.New("no run ready")
+	// ErrNotFailed is returned when retrying a run that did not fail (nor
+	// waits on a journal row a person repairs).
+	ErrNotFailed = errors.New("run is not failed")
+	// ErrNotVersionStop is returned when accepting a version for a run that
+	// is not in needs_attention because of a version change.
+	ErrNotVersionStop = errors.New("run is not stopped on a version change")
+)
+
+// Counters are a journal's operation counts since it was opened, for tests
+// and benchmarks that prove how many round trips the engine makes.
+type Counters struct {
+	Reads   int64 // queries that read journal rows
+	Commits int64 // committed write transactions (each an fsync)
+}
+
+// CancelOptions tunes [Journal.Cancel] and resume.Engine.Cancel.
+type CancelOptions struct {
+	// Running also cancels a run that a live process is executing. The
+	// process can write nothing more of the run: it stops at its next step
+	// (its journal write is refused) or lease renewal, which cancels the
+	// context of the step it is executing. That step's effect may still
+	// happen, unjournaled, as when a process dies mid-step.
+	Running bool
+}
+
+// WorkNotifier is an optional interface of a [Journal] that can tell idle
+// workers when a run may have become claimable (created pending, released
+// by a draining worker, retried, resolved, accepted), so that
+// resume.Engine.Work starts it at once instead of at its next poll. Polling
+// stays the bound either way: runs whose lease expired raise no signal.
+type WorkNotifier interface {
+	// NotifyWork returns a channel closed when a run may have become
+	// claimable after the call. An error means no signal can be had for
+	// now: the worker polls, and asks again later.
+	NotifyWork(ctx context.Context) (<-chan struct{}, error)
+}
+
+// RunFilter selects runs to list. Zero fields match everything.
+type RunFilter struct {
+	Statuses []Status
+	Workflow string
+	Version  string
+	Limit    int
+	// Parent, if set, selects the child runs of that run.
+	Parent string
+}
+
+// Journal stores runs and their steps durably. Every method is safe for
+// concurrent use. Implementations pass the journaltest conformance suite.
+type Journal interface {
+	// CreateRun inserts r unless a run with r.RunID exists. The new run is
+	// pending, or, when r.LeaseOwner is set, already claimed by it: running
+	// under that lease for r.LeaseUntil − r.CreatedAt, counted from the
+	// journal's clock at the insert (see [ClaimRequest.Lease]), epoch 1,
+	// first attempt, so that
+	// its creator executes it at once (its journal is empty: nothing to
+	// read) and no worker can take it first. It returns the stored run and
+	// whether this call created it.
+	CreateRun(ctx context.Context, r RunRecord) (RunRecord, bool, error)
+	// Claim takes the run for c.Owner for c.Lease: a pending run, a
+	// running run whose lease expired, one held by c.Abandoned, or, with
+	// c.TakeOverDead, one whose owner's liveness signal is released,
+	// becomes running with its epoch and attempts incremented (and so its
+	// ClaimsSinceProgress). It returns
+	// the run and its journal, read in one query, in any order; a succeeded
+	// step needs only its key, status, result and seq, any other all of
+	// its columns but name and finished_at. A run in another state is
+	// returned unchanged with ErrRunBusy wrapped, without its journal: a
+	// refused claim (a finished run re-attached to, a run another process
+	// holds) reads no step.
+	Claim(ctx context.Context, c ClaimRequest) (RunRecord, []StepRecord, error)
+	// ClaimNext claims the oldest claimable run (pending, or running with
+	// an expired lease) of one of c.Workflows, like Claim, skipping runs
+	// another worker is claiming at the same moment (PostgreSQL: FOR UPDATE
+	// SKIP LOCKED). It returns ErrNoRunReady when there is none.
+	ClaimNext(ctx context.Context, c ClaimNextRequest) (RunRecord, []StepRecord, error)
+	// RenewLease extends a held lease to d from now, by the journal's clock
+	// (see [ClaimRequest.Lease]). It is refused with ErrLeaseLost once the
+	// lease's epoch moved on.
+	RenewLease(ctx context.Context, l Lease, d time.Duration) error
+	// WriteStep inserts or replaces the step's row in one commit. Writing
+	// a step row under a lease (here, or in a StepTx's Commit) is the
+	// run's progress: it sets its ClaimsSinceProgress to 0. A write
+	// the engine retries after an error may find the row written: it
+	// replaces it.
+	WriteStep(ctx context.Context, l Lease, s StepRecord) error
+	// BeginStep opens a transaction on the journal's database for a tx step.
+	BeginStep(ctx context.Context, l Lease) (StepTx, error)
+	// FinishRun records the run's end of this entry: succeeded, failed,
+	// needs_attention or pending (released), with r's Output, Error,
+	// AttentionStep, AttentionKind and FailedStep, and releases the lease.
+	// It is progress: ClaimsSinceProgress becomes 0.
+	FinishRun(ctx context.Context, l Lease, r RunRecord) error
+	// LoadRun reads a run and its journal.
+	LoadRun(ctx context.Context, runID string) (RunRecord, []StepRecord, error)
+	// ListRuns lists runs matching f, oldest first, each with its LastStep,
+	// in one query.
+	ListRuns(ctx context.Context, f RunFilter) ([]RunRecord, error)
+	// Resolve applies a person's resolution to an in_flight step of a run in
+	// needs_attention, and makes the run pending again.
+	Resolve(ctx context.Context, runID, stepKey string, r Resolution) error
+	// Retry makes a failed run pending again and reopens the one step whose
+	// failure ended it (its FailedStep): that row is no longer final and
+	// gets a fresh retry budget. Other failed rows stay final: the body
+	// handled them, and they replay. A run with no FailedStep (its body
+	// failed on its own) reopens nothing and replays everything. A run
+	// parked on a journal row that could not be used (needs_attention,
+	// [AttentionKindJournal]) is made pending as it is, once a person has
+	// repaired the row: its next entry reads the journal anew, and parks
+	// it again if a row still cannot be used. Its parents waiting on it
+	// are woken, as by Resolve.
+	Retry(ctx context.Context, runID string) error
+	// Cancel marks an unfinished run cancelled and moves its lease on, so
+	// that nothing can write it any more. A run a live lease holds is
+	// refused with ErrRunBusy unless opts.Running.
+	Cancel(ctx context.Context, runID string, opts CancelOptions) error
+	// SaveManifest stores a workflow version's manifest the first time it is
+	// seen, so a version mismatch can show which steps differ.
+	SaveManifest(ctx context.Context, workflow, version, manifest string) error
+	// Manifest returns a stored manifest, or "" when the version is unknown.
+	Manifest(ctx context.Context, workflow, version string) (string, error)
+	// ListManifests returns the stored manifests of a workflow, newest
+	// (first seen last) first.
+	ListManifests(ctx context.Context, workflow string) ([]ManifestRecord, error)
+	// AcceptVersion moves a run stopped on a version change (needs_attention
+	// with AttentionKind [AttentionKindVersion]) to version, pending, with its
+	// attention cleared: its journaled steps replay under the new code by
+	// key. Any other run is refused with ErrNotVersionStop (ErrRunNotFound
+	// for an unknown one) and left unchanged.
+	AcceptVersion(ctx context.Context, runID, version string) error
+	// Counters returns the operation counts since the journal was opened.
+	Counters() Counters
+	// Close releases the journal's resources.
+	Close() error
+}
+
+// StepTx is an open transaction for a tx step.
+type StepTx interface {
+	// Handle is what resume.Tx hands the step's code: a *sql.Tx or a pgx.Tx.
+	Handle() any
+	// Commit writes s in the transaction and commits it.
+	Commit(ctx context.Context, s StepRecord) error
+	// Rollback abandons the transaction; after Commit it does nothing.
+	Rollback() error
+}
+
+// ErrNoJournal is the error of a read-only open (a journal's OpenReadOnly,
+// openjournal.OpenReadOnly) of a database that holds no resumegen journal:
+// an unrelated SQLite file or an empty PostgreSQL database. A read-only
+// open never creates one.
+var ErrNoJournal = errors.New("no resumegen journal in this database")
+
+// ErrOlderJournal is the error of a read-only open of a journal whose
+// schema is older than the program's: it cannot be read before a program
+// that opens it for writing (a worker) upgrades it.
+var ErrOlderJournal = errors.New("the journal's schema is older than this program's")
+
+// sealedPrefix starts every value a codec (resume.WithCodec) sealed, as
+// stored: resume's envelope, {"resume:sealed":"v1","data":...}.
+const sealedPrefix = `{"resume:sealed":`
+
+// IsSealed reports whether a stored value (an input, output, result, error
+// or error detail) was sealed by a codec (resume.Codec): it cannot be read
+// without the codec's key.
+func IsSealed(stored []byte) bool { return bytes.HasPrefix(stored, []byte(sealedPrefix)) }

@@ -1,0 +1,179 @@
+package resume
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+)
+
+// This file holds the entry points that generated code (the *_resume.go
+// files resumegen writes) calls, and nothing else: the contract between
+// resumegen's output and this package. A program never calls them itself.
+// They change in step with the generator; [SupportPackageIsVersion1] makes
+// a skew between the two fail at compile time. The types generated code
+// fills in live beside their methods: [WorkflowDef], [StepDef], [Args],
+// [ErrorDef], [Policy].
+
+// SupportPackageIsVersion1 is referenced by generated code. A generated file
+// that needs a newer runtime names a constant this package does not have, so
+// the skew fails at compile time instead of at run time. For generated code
+// only.
+const SupportPackageIsVersion1 = true
+
+// Register records def as the durable form of the workflow function fn, so
+// that [Engine.Start] and [Run] accept fn itself. It panics when fn is not a
+// function or is registered twice. For generated code only.
+func Register(fn any, def *WorkflowDef) {
+	key := funcName(fn)
+	if key == "" {
+		panic(fmt.Sprintf("resume: Register(%T): not a function", fn))
+	}
+	registry.Lock()
+	defer registry.Unlock()
+	if _, dup := registry.byName[def.QualifiedName()]; dup {
+		panic("resume: workflow " + def.QualifiedName() + " registered twice")
+	}
+	registry.byFunc[key] = def
+	registry.byName[def.QualifiedName()] = def
+}
+
+// Call runs one step that returns a result and an error. Inside a run it
+// returns the journaled outcome of a step the body received before (a
+// result, or a final failure: the value returned with it and the error),
+// and otherwise executes fn under the step's policy and journals the
+// outcome. On first execution it returns what fn returned, the value also
+// beside an error. Outside a run it calls fn. For generated code only.
+func Call[T any](ctx context.Context, def *StepDef, fn func(context.Context) (T, error)) (T, error) {
+	return call(ctx, def, stepKey{}, fn)
+}
+
+// CallKey is [Call] for a call site with key=EXPR: the execution's journal
+// key is Name[key] instead of its occurrence number, so a loop over owners
+// is keyed by owner whatever their order. A key used twice in one run is an
+// error: the second execution would otherwise replay the first's result.
+// For generated code only.
+func CallKey[T any](ctx context.Context, def *StepDef, key string, fn func(context.Context) (T, error)) (T, error) {
+	return call(ctx, def, stepKey{value: key, set: true}, fn)
+}
+
+// Call0 runs one step that returns only an error; see [Call]. For generated
+// code only.
+func Call0(ctx context.Context, def *StepDef, fn func(context.Context) error) error {
+	return call0(ctx, def, stepKey{}, fn)
+}
+
+// Call0Key is [Call0] for a call site with key=EXPR; see [CallKey]. For
+// generated code only.
+func Call0Key(ctx context.Context, def *StepDef, key string, fn func(context.Context) error) error {
+	return call0(ctx, def, stepKey{value: key, set: true}, fn)
+}
+
+// Unwind stops the durable body at a step that returns no error, with the
+// error its journaled call returned: the run stopped (its lease was lost,
+// a person must look, the worker is draining), or the step failed for good
+// (a step with no error result fails only by panicking). It panics; the
+// engine recovers the panic and ends the run's entry as err says, as if
+// the body had returned err: the run stops, or fails with the step's
+// failure (which a retry executes again). For generated code only.
+func Unwind(err error) {
+	panic(&unwinding{err: err})
+}
+
+// CallChild runs the registered workflow wf as a child run of the run in
+// ctx: the call's step is def, args are the child's input (its parameters
+// after the context). Inside a run it returns the outcome the parent's body
+// received before, or executes the child to its end and journals its
+// outcome. Outside a run it calls fn, the plain call. For generated code
+// only.
+func CallChild[T any](ctx context.Context, def *StepDef, wf any, fn func(context.Context) (T, error), args ...any) (T, error) {
+	return callChild(ctx, def, stepKey{}, wf, fn, args)
+}
+
+// CallChildKey is [CallChild] for a call site with key=EXPR; see
+// [CallKey]. For generated code only.
+func CallChildKey[T any](ctx context.Context, def *StepDef, key string, wf any, fn func(context.Context) (T, error), args ...any) (T, error) {
+	return callChild(ctx, def, stepKey{value: key, set: true}, wf, fn, args)
+}
+
+// CallChild0 is [CallChild] for a workflow that returns only an error. For
+// generated code only.
+func CallChild0(ctx context.Context, def *StepDef, wf any, fn func(context.Context) error, args ...any) error {
+	_, err := callChild(ctx, def, stepKey{}, wf, func(ctx context.Context) (struct{}, error) { return struct{}{}, fn(ctx) }, args)
+	return err
+}
+
+// CallChild0Key is [CallChild0] for a call site with key=EXPR. For
+// generated code only.
+func CallChild0Key(ctx context.Context, def *StepDef, key string, wf any, fn func(context.Context) error, args ...any) error {
+	_, err := callChild(ctx, def, stepKey{value: key, set: true}, wf, func(ctx context.Context) (struct{}, error) { return struct{}{}, fn(ctx) }, args)
+	return err
+}
+
+// ReceiverType is the receiver type of a workflow that is a method of R,
+// for [WorkflowDef.Receiver]. For generated code only.
+func ReceiverType[R any]() reflect.Type { return reflect.TypeFor[R]() }
+
+// Receiver returns the value the engine executing ctx's run was given for
+// methods of R ([WithReceiver]). For generated code only.
+func Receiver[R any](ctx context.Context) (R, error) {
+	var zero R
+	st := stateFrom(ctx)
+	if st == nil {
+		return zero, errors.New("resume: Receiver outside a run")
+	}
+	r, ok := st.e.receivers[reflect.TypeFor[R]()].(R)
+	if !ok {
+		return zero, st.stopf("run %s: %w", st.run.RunID, st.e.canRun(st.def))
+	}
+	return r, nil
+}
+
+// ErrorSentinel makes the sentinel err survive the journal under id, its
+// package path, a dot and its name ("example.com/bank.ErrDeclined"). For
+// generated code only.
+func ErrorSentinel(id string, err error) ErrorDef {
+	return ErrorDef{id: id, sentinel: err}
+}
+
+// ErrorType makes values of the error type E survive the journal under id,
+// the type as go/types prints it ("*example.com/bank.CardError"). E's
+// value must round-trip through encoding/json; its exported fields of type
+// error are journaled as errors of their own. For generated code only.
+func ErrorType[E error](id string) ErrorDef {
+	return ErrorDef{
+		id: id,
+		match: func(node error) (error, bool) {
+			if v, ok := node.(E); ok {
+				return v, true
+			}
+			if a, ok := node.(interface{ As(any) bool }); ok {
+				var v E
+				if a.As(&v) {
+					return v, false
+				}
+			}
+			return nil, false
+		},
+		decode: func(value json.RawMessage, fields func(reflect.Value) error) (error, error) {
+			var v E
+			if err := json.Unmarshal(value, &v); err != nil {
+				return nil, err
+			}
+			if fields != nil {
+				rv := reflect.ValueOf(&v).Elem()
+				if rv.Kind() == reflect.Pointer && !rv.IsNil() {
+					rv = rv.Elem()
+				}
+				if rv.Kind() != reflect.Struct {
+					return nil, fmt.Errorf("%s has no fields to restore", id)
+				}
+				if err := fields(rv); err != nil {
+					return nil, err
+				}
+			}
+			return v, nil
+		},
+	}
+}
