@@ -1,14 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/resumegen/resumegen/internal/proctest"
 )
 
 // Killing the batch inside its loop, at every kind of step it has, and
@@ -18,22 +17,7 @@ import (
 
 var binary string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "batch-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "batch")
-	code := 1
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
-	} else {
-		code = m.Run()
-	}
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { proctest.Main(m, "batch", &binary) }
 
 // runBatch runs the batch binary; killed reports a SIGKILL.
 func runBatch(t *testing.T, db string, limit int, crash string) (out string, killed bool) {
@@ -42,17 +26,14 @@ func runBatch(t *testing.T, db string, limit int, crash string) (out string, kil
 	if crash != "" {
 		args = append(args, "-crash", crash)
 	}
-	b, err := exec.Command(binary, args...).CombinedOutput()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
-			return string(b), true
-		}
+	stdout, stderr, killed, err := proctest.Run(binary, args...)
+	if killed {
+		return stdout + stderr, true
 	}
 	if err != nil {
-		t.Fatalf("batch %v: %v\n%s", args, err, b)
+		t.Fatalf("batch %v: %v\n%s%s", args, err, stdout, stderr)
 	}
-	return string(b), false
+	return stdout + stderr, false
 }
 
 // executions counts the effects log's lines by step key.

@@ -3,15 +3,14 @@ package main
 import (
 	"database/sql"
 	"errors"
-	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/resumegen/resumegen/internal/proctest"
 
 	_ "modernc.org/sqlite" // the test reads the journal with plain SQL
 )
@@ -25,22 +24,7 @@ import (
 
 var binary string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "shop-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "shop")
-	code := 1
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
-	} else {
-		code = m.Run()
-	}
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { proctest.Main(m, "shop", &binary) }
 
 func shop(t *testing.T, dir, items string, gift bool, crash string) (out string, killed, failed bool) {
 	t.Helper()
@@ -51,21 +35,17 @@ func shop(t *testing.T, dir, items string, gift bool, crash string) (out string,
 	if crash != "" {
 		args = append(args, "-crash", crash)
 	}
-	cmd := exec.Command(binary, args...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	b, err := cmd.Output()
+	stdout, stderr, killed, err := proctest.Run(binary, args...)
 	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
-			return string(b), true, false
-		}
-		return stderr.String(), false, true
-	}
-	if err != nil {
+	switch {
+	case killed:
+		return stdout, true, false
+	case errors.As(err, &exit):
+		return stderr, false, true
+	case err != nil:
 		t.Fatal(err)
 	}
-	return string(b), false, false
+	return stdout, false, false
 }
 
 func TestKillEveryStep(t *testing.T) {

@@ -3,13 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 
 	"testing"
+
+	"github.com/resumegen/resumegen/internal/proctest"
 
 	"github.com/resumegen/resumegen/internal/pgtest"
 )
@@ -24,22 +25,7 @@ import (
 
 var binary string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "transfer-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "transfer")
-	code := 1
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
-	} else {
-		code = m.Run()
-	}
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { proctest.Main(m, "transfer", &binary) }
 
 // ending is one of the saga's paths.
 type ending struct {
@@ -76,21 +62,17 @@ func runTransfer(t *testing.T, db, world, runID string, e ending, crash string) 
 	if crash != "" {
 		args = append(args, "-crash", crash)
 	}
-	cmd := exec.Command(binary, args...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	b, err := cmd.Output()
-	if isKilled(err) {
-		return string(b), true, false
-	}
+	stdout, stderr, killed, err := proctest.Run(binary, args...)
 	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return stderr.String(), false, true
-	}
-	if err != nil {
+	switch {
+	case killed:
+		return stdout, true, false
+	case errors.As(err, &exit):
+		return stderr, false, true
+	case err != nil:
 		t.Fatalf("transfer %v: %v", args, err)
 	}
-	return string(b), false, false
+	return stdout, false, false
 }
 
 // keyCounts counts the effects log's executions by step key.
