@@ -534,3 +534,29 @@ const sealedPrefix = `{"resume:sealed":`
 // or error detail) was sealed by a codec (resume.Codec): it cannot be read
 // without the codec's key.
 func IsSealed(stored []byte) bool { return bytes.HasPrefix(stored, []byte(sealedPrefix)) }
+
+// EncodeHistory is a step's attempt history as journals store it: a JSON
+// list of attempts, or nil (NULL) when there is none.
+func EncodeHistory(h []AttemptRecord) (json.RawMessage, error) {
+	if len(h) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(h)
+	if err != nil {
+		return nil, fmt.Errorf("encode attempt history: %w", err)
+	}
+	return b, nil
+}
+
+// DecodeHistory reads a stored attempt history; empty is none. An error
+// says what makes the value unusable, for [StepRecord.Unreadable].
+func DecodeHistory(b []byte) ([]AttemptRecord, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	var out []AttemptRecord
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("history %s is not a list of attempts: %v", preview(b), err)
+	}
+	return out, nil
+}

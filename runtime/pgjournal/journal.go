@@ -399,40 +399,18 @@ func scanStep(row pgx.Row) (journal.StepRecord, error) {
 	return s, nil
 }
 
-// historyArg is a step's attempt history as stored: json, or NULL for none.
-func historyArg(h []journal.AttemptRecord) (any, error) {
-	if len(h) == 0 {
-		return nil, nil
-	}
-	b, err := json.Marshal(h)
-	if err != nil {
-		return nil, fmt.Errorf("encode attempt history: %w", err)
-	}
-	return string(b), nil
-}
-
-// parseHistory reads the history column: a JSON list of attempts, or
-// NULL. A history that is not such a list is returned as why the row
-// cannot be read, not as an error: the read goes on, and the engine parks
-// the row's run, not every run of the journal.
+// parseHistory reads the history column, and what makes it unusable.
 func parseHistory(h []byte) ([]journal.AttemptRecord, string) {
-	if len(h) == 0 {
-		return nil, ""
-	}
-	var out []journal.AttemptRecord
-	if err := json.Unmarshal(h, &out); err != nil {
-		shown := string(h)
-		if len(shown) > 60 {
-			shown = shown[:60] + "..."
-		}
-		return nil, fmt.Sprintf("history %q is not a list of attempts: %v", shown, err)
+	out, err := journal.DecodeHistory(h)
+	if err != nil {
+		return nil, err.Error()
 	}
 	return out, ""
 }
 
 // stepArgs are the arguments of writeStep and writeStepTx.
 func stepArgs(l journal.Lease, s journal.StepRecord) ([]any, error) {
-	history, err := historyArg(s.History)
+	history, err := journal.EncodeHistory(s.History)
 	if err != nil {
 		return nil, fmt.Errorf("run %s, step %s: %w", s.RunID, s.StepKey, err)
 	}
@@ -440,7 +418,7 @@ func stepArgs(l journal.Lease, s journal.StepRecord) ([]any, error) {
 		s.RunID, s.StepKey, s.Name, string(s.Status), jsonArg(s.Result), s.Error,
 		s.Attempt, s.AttemptBase, s.Seq, s.StartedAt, nullTime(s.FinishedAt),
 		l.RunID, l.Owner, l.Epoch,
-		jsonArg(s.ErrorDetail), s.Final, history,
+		jsonArg(s.ErrorDetail), s.Final, jsonArg(history),
 	}, nil
 }
 

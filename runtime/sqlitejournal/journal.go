@@ -88,6 +88,16 @@ func Open(ctx context.Context, path string) (*Journal, error) {
 	}
 	read.SetMaxOpenConns(4)
 	j := &Journal{db: db, read: read, live: liveness{dir: path + ".owners", held: map[string]*os.File{}}}
+	if err := j.prepare(ctx); err != nil {
+		j.Close()
+		return nil, fmt.Errorf("sqlitejournal: prepare: %w", err)
+	}
+	return j, nil
+}
+
+// prepare prepares the statements of the hot path on the writer
+// connection.
+func (j *Journal) prepare(ctx context.Context) error {
 	for _, p := range []struct {
 		stmt **sql.Stmt
 		sql  string
@@ -97,12 +107,12 @@ func Open(ctx context.Context, path string) (*Journal, error) {
 		{&j.claimStmt, claimSQL},
 		{&j.entryStmt, entrySQL},
 	} {
-		if *p.stmt, err = db.PrepareContext(ctx, p.sql); err != nil {
-			j.Close()
-			return nil, fmt.Errorf("sqlitejournal: prepare: %w", err)
+		var err error
+		if *p.stmt, err = j.db.PrepareContext(ctx, p.sql); err != nil {
+			return err
 		}
 	}
-	return j, nil
+	return nil
 }
 
 // DB returns the journal's database handle (its one writer connection), for
@@ -294,30 +304,11 @@ func (c *cells) json(col string, v any) json.RawMessage {
 
 // history reads the history column: a JSON list of attempts, or NULL.
 func (c *cells) history(v any) []journal.AttemptRecord {
-	h := c.text("history", v)
-	if h == "" {
-		return nil
-	}
-	var out []journal.AttemptRecord
-	if err := json.Unmarshal([]byte(h), &out); err != nil {
-		if c.bad == "" {
-			c.bad = fmt.Sprintf("history %s is not a list of attempts: %v", quoteCut(h), err)
-		}
-		return nil
+	out, err := journal.DecodeHistory([]byte(c.text("history", v)))
+	if err != nil && c.bad == "" {
+		c.bad = err.Error()
 	}
 	return out
-}
-
-// historyArg is a step's attempt history as stored: JSON, or NULL for none.
-func historyArg(h []journal.AttemptRecord) (any, error) {
-	if len(h) == 0 {
-		return nil, nil
-	}
-	b, err := json.Marshal(h)
-	if err != nil {
-		return nil, fmt.Errorf("encode attempt history: %w", err)
-	}
-	return string(b), nil
 }
 
 // querier is what both *sql.DB and *sql.Tx offer.
@@ -581,14 +572,14 @@ const writeStepSQL = `INSERT INTO resume_steps (` + stepColumns + `)
 		error_detail = excluded.error_detail, final = excluded.final, history = excluded.history`
 
 func writeStep(ctx context.Context, stmt *sql.Stmt, l journal.Lease, s journal.StepRecord) error {
-	history, err := historyArg(s.History)
+	history, err := journal.EncodeHistory(s.History)
 	if err != nil {
 		return fmt.Errorf("run %s, step %s: %w", s.RunID, s.StepKey, err)
 	}
 	res, err := stmt.ExecContext(ctx,
 		s.RunID, s.StepKey, s.Name, string(s.Status), nullJSON(s.Result), s.Error,
 		s.Attempt, s.AttemptBase, s.Seq, ts(s.StartedAt), ts(s.FinishedAt),
-		nullJSON(s.ErrorDetail), s.Final, history,
+		nullJSON(s.ErrorDetail), s.Final, nullJSON(history),
 		l.RunID, l.Owner, l.Epoch)
 	if err != nil {
 		return err

@@ -85,19 +85,9 @@ func OpenReadOnly(ctx context.Context, path string) (*Journal, error) {
 		return nil, fmt.Errorf("sqlitejournal: %s: %w (version %d, this program's %d): a program that opens it for writing (a worker) upgrades it", path, journal.ErrOlderJournal, have, len(migrations))
 	}
 	j := &Journal{db: db, read: db}
-	for _, p := range []struct {
-		stmt **sql.Stmt
-		sql  string
-	}{
-		{&j.writeStepStmt, writeStepSQL},
-		{&j.finishStmt, finishSQL},
-		{&j.claimStmt, claimSQL},
-		{&j.entryStmt, entrySQL},
-	} {
-		if *p.stmt, err = db.PrepareContext(ctx, p.sql); err != nil {
-			j.Close()
-			return nil, fmt.Errorf("sqlitejournal: %s: prepare: %w", path, err)
-		}
+	if err := j.prepare(ctx); err != nil {
+		j.Close()
+		return nil, fmt.Errorf("sqlitejournal: %s: prepare: %w", path, err)
 	}
 	return j, nil
 }
