@@ -2,8 +2,6 @@ package main
 
 import (
 	"database/sql"
-	"errors"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -35,17 +33,7 @@ func shop(t *testing.T, dir, items string, gift bool, crash string) (out string,
 	if crash != "" {
 		args = append(args, "-crash", crash)
 	}
-	stdout, stderr, killed, err := proctest.Run(binary, args...)
-	var exit *exec.ExitError
-	switch {
-	case killed:
-		return stdout, true, false
-	case errors.As(err, &exit):
-		return stderr, false, true
-	case err != nil:
-		t.Fatal(err)
-	}
-	return stdout, false, false
+	return proctest.Outcome(t, binary, args...)
 }
 
 func TestKillEveryStep(t *testing.T) {

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -62,17 +60,7 @@ func runTransfer(t *testing.T, db, world, runID string, e ending, crash string) 
 	if crash != "" {
 		args = append(args, "-crash", crash)
 	}
-	stdout, stderr, killed, err := proctest.Run(binary, args...)
-	var exit *exec.ExitError
-	switch {
-	case killed:
-		return stdout, true, false
-	case errors.As(err, &exit):
-		return stderr, false, true
-	case err != nil:
-		t.Fatalf("transfer %v: %v", args, err)
-	}
-	return stdout, false, false
+	return proctest.Outcome(t, binary, args...)
 }
 
 // keyCounts counts the effects log's executions by step key.

@@ -49,3 +49,21 @@ func Run(bin string, args ...string) (stdout, stderr string, killed bool, err er
 	}
 	return out.String(), errOut.String(), false, err
 }
+
+// Outcome runs bin with args for a test that expects it to succeed, fail
+// or be killed: out is its standard output, or its standard error when
+// it exited non-zero (failed). Not being able to run it fails tb.
+func Outcome(tb testing.TB, bin string, args ...string) (out string, killed, failed bool) {
+	tb.Helper()
+	stdout, stderr, killed, err := Run(bin, args...)
+	var exit *exec.ExitError
+	switch {
+	case killed:
+		return stdout, true, false
+	case errors.As(err, &exit):
+		return stderr, false, true
+	case err != nil:
+		tb.Fatalf("%s %v: %v", filepath.Base(bin), args, err)
+	}
+	return stdout, false, false
+}
