@@ -156,6 +156,9 @@ func (e *workflowEmitter) emit(f *jen.File) error {
 		f.Line()
 	}
 	for _, s := range e.w.Steps {
+		if s.wait != waitNone {
+			continue // the runtime journals it: no wrapper
+		}
 		if s.child {
 			e.childWrapper(f, s)
 			continue

@@ -26,6 +26,9 @@ type stepSearch struct {
 	// callees are the identifiers naming the function of a call: the
 	// other uses of a function are as values.
 	callees map[*ast.Ident]bool
+	// deferred counts the deferred calls the walk is in: a wait may not
+	// be called there (see deferredWait).
+	deferred int
 }
 
 // frame is the function whose body a stepSearch walks.
@@ -216,6 +219,9 @@ func (m *packageModel) stepNameAt(call *ast.CallExpr) string {
 		return d.opts.name
 	}
 	if fn, ok := typeutil.Callee(m.pkg.TypesInfo, call).(*types.Func); ok {
+		if waitOf(fn) != waitNone {
+			return m.waitNameAt(call, fn)
+		}
 		if o, ok := m.stepDecls[fn.Origin()]; ok && o.name != "" {
 			return o.name
 		}
@@ -281,7 +287,7 @@ func (s *stepSearch) checkValueUse(id *ast.Ident, fr *frame) {
 		return
 	}
 	fn, ok := s.m.pkg.TypesInfo.Uses[id].(*types.Func)
-	if !ok || isInterfaceMethod(fn) {
+	if !ok || isInterfaceMethod(fn) || s.waitValueUse(id, fn, fr) {
 		return
 	}
 	if fn.Pkg() != s.m.pkg.Types {
@@ -411,5 +417,5 @@ func (m *packageModel) isStepCall(call *ast.CallExpr) bool {
 	if _, ok := m.stepDecls[fn.Origin()]; ok {
 		return true
 	}
-	return m.foreignStep(fn.Origin()) != nil || m.isWorkflowFunc(fn.Origin())
+	return m.foreignStep(fn.Origin()) != nil || m.isWorkflowFunc(fn.Origin()) || waitOf(fn) != waitNone
 }

@@ -92,6 +92,7 @@ type Step struct {
 
 	opts     stepOptions
 	call     *ast.CallExpr
+	wait     waitKind // a call of resume.Sleep, SleepUntil or Await: see waitAt
 	fn       *types.Func
 	sig      *types.Signature // the callee's signature
 	display  string           // callee as shown in the manifest comment
@@ -153,6 +154,9 @@ type packageModel struct {
 	// workflow's step search walked: workflows and their helpers.
 	graph    *callgraph.Graph
 	followed map[*ast.FuncDecl]bool
+	// waitGraph is the call graph whose step calls are the waits, built
+	// when a deferred call needs it: see deferredWait.
+	waitGraph *callgraph.Graph
 	// workflowFuncs are the //resume:workflow functions, which a step
 	// search does not follow into (a workflow called from a workflow is
 	// a child run, not a helper).
