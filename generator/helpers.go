@@ -338,7 +338,10 @@ func (s *stepSearch) checkUnfollowed(call *ast.CallExpr, fr *frame) {
 			return
 		}
 		if fn.Pkg() != nil && fn.Pkg() != m.pkg.Types && !m.foreignWorkflow(fn.Origin()) {
-			if step := m.foreignReach(fn.Origin()); step != "" {
+			if step := m.foreignReach(fn.Origin()); strings.HasPrefix(step, foreignWaitPrefix) {
+				ds.errorf(call.Pos(), "%s.%s is a function of another package that %s: the generator only follows calls into functions of the workflow's own package, so that wait would not enter the workflow's version; move the helper into this package, or call resume.%s in the workflow body%s",
+					fn.Pkg().Name(), displayName(fn), step, strings.TrimPrefix(step, foreignWaitPrefix), fr.via())
+			} else if step != "" {
 				ds.errorf(call.Pos(), "%s.%s is a function of another package that %s: the generator only follows calls into functions of the workflow's own package, so that step would not be journaled; move the helper into this package, or mark it //resume:step%s",
 					fn.Pkg().Name(), displayName(fn), step, fr.via())
 			}

@@ -30,6 +30,10 @@ const (
 // (resume.Sleep, resume.Sleep#2, ...).
 const sleepStepName = "resume.Sleep"
 
+// foreignWaitPrefix starts what foreignReach says of a function of another
+// package that calls a wait: "waits with resume.Sleep".
+const foreignWaitPrefix = "waits with resume."
+
 // waitOf says which wait fn is, if any.
 func waitOf(fn *types.Func) waitKind {
 	if fn == nil || fn.Pkg() == nil || fn.Pkg().Path() != resumePath || fn.Type().(*types.Signature).Recv() != nil {
