@@ -113,7 +113,11 @@ func (s *stepSearch) helperCall(call *ast.CallExpr, callee *types.Func, fr *fram
 	step := m.stepNameAt(m.graph.StepCall(callee))
 	sig := callee.Type().(*types.Signature)
 	if sig.TypeParams().Len() > 0 || (sig.Recv() != nil && sig.RecvTypeParams().Len() > 0) {
-		ds.errorf(call.Pos(), "%s runs step %s and is generic: the generator does not copy generic helpers; make %s non-generic, or mark it //resume:step%s", name, step, name, fr.via())
+		fix := ", or mark it //resume:step"
+		if m.isWaitCall(m.graph.StepCall(callee)) {
+			fix = "" // a step cannot wait
+		}
+		ds.errorf(call.Pos(), "%s runs step %s and is generic: the generator does not copy generic helpers; make %s non-generic%s%s", name, step, name, fix, fr.via())
 		return false
 	}
 	hc := &helperCall{}

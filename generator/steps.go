@@ -107,12 +107,14 @@ func (s *stepSearch) call(n *ast.CallExpr, why string, fr *frame) bool {
 		return false
 	}
 	if st := m.stepAt(w, n, ds); st != nil {
-		if why != "" {
+		prev, dup := s.first[st.Name]
+		switch {
+		case why != "":
 			ds.errorf(n.Pos(), "%s is called %s%s", s.what(st), why, fr.via())
-		} else if s.deferredWait(n, st, nil, fr) {
-		} else if prev, dup := s.first[st.Name]; dup && !s.sharesName(st, prev) {
+		case s.deferredWait(n, st, nil, fr), s.reservedName(st):
+		case dup && !s.sharesName(st, prev):
 			s.duplicateName(st, prev)
-		} else {
+		default:
 			if !dup {
 				s.first[st.Name] = n.Pos()
 			}

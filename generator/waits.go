@@ -7,6 +7,7 @@ import (
 	"go/token"
 	"go/types"
 	"strconv"
+	"strings"
 
 	"github.com/resumegen/resumegen/generator/internal/callgraph"
 	"golang.org/x/tools/go/types/typeutil"
@@ -170,6 +171,17 @@ func (s *stepSearch) sharesName(st *Step, prev token.Pos) bool {
 		}
 	}
 	return false
+}
+
+// reservedName refuses a step or await named like the runtime's own
+// journal names (resume.Sleep, resume.*), which a replay would take for
+// them; it reports whether it refused.
+func (s *stepSearch) reservedName(st *Step) bool {
+	if st.wait == waitSleep || !strings.HasPrefix(st.Name, "resume.") {
+		return false
+	}
+	s.ds.errorf(st.call.Pos(), "%s: names starting with \"resume.\" are the runtime's own journal names (%s names the run's sleeps): choose another name", s.what(st), sleepStepName)
+	return true
 }
 
 // duplicateName reports st, whose name the call at prev already took.
