@@ -276,8 +276,8 @@
 // which must be journalable. The durations and times passed are arguments
 // and do not enter the version. Waits are refused where steps are (go,
 // select, function literals, unordered ranges) and also in deferred
-// calls, as function values, in helpers of another package, and under a
-// //resume:step. time.Sleep and the timers of package time are refused
+// calls, as function values, in helpers of another package, under a
+// //resume:step, and in the body of a function declared //resume:step. time.Sleep and the timers of package time are refused
 // with resume.Sleep as the way out.
 //
 // # Near-miss directives

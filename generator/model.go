@@ -220,6 +220,7 @@ func buildModel(pkg *typedPackage, ds *diagnostics) *packageModel {
 		}
 	}
 	m.refuseWorkflowSteps(ds)
+	m.refuseStepWaits(ds)
 	if len(m.workflows) > 0 {
 		// Only a step search uses the graph: a package without
 		// workflows (most of what go vet sees) does not pay for it.

@@ -260,3 +260,32 @@ func (m *packageModel) newGraph(isStep func(*ast.CallExpr) bool) *callgraph.Grap
 	}
 	return callgraph.New(files, m.pkg.TypesInfo, m.pkg.Types, isStep)
 }
+
+// refuseStepWaits refuses a wait called directly in the body of a function
+// of the package declared //resume:step: a step is one journaled call,
+// executed again on retry or resume, and cannot hold journaled points of
+// its own. (A wait in a function such a body calls is not looked for.)
+func (m *packageModel) refuseStepWaits(ds *diagnostics) {
+	for _, f := range m.pkg.Syntax {
+		if isTestFile(m.pkg.Fset.File(f.Pos()).Name()) {
+			continue
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			fn, _ := m.pkg.TypesInfo.Defs[fd.Name].(*types.Func)
+			if _, isStep := m.stepDecls[fn]; fn == nil || !isStep || m.workflowFuncs[fn] {
+				continue
+			}
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				if call, ok := n.(*ast.CallExpr); ok && m.isWaitCall(call) {
+					wfn := typeutil.Callee(m.pkg.TypesInfo, call).(*types.Func)
+					ds.errorf(call.Pos(), "%s is called in step %s: a step is one journaled call, executed again when it is retried or the run resumes, so it cannot wait durably; wait in the workflow body before or after the step, or use time.Sleep inside the step", m.waitNameAt(call, wfn), displayName(fn))
+				}
+				return true
+			})
+		}
+	}
+}
