@@ -1,6 +1,12 @@
 package generator
 
-import "testing"
+import (
+	"bytes"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
 
 // waitsBase is a workflow with a sleep and an await, which the version
 // variants edit.
@@ -50,4 +56,45 @@ func TestVersionWaits(t *testing.T) {
 		{"await timeout", [][2]string{{"72*time.Hour", "time.Minute"}}, false},
 		{"event name as a constant", [][2]string{{`"approval", 72`, "approval, 72"}, {"type Decision", "const approval = \"approval\"\n\ntype Decision"}}, false},
 	})
+}
+
+// TestWaitSteps pins what a wait contributes to the step list (as
+// resume.StepDef and the JSON manifest carry it) and that generating twice
+// gives the same bytes.
+func TestWaitSteps(t *testing.T) {
+	dir := filepath.Join(testModule, "waitsteps")
+	writeFiles(t, dir, map[string]string{"p.go": waitsBase})
+	first, second := generateIn(t, dir), generateIn(t, dir)
+	if len(first.Diagnostics) > 0 || len(first.Files) != 1 || len(second.Files) != 1 {
+		t.Fatalf("diagnostics %v, files %d and %d", first.Diagnostics, len(first.Files), len(second.Files))
+	}
+	if !bytes.Equal(first.Files[0].Content, second.Files[0].Content) {
+		t.Fatal("two runs generated different bytes")
+	}
+	var got []string
+	for _, s := range first.Workflows[0].Steps {
+		got = append(got, strings.Join([]string{s.Name, s.Callee, s.Signature, s.Policy, s.JSON, strings.Join(s.Shape, ";")}, "|"))
+	}
+	want := []string{
+		"A|example.com/golden/waitsteps.A|func(context.Context, int) error|default|null|",
+		"resume.Sleep|github.com/resumegen/resumegen/runtime/resume.Sleep|func(context.Context, time.Duration) error|default||",
+		"approval|github.com/resumegen/resumegen/runtime/resume.Await|func(context.Context, string, time.Duration) (Decision, error)|default|Decision|result Decision: OK bool",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("steps:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	m, err := first.Manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(m, []byte(`"name": "approval"`)) || !bytes.Contains(m, []byte(`"json": "Decision"`)) {
+		t.Errorf("manifest lacks the await:\n%s", m)
+	}
+	// The wait calls are left as written: the runtime journals them.
+	src := string(first.Files[0].Content)
+	for _, call := range []string{"resume.Sleep(ctx, time.Hour)", `resume.Await[Decision](ctx, "approval", 72*time.Hour)`} {
+		if !strings.Contains(src, call) {
+			t.Errorf("the durable body does not call %s as written", call)
+		}
+	}
 }
