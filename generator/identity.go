@@ -82,17 +82,17 @@ func (m *packageModel) declares(name string) bool {
 // current workflow or of an earlier old version of it: nothing can be
 // pinned to a version only it has, so it would never run.
 func (m *packageModel) refuseRedundantOld(ds *diagnostics) {
-	byVersion := map[[2]string]*Workflow{} // identity, version
+	byVersion := map[[2]string]*Workflow{} // current workflow's Go name, version
 	for _, w := range m.workflows {
 		if !w.Old {
-			byVersion[[2]string{w.ID, w.Version}] = w
+			byVersion[[2]string{w.Name, w.Version}] = w
 		}
 	}
 	for _, w := range m.workflows {
 		if !w.Old {
 			continue
 		}
-		k := [2]string{w.ID, w.Version}
+		k := [2]string{w.OldVersionOf, w.Version}
 		other := byVersion[k]
 		switch {
 		case other == nil:

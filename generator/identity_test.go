@@ -1,11 +1,14 @@
 package generator
 
 import (
+	"bytes"
 	"encoding/json"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"golang.org/x/tools/txtar"
 )
 
 // TestIdentityAcrossPackages generates two packages together whose
@@ -172,6 +175,36 @@ func TestNearOption(t *testing.T) {
 		}
 		if err != nil && strings.Contains(tc.want, "unknown option") && strings.Contains(err.Error(), "did you mean") {
 			t.Errorf("%s: %v suggests an option it is not close to", tc.field, err)
+		}
+	}
+}
+
+// TestIdentityDeterministic generates the identity golden case twice:
+// identities, aliases, old versions and renames come out byte for byte
+// the same.
+func TestIdentityDeterministic(t *testing.T) {
+	ar, err := txtar.ParseFile("../testdata/golden/identity.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := map[string]string{}
+	for _, f := range ar.Files {
+		if !strings.HasSuffix(f.Name, generatedSuffix) && f.Name != diagnosticsFile {
+			inputs[f.Name] = string(f.Data)
+		}
+	}
+	dir := filepath.Join(testModule, "identitydet")
+	writeFiles(t, dir, inputs)
+	first, second := generateIn(t, dir), generateIn(t, dir)
+	if len(first.Files) != 1 || len(first.Diagnostics) != 0 {
+		t.Fatalf("files %d, diagnostics %v", len(first.Files), first.Diagnostics)
+	}
+	if !bytes.Equal(first.Files[0].Content, second.Files[0].Content) {
+		t.Fatalf("two generations differ:\n%s", unifiedDiff("first", "second", first.Files[0].Content, second.Files[0].Content, true))
+	}
+	for _, want := range []string{"ID:      \"billing.Onboard\"", "Old:     true", "RenamedFrom: []string{\"Mail\", \"Email\"}", "Key: \"o.ID\""} {
+		if !bytes.Contains(first.Files[0].Content, []byte(want)) {
+			t.Errorf("generated code lacks %s", want)
 		}
 	}
 }
