@@ -469,6 +469,34 @@ func runSchedules(t *testing.T, h Harness, open func(t *testing.T) journal.Journ
 		}
 	})
 
+	t.Run("schedules: on the system clock, each tick starts once it is due", func(t *testing.T) {
+		j := open(t)
+		rec := &creations{}
+		name := fmt.Sprintf("second%d", scheduleSeq.Add(1))
+		e := resume.NewEngine(&recording{Journal: j, rec: rec})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			done <- e.Schedule(ctx, resume.Schedule{Name: name, Every: time.Second, Workflow: Tock,
+				Args: func(tick time.Time) []any { return []any{TockIn{Schedule: name, Tick: tick}} }})
+		}()
+		first := waitRow(t, j, name, "stored", func(journal.ScheduleRecord) bool { return true }).NextTick
+		waitTick(t, j, name, first.Add(time.Second))
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		sameIDs(t, "every second", rec.list(), []string{name + "@" + first.Format(time.RFC3339), name + "@" + first.Add(time.Second).Format(time.RFC3339)})
+		for _, id := range rec.list() {
+			run, _, err := j.LoadRun(context.Background(), id)
+			tick, _ := time.Parse(time.RFC3339, id[len(name)+1:])
+			if err != nil || run.CreatedAt.Before(tick) {
+				t.Errorf("run %s created at %v (%v): before its tick", id, run.CreatedAt, err)
+			}
+			t.Logf("run %s created %v after its tick", id, run.CreatedAt.Sub(tick))
+		}
+	})
+
 	t.Run("schedules: a bad schedule is refused before anything is stored; a workflow of no arguments needs no Args", func(t *testing.T) {
 		j := open(t)
 		rec := &creations{}
