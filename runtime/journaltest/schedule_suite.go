@@ -469,6 +469,31 @@ func runSchedules(t *testing.T, h Harness, open func(t *testing.T) journal.Journ
 		}
 	})
 
+	t.Run("schedules: a row deleted by hand is stored again; ticks go on from then", func(t *testing.T) {
+		if h.Exec == nil {
+			t.Skip("the harness has no Exec")
+		}
+		j := open(t)
+		rec := &creations{}
+		clock := newFakeClock(base.Add(30 * time.Second))
+		s := tockSchedule(resume.SkipMissed, 0)
+		sc := startScheduler(&recording{Journal: j, rec: rec}, clock, s)
+		waitRow(t, j, s.Name, "stored", func(journal.ScheduleRecord) bool { return true })
+		clock.Set(base.Add(time.Minute))
+		waitTick(t, j, s.Name, base.Add(time.Minute))
+		if err := h.Exec(context.Background(), `DELETE FROM resume_schedules`); err != nil {
+			t.Fatal(err)
+		}
+		clock.Set(base.Add(3*time.Minute + 30*time.Second)) // the scheduler wakes at tick 2, finds no row
+		waitRow(t, j, s.Name, "stored again", func(r journal.ScheduleRecord) bool { return r.NextTick.Equal(base.Add(4 * time.Minute)) })
+		clock.Set(base.Add(4 * time.Minute))
+		waitTick(t, j, s.Name, base.Add(4*time.Minute))
+		if err := sc.stop(t); err != nil {
+			t.Fatal(err)
+		}
+		sameIDs(t, "around the deletion", rec.list(), ids(s.Name, base, 1, 4))
+	})
+
 	t.Run("schedules: on the system clock, each tick starts once it is due", func(t *testing.T) {
 		j := open(t)
 		rec := &creations{}

@@ -356,6 +356,11 @@ func (s *scheduleStop) Error() string { return s.msg }
 // the row past them. It returns how long to wait before the next step.
 func (e *Engine) scheduleStep(ctx context.Context, p *schedulePlan) (time.Duration, error) {
 	row, err := e.journal.LoadSchedule(ctx, p.s.Name)
+	if errors.Is(err, journal.ErrScheduleNotFound) {
+		// A person deleted the row: store it again, as a first start.
+		e.logger.Warn("schedule: its row is gone from the journal; storing it again", "schedule", p.s.Name)
+		row, err = e.ensureSchedule(ctx, p)
+	}
 	if err != nil {
 		return 0, err
 	}
