@@ -14,6 +14,7 @@
 //	resumectl runs cancel ID [-running]
 //	resumectl runs accept-version ID [-version V]
 //	resumectl check-deploy [packages]
+//	resumectl schedules list
 //
 // Every command takes -db, a SQLite file, a postgres:// (postgresql://)
 // URL or a key=value PostgreSQL DSN ("host=db user=app dbname=app"),
@@ -27,7 +28,7 @@
 //
 // resumectl never creates a journal: a SQLite path that does not exist is
 // an error, and so is a database that holds no journal (exit status 2).
-// runs list, runs show and check-deploy only read: they open the journal
+// runs list, runs show, schedules list and check-deploy only read: they open the journal
 // read-only and create, migrate or change nothing, on a read-only file or
 // replica too. Values a codec sealed (resume.WithCodec) show as
 // (encrypted).
@@ -82,6 +83,14 @@
 // on a version change after the deploy, and 0 when none would:
 //
 //	resumectl check-deploy -db "$RESUME_DB" ./...
+//
+// # Schedules
+//
+// schedules list shows, by name, each schedule a program runs
+// (resume.Engine.Schedule) as the journal stores it: its workflow, spec
+// (a cron spec, or "every D"), policy for missed ticks (skip, or catch_up
+// with its limit), the last tick started, the next tick, and the status of
+// the last tick's run (NAME@TICK). Ticks are UTC, RFC 3339.
 //
 // # Exit status
 //

@@ -503,6 +503,24 @@ type Journal interface {
 	Counters() Counters
 	// Close releases the journal's resources.
 	Close() error
+
+	// Schedules (resume.Engine.Schedule): one row per schedule name in
+	// resume_schedules, advanced by compare-and-set on its revision, so
+	// that any number of schedulers agree on it (see [ScheduleRecord]).
+
+	// CreateSchedule inserts s, revision 1, unless a schedule named s.Name
+	// exists. It returns the stored row and whether this call created it.
+	CreateSchedule(ctx context.Context, s ScheduleRecord) (ScheduleRecord, bool, error)
+	// UpdateSchedule replaces the schedule named s.Name with s, its
+	// revision s.Revision+1, if the stored revision is still s.Revision,
+	// and returns the stored row; otherwise it changes nothing and returns
+	// ErrScheduleMoved wrapped (ErrScheduleNotFound for no row).
+	UpdateSchedule(ctx context.Context, s ScheduleRecord) (ScheduleRecord, error)
+	// LoadSchedule reads the schedule named name (ErrScheduleNotFound
+	// wrapped when there is none).
+	LoadSchedule(ctx context.Context, name string) (ScheduleRecord, error)
+	// ListSchedules lists every schedule, by name.
+	ListSchedules(ctx context.Context) ([]ScheduleRecord, error)
 }
 
 // StepTx is an open transaction for a tx step.

@@ -146,6 +146,23 @@ CREATE TABLE {schema}.resume_owners (
 	since timestamptz NOT NULL
 );
 `,
+	// 9: schedules (resume.Engine.Schedule). One row per schedule name:
+	// what it starts and when, the last tick started and the next one;
+	// revision counts the row's writes, which compare and set it.
+	`
+CREATE TABLE {schema}.resume_schedules (
+	name           text PRIMARY KEY,
+	workflow       text NOT NULL,
+	spec           text NOT NULL,
+	missed         text NOT NULL,
+	catch_up_limit integer NOT NULL DEFAULT 0,
+	last_tick      timestamptz,
+	next_tick      timestamptz NOT NULL,
+	revision       bigint NOT NULL,
+	created_at     timestamptz NOT NULL,
+	updated_at     timestamptz NOT NULL
+);
+`,
 }
 
 // leaseLostCode is the SQLSTATE resume_lease_lost raises.

@@ -28,6 +28,8 @@ type Engine struct {
 	writeTimeout time.Duration
 	logger       *slog.Logger
 	now          func() time.Time
+	// schedClock is the time source of schedules (see WithScheduleClock).
+	schedClock scheduleClock
 
 	faults      []Fault
 	faultAction func()

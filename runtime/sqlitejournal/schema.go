@@ -101,6 +101,23 @@ CREATE TRIGGER resume_steps_progress_update AFTER UPDATE ON resume_steps BEGIN
 	UPDATE resume_runs SET progress_attempt = attempts WHERE run_id = NEW.run_id AND progress_attempt <> attempts;
 END;
 `,
+	// 6: schedules (resume.Engine.Schedule). One row per schedule name:
+	// what it starts and when, the last tick started and the next one;
+	// revision counts the row's writes, which compare and set it.
+	`
+CREATE TABLE resume_schedules (
+	name           TEXT PRIMARY KEY,
+	workflow       TEXT NOT NULL,
+	spec           TEXT NOT NULL,
+	missed         TEXT NOT NULL,
+	catch_up_limit INTEGER NOT NULL DEFAULT 0,
+	last_tick      TEXT NOT NULL DEFAULT '',
+	next_tick      TEXT NOT NULL,
+	revision       INTEGER NOT NULL,
+	created_at     TEXT NOT NULL,
+	updated_at     TEXT NOT NULL
+);
+`,
 }
 
 // SchemaVersion returns the schema version this package creates and reads.
