@@ -533,24 +533,31 @@ type Journal interface {
 
 	// Waiting (see [StatusWaiting]). A run suspends by FinishRun with
 	// StatusWaiting and its WaitKind, WaitName and WakeAt; ClaimNext also
-	// claims a waiting run whose WakeAt passed by the journal's clock.
+	// claims a waiting run whose WakeAt passed by the journal's clock, and
+	// Claim a waiting run at any time (its body suspends again if its wait
+	// is not over).
 
 	// Signal keeps s (RunID, Name, Payload) for the run's next await of
 	// s.Name, numbered after the run's signals before it (its Seq) and
 	// stamped with the journal's clock (SentAt), and makes the run pending
 	// if it waits for that event (StatusWaiting, WaitKind [WaitSignal],
-	// WaitName s.Name), or, for a child run, its waiting ancestors. It is
-	// refused with ErrRunNotFound for an unknown run and ErrRunFinished for
-	// a finished one. It returns the stored signal.
+	// WaitName s.Name), and then its ancestors that wait for it
+	// ([WaitChild]). It is refused with ErrRunNotFound for an unknown run
+	// and ErrRunFinished for a finished one. It returns the stored signal.
+	//
+	// No wake-up is lost to a run suspending at the same moment: FinishRun
+	// to StatusWaiting for [WaitSignal] stores the run pending instead when
+	// a signal of that name is kept for it, and for [WaitChild] when the
+	// child no longer waits.
 	Signal(ctx context.Context, s SignalRecord) (SignalRecord, error)
-	// TakeSignal settles await s (a StepRecord whose Name is the event's
-	// name) under lease l in one commit: the oldest signal of the run named
-	// s.Name that no await consumed is consumed by s.StepKey, and s is
-	// written succeeded with the signal's payload as its Result. When there
-	// is none, timeout, if not nil, is written instead (the await's final
-	// failed row), and nothing when it is nil. It returns the row written
-	// and whether one was. Like WriteStep, it is fenced by l.
-	TakeSignal(ctx context.Context, l Lease, s StepRecord, timeout *StepRecord) (StepRecord, bool, error)
+	// KeptSignal returns the oldest signal of the run named name that no
+	// await consumed; ok is false when there is none.
+	KeptSignal(ctx context.Context, runID, name string) (s SignalRecord, ok bool, err error)
+	// TakeSignal writes await row s under lease l (fenced, like
+	// WriteStep) and, when seq > 0, marks the run's signal seq consumed
+	// by s.StepKey, in one commit: a signal is delivered to one await
+	// only. A signal consumed already is refused, and nothing is written.
+	TakeSignal(ctx context.Context, l Lease, seq int64, s StepRecord) error
 	// ListSignals lists the signals sent to a run, consumed or not, in the
 	// order they were sent.
 	ListSignals(ctx context.Context, runID string) ([]SignalRecord, error)

@@ -734,15 +734,27 @@ func (t *stepTx) Rollback() error {
 	return t.tx.Rollback(context.Background())
 }
 
-// FinishRun records the run's status and releases its lease, fenced.
+// FinishRun records the run's status and releases its lease, fenced. A
+// run suspending for a signal kept already, or for a child that no longer
+// waits, is stored pending instead (see finishWaiting).
 func (j *Journal) FinishRun(ctx context.Context, l journal.Lease, r journal.RunRecord) error {
-	tag, err := j.pool.Exec(ctx, j.sql.finish,
+	if r.Status == journal.StatusWaiting && (r.WaitKind == journal.WaitSignal || r.WaitKind == journal.WaitChild) {
+		return j.finishWaiting(ctx, l, r)
+	}
+	err := j.finish(ctx, j.pool, l, r)
+	if err == nil || errors.Is(err, journal.ErrLeaseLost) {
+		j.commits.Add(1)
+	}
+	return err
+}
+
+func (j *Journal) finish(ctx context.Context, q querier, l journal.Lease, r journal.RunRecord) error {
+	tag, err := q.Exec(ctx, j.sql.finish,
 		string(r.Status), jsonArg(r.Output), r.Error, r.AttentionStep, r.UpdatedAt,
 		l.RunID, l.Owner, l.Epoch, r.AttentionKind, r.FailedStep, jsonArg(r.ErrorDetail), r.WaitKind, r.WaitName, nullTime(r.WakeAt))
 	if err != nil {
 		return fmt.Errorf("run %s: finish: %w", l.RunID, err)
 	}
-	j.commits.Add(1)
 	return leaseHeld(tag, l)
 }
 

@@ -54,6 +54,14 @@ func (j *Journal) Signal(ctx context.Context, s journal.SignalRecord) (journal.S
 		if r.Status.Finished() {
 			return fmt.Errorf("run %s is %s: %w", s.RunID, r.Status, journal.ErrRunFinished)
 		}
+		// Lock the ancestors too: a parent suspending for this child at
+		// this moment then sees the child woken (see finishWaiting).
+		if _, err := tx.Exec(ctx, q(`WITH RECURSIVE up(id) AS (
+				SELECT parent_run_id FROM {schema}.resume_runs WHERE run_id = $1 AND parent_run_id <> ''
+				UNION SELECT r.parent_run_id FROM {schema}.resume_runs r JOIN up ON r.run_id = up.id WHERE r.parent_run_id <> '')
+			SELECT 1 FROM {schema}.resume_runs WHERE run_id IN (SELECT id FROM up) ORDER BY run_id FOR UPDATE`), s.RunID); err != nil {
+			return err
+		}
 		s.ConsumedKey = ""
 		err = tx.QueryRow(ctx, q(`INSERT INTO {schema}.resume_signals (run_id, name, seq, payload, sent_at)
 			SELECT $1, $2, COALESCE(MAX(seq), 0) + 1, $3, clock_timestamp() FROM {schema}.resume_signals WHERE run_id = $1
@@ -93,39 +101,71 @@ func (j *Journal) wakeForSignal(ctx context.Context, tx pgx.Tx, r journal.RunRec
 	return nil
 }
 
-// TakeSignal consumes the oldest kept signal named s.Name for await s and
-// journals s with its payload, or journals timeout, in one transaction,
-// fenced. FOR UPDATE on the signal serializes two awaits of one run.
-func (j *Journal) TakeSignal(ctx context.Context, l journal.Lease, s journal.StepRecord, timeout *journal.StepRecord) (journal.StepRecord, bool, error) {
-	q := func(sql string) string { return qualify(sql, j.schema) }
-	wrote := false
+// KeptSignal returns the oldest signal named name of run runID that no
+// await consumed.
+func (j *Journal) KeptSignal(ctx context.Context, runID, name string) (journal.SignalRecord, bool, error) {
+	s := journal.SignalRecord{RunID: runID, Name: name}
+	j.reads.Add(1)
+	err := j.pool.QueryRow(ctx, qualify(`SELECT seq, payload, sent_at FROM {schema}.resume_signals
+		WHERE run_id = $1 AND name = $2 AND consumed_key = '' ORDER BY seq LIMIT 1`, j.schema), runID, name).Scan(&s.Seq, &s.Payload, &s.SentAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return s, false, nil
+	}
+	if err != nil {
+		return s, false, fmt.Errorf("run %s: read signal %s: %w", runID, name, err)
+	}
+	s.SentAt = s.SentAt.UTC()
+	return s, true, nil
+}
+
+// TakeSignal writes await row s and consumes signal seq, in one
+// transaction, fenced.
+func (j *Journal) TakeSignal(ctx context.Context, l journal.Lease, seq int64, s journal.StepRecord) error {
 	err := j.inTx(ctx, func(tx pgx.Tx) error {
-		var seq int64
-		var payload []byte
-		j.reads.Add(1)
-		err := tx.QueryRow(ctx, q(`SELECT seq, payload FROM {schema}.resume_signals
-			WHERE run_id = $1 AND name = $2 AND consumed_key = '' ORDER BY seq LIMIT 1 FOR UPDATE`), s.RunID, s.Name).Scan(&seq, &payload)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			if timeout == nil {
-				return nil
+		if seq > 0 {
+			tag, err := tx.Exec(ctx, qualify(`UPDATE {schema}.resume_signals SET consumed_key = $1
+				WHERE run_id = $2 AND seq = $3 AND consumed_key = ''`, j.schema), s.StepKey, s.RunID, seq)
+			if err != nil {
+				return err
 			}
-			s, wrote = *timeout, true
-			return j.writeStep(ctx, tx, l, s)
-		case err != nil:
-			return err
+			if tag.RowsAffected() != 1 {
+				return fmt.Errorf("signal %d of event %s is not kept for the run any more: an await consumed it", seq, s.Name)
+			}
 		}
-		if _, err := tx.Exec(ctx, q(`UPDATE {schema}.resume_signals SET consumed_key = $1 WHERE run_id = $2 AND seq = $3`), s.StepKey, s.RunID, seq); err != nil {
-			return err
-		}
-		s.Status, s.Result, s.Error, s.ErrorDetail, s.Final = journal.StepSucceeded, payload, "", nil, false
-		wrote = true
 		return j.writeStep(ctx, tx, l, s)
 	})
 	if err != nil {
-		return s, false, fmt.Errorf("run %s, await %s: %w", s.RunID, s.StepKey, err)
+		return fmt.Errorf("run %s, await %s: %w", s.RunID, s.StepKey, err)
 	}
-	return s, wrote, nil
+	return nil
+}
+
+// finishWaiting is FinishRun for a run that suspends for a signal or a
+// child: with the run's row locked (a Signal holding it commits first, and
+// the next statement sees it), a signal kept for it, or a child that no
+// longer waits, stores it pending instead.
+func (j *Journal) finishWaiting(ctx context.Context, l journal.Lease, r journal.RunRecord) error {
+	q := func(sql string) string { return qualify(sql, j.schema) }
+	return j.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, q(`SELECT 1 FROM {schema}.resume_runs WHERE run_id = $1 FOR UPDATE`), r.RunID); err != nil {
+			return fmt.Errorf("run %s: finish: %w", r.RunID, err)
+		}
+		var over bool
+		var err error
+		if r.WaitKind == journal.WaitSignal {
+			err = tx.QueryRow(ctx, q(`SELECT EXISTS (SELECT 1 FROM {schema}.resume_signals WHERE run_id = $1 AND name = $2 AND consumed_key = '')`),
+				r.RunID, r.WaitName).Scan(&over)
+		} else {
+			err = tx.QueryRow(ctx, q(`SELECT EXISTS (SELECT 1 FROM {schema}.resume_runs WHERE run_id = $1 AND status <> 'waiting')`), r.WaitName).Scan(&over)
+		}
+		if err != nil {
+			return fmt.Errorf("run %s: finish: %w", r.RunID, err)
+		}
+		if over {
+			r.Status, r.WaitKind, r.WaitName, r.WakeAt = journal.StatusPending, "", "", time.Time{}
+		}
+		return j.finish(ctx, tx, l, r)
+	})
 }
 
 // ListSignals lists a run's signals in the order they were sent.

@@ -671,15 +671,36 @@ const finishSQL = `UPDATE resume_runs SET
 		failed_step = ?, error_detail = ?, progress_attempt = attempts, wait_kind = ?, wait_name = ?, wake_at = ?
 	WHERE run_id = ? AND lease_owner = ? AND epoch = ?`
 
-// FinishRun records the run's status and releases its lease, fenced.
+// FinishRun records the run's status and releases its lease, fenced. A
+// run suspending for a signal kept already, or for a child that no longer
+// waits, is stored pending instead (see journal.Journal.Signal).
 func (j *Journal) FinishRun(ctx context.Context, l journal.Lease, r journal.RunRecord) error {
-	res, err := j.finishStmt.ExecContext(ctx,
+	if r.Status == journal.StatusWaiting && (r.WaitKind == journal.WaitSignal || r.WaitKind == journal.WaitChild) {
+		return j.inTx(ctx, func(tx *sql.Tx) error {
+			over, err := woken(ctx, tx, r)
+			if err != nil {
+				return err
+			}
+			if over {
+				r.Status, r.WaitKind, r.WaitName, r.WakeAt = journal.StatusPending, "", "", time.Time{}
+			}
+			return j.finish(ctx, tx.StmtContext(ctx, j.finishStmt), l, r)
+		})
+	}
+	err := j.finish(ctx, j.finishStmt, l, r)
+	if err == nil || errors.Is(err, journal.ErrLeaseLost) {
+		j.commits.Add(1)
+	}
+	return err
+}
+
+func (j *Journal) finish(ctx context.Context, stmt *sql.Stmt, l journal.Lease, r journal.RunRecord) error {
+	res, err := stmt.ExecContext(ctx,
 		string(r.Status), nullJSON(r.Output), r.Error, r.AttentionStep, r.AttentionKind, ts(r.UpdatedAt),
 		r.FailedStep, nullJSON(r.ErrorDetail), r.WaitKind, r.WaitName, ts(r.WakeAt), l.RunID, l.Owner, l.Epoch)
 	if err != nil {
 		return writeLock(err)
 	}
-	j.commits.Add(1)
 	return leaseHeld(res, l)
 }
 

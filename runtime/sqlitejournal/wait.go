@@ -79,37 +79,61 @@ func wakeForSignal(ctx context.Context, tx *sql.Tx, r journal.RunRecord, name, n
 	return nil
 }
 
-// TakeSignal consumes the oldest kept signal named s.Name for await s and
-// journals s with its payload, or journals timeout, in one commit, fenced.
-func (j *Journal) TakeSignal(ctx context.Context, l journal.Lease, s journal.StepRecord, timeout *journal.StepRecord) (journal.StepRecord, bool, error) {
-	wrote := false
+// KeptSignal returns the oldest signal named name of run runID that no
+// await consumed.
+func (j *Journal) KeptSignal(ctx context.Context, runID, name string) (journal.SignalRecord, bool, error) {
+	s := journal.SignalRecord{RunID: runID, Name: name}
+	var payload, sent string
+	j.reads.Add(1)
+	err := j.read.QueryRowContext(ctx, `SELECT seq, payload, sent_at FROM resume_signals
+		WHERE run_id = ? AND name = ? AND consumed_key = '' ORDER BY seq LIMIT 1`, runID, name).Scan(&s.Seq, &payload, &sent)
+	if errors.Is(err, sql.ErrNoRows) {
+		return s, false, nil
+	}
+	if err != nil {
+		return s, false, fmt.Errorf("run %s: read signal %s: %w", runID, name, err)
+	}
+	s.Payload = []byte(payload)
+	s.SentAt, _ = time.Parse(timeFormat, sent)
+	return s, true, nil
+}
+
+// TakeSignal writes await row s and consumes signal seq, in one commit,
+// fenced.
+func (j *Journal) TakeSignal(ctx context.Context, l journal.Lease, seq int64, s journal.StepRecord) error {
 	err := j.inTx(ctx, func(tx *sql.Tx) error {
-		var seq int64
-		var payload string
-		j.reads.Add(1)
-		err := tx.QueryRowContext(ctx, `SELECT seq, payload FROM resume_signals
-			WHERE run_id = ? AND name = ? AND consumed_key = '' ORDER BY seq LIMIT 1`, s.RunID, s.Name).Scan(&seq, &payload)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			if timeout == nil {
-				return nil
+		if seq > 0 {
+			res, err := tx.ExecContext(ctx, `UPDATE resume_signals SET consumed_key = ? WHERE run_id = ? AND seq = ? AND consumed_key = ''`,
+				s.StepKey, s.RunID, seq)
+			if err != nil {
+				return err
 			}
-			s, wrote = *timeout, true
-			return writeStep(ctx, tx.StmtContext(ctx, j.writeStepStmt), l, s)
-		case err != nil:
-			return err
+			if n, _ := res.RowsAffected(); n != 1 {
+				return fmt.Errorf("signal %d of event %s is not kept for the run any more: an await consumed it", seq, s.Name)
+			}
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE resume_signals SET consumed_key = ? WHERE run_id = ? AND seq = ?`, s.StepKey, s.RunID, seq); err != nil {
-			return err
-		}
-		s.Status, s.Result, s.Error, s.ErrorDetail, s.Final = journal.StepSucceeded, []byte(payload), "", nil, false
-		wrote = true
 		return writeStep(ctx, tx.StmtContext(ctx, j.writeStepStmt), l, s)
 	})
 	if err != nil {
-		return s, false, fmt.Errorf("run %s, await %s: %w", s.RunID, s.StepKey, writeLock(err))
+		return fmt.Errorf("run %s, await %s: %w", s.RunID, s.StepKey, writeLock(err))
 	}
-	return s, wrote, nil
+	return nil
+}
+
+// woken reports whether run r, about to be stored waiting for what it
+// says, has its wait over already: a signal of that name is kept for it
+// (sent while it ran), or the child it waits for no longer waits.
+func woken(ctx context.Context, q querier, r journal.RunRecord) (bool, error) {
+	var n int
+	var err error
+	switch r.WaitKind {
+	case journal.WaitSignal:
+		err = q.QueryRowContext(ctx, `SELECT count(*) FROM resume_signals WHERE run_id = ? AND name = ? AND consumed_key = ''`,
+			r.RunID, r.WaitName).Scan(&n)
+	case journal.WaitChild:
+		err = q.QueryRowContext(ctx, `SELECT count(*) FROM resume_runs WHERE run_id = ? AND status <> 'waiting'`, r.WaitName).Scan(&n)
+	}
+	return n > 0, err
 }
 
 // ListSignals lists a run's signals in the order they were sent.
