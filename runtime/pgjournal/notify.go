@@ -122,11 +122,13 @@ func (j *Journal) listenOnce(ctx context.Context, ready func()) error {
 		return err
 	}
 	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{workChannel(j.schema)}.Sanitize()); err != nil {
-		return err
-	}
+	// The work channel last: operators (and tests) find the listener by
+	// its last statement.
 	done := doneChannel(j.schema)
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{done}.Sanitize()); err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{workChannel(j.schema)}.Sanitize()); err != nil {
 		return err
 	}
 	l := &j.listen
