@@ -346,7 +346,7 @@ func (e *Engine) createAt(ctx context.Context, runID string, wf any, args []any,
 		Status: StatusPending, Input: json.RawMessage(input), CreatedAt: now, UpdatedAt: now,
 	}
 	if !hold && !at.IsZero() {
-		r.WaitKind, r.WakeAt = journal.WaitStart, at
+		r.WaitKind, r.WakeAt = journal.WaitStart, journalTime(at)
 	}
 	if hold {
 		if err := e.keepAlive(ctx); err != nil {

@@ -127,6 +127,11 @@ func describeWait(kind, name string, until time.Time) string {
 	return what + " until " + until.UTC().Format(time.RFC3339Nano)
 }
 
+// journalTime is t as the journals store times: UTC, to the microsecond.
+// A wait's time is journaled so before the run suspends with it, so that
+// the time the journal compares and the one the body replays are one.
+func journalTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
 // suspend stops the run: it waits for kind/name until until.
 func (st *runState) suspend(kind, name string, until time.Time) error {
 	st.mu.Lock()
@@ -182,7 +187,7 @@ func (st *runState) sleepUntil(ctx context.Context, wake func(time.Time) time.Ti
 			return err
 		}
 		now := st.e.now()
-		at = wake(now).UTC()
+		at = journalTime(wake(now))
 		b, _ := json.Marshal(at)
 		rec := journal.StepRecord{RunID: st.run.RunID, StepKey: key, Name: sleepStep, Status: journal.StepSucceeded,
 			Result: b, Attempt: 1, Seq: st.nextSeq(), StartedAt: now, FinishedAt: now}
@@ -239,7 +244,7 @@ func (st *runState) await(ctx context.Context, name string, timeout time.Duratio
 	}
 	now := st.e.now()
 	if !seen && timeout > 0 {
-		deadline = now.Add(timeout).UTC()
+		deadline = journalTime(now.Add(timeout))
 	}
 	rec := journal.StepRecord{RunID: st.run.RunID, StepKey: key, Name: name, Attempt: 1, Seq: st.nextSeq(), StartedAt: now, FinishedAt: now}
 	if seen {
