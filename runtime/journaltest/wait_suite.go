@@ -454,6 +454,63 @@ func runWait(t *testing.T, h Harness) {
 		}
 	})
 
+	t.Run("a signal sent while the run is about to suspend is not lost", func(t *testing.T) {
+		j := open(t)
+		runID := newRunID(t)
+		if _, err := engine(j).Start(ctx, runID, ApproveFlow, Gate{}); !errors.Is(err, resume.ErrRunWaiting) {
+			t.Fatal(err)
+		}
+		// A process enters the run; the signal arrives while it runs (the
+		// run is not waiting: the signal is kept, nobody is woken), and the
+		// process then suspends the run for that very event.
+		r, _, err := j.Claim(ctx, journal.ClaimRequest{RunID: runID, Owner: "p", Lease: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := engine(j).Signal(ctx, runID, "approval", Approval{Approved: true, By: "quick"}); err != nil {
+			t.Fatal(err)
+		}
+		r.Status, r.WaitKind, r.WaitName = journal.StatusWaiting, journal.WaitSignal, "approval"
+		if err := j.FinishRun(ctx, journal.Lease{RunID: runID, Owner: "p", Epoch: r.Epoch}, r); err != nil {
+			t.Fatal(err)
+		}
+		if got := load(t, j, runID); got.Status != journal.StatusPending || got.WaitKind != "" {
+			t.Fatalf("the run suspended with a signal kept for it is %s (%s); want pending", got.Status, got.WaitKind)
+		}
+		if res, err := engine(j).Resume(ctx, runID); err != nil || string(res.Output) != `"approved by quick"` {
+			t.Fatalf("Resume = %+v, %v", res, err)
+		}
+	})
+
+	t.Run("a sealed journal seals signal payloads", func(t *testing.T) {
+		j := open(t)
+		codec, err := resume.NewAESGCMCodec(make([]byte, 32))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := engine(j, resume.WithCodec(codec))
+		runID := newRunID(t)
+		if _, err := e.Start(ctx, runID, ApproveFlow, Gate{}); !errors.Is(err, resume.ErrRunWaiting) {
+			t.Fatal(err)
+		}
+		if err := e.Signal(ctx, runID, "approval", Approval{Approved: true, By: "secret agent"}); err != nil {
+			t.Fatal(err)
+		}
+		sigs, err := j.ListSignals(ctx, runID)
+		if err != nil || len(sigs) != 1 || !journal.IsSealed(sigs[0].Payload) {
+			t.Fatalf("stored signals %+v, %v; want the payload sealed", sigs, err)
+		}
+		if res, err := e.Resume(ctx, runID); err != nil || string(res.Output) != `"approved by secret agent"` {
+			t.Fatalf("Resume = %+v, %v", res, err)
+		}
+		_, steps, _ := j.LoadRun(ctx, runID)
+		for _, s := range steps {
+			if s.StepKey == "approval" && !journal.IsSealed(s.Result) {
+				t.Fatalf("the await's result is stored in the clear: %s", s.Result)
+			}
+		}
+	})
+
 	t.Run("outside a workflow Sleep is a plain sleep and Await refuses", func(t *testing.T) {
 		start := time.Now()
 		if err := resume.Sleep(ctx, 20*time.Millisecond); err != nil || time.Since(start) < 20*time.Millisecond {

@@ -383,13 +383,13 @@ func (e *Engine) Resume(ctx context.Context, runID string) (Result, error) {
 	return e.execute(ctx, runID)
 }
 
-// ResumeAll resumes, one after another, every run that is pending or whose
-// process died (running with an expired lease), oldest first: call it at
-// startup. It returns each resumed run's result; a run that did not succeed
-// is reported in its Result, not as an error. The error is the first
-// journal failure.
+// ResumeAll resumes, one after another, every run that is pending, whose
+// process died (running with an expired lease), or whose wait's time has
+// passed, oldest first: call it at startup. It returns each resumed run's
+// result; a run that did not succeed is reported in its Result, not as an
+// error. The error is the first journal failure.
 func (e *Engine) ResumeAll(ctx context.Context) ([]Result, error) {
-	runs, err := e.journal.ListRuns(ctx, journal.RunFilter{Statuses: []Status{StatusPending, StatusRunning}})
+	runs, err := e.journal.ListRuns(ctx, journal.RunFilter{Statuses: []Status{StatusPending, StatusRunning, StatusWaiting}})
 	if err != nil {
 		return nil, fmt.Errorf("resume all: list runs: %w", err)
 	}
@@ -397,6 +397,9 @@ func (e *Engine) ResumeAll(ctx context.Context) ([]Result, error) {
 	for _, r := range runs {
 		if r.Parent != "" {
 			continue // its parent executes it
+		}
+		if r.Status == StatusWaiting && (r.WakeAt.IsZero() || r.WakeAt.After(e.now())) {
+			continue // its wait is not over
 		}
 		if r.Status == StatusRunning && r.LeaseUntil.After(e.now()) && !e.ownerGone(ctx, r.LeaseOwner) {
 			continue // another live process holds it
