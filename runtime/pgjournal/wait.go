@@ -25,8 +25,11 @@ const claimWaitSet = `wait_kind = '', wait_name = '',
 
 // waitDue is ClaimNext's condition for a waiting run whose wake-up time
 // passed by the server's clock. The index resume_runs_by_wake (status,
-// wake_at) answers it without reading the runs that are not due.
-const waitDue = `(status = 'waiting' AND wake_at <= clock_timestamp())`
+// wake_at) answers it without reading the runs that are not due: it
+// compares with statement_timestamp(), which an index scan can use, unlike
+// the volatile clock_timestamp() (a claim that waited for a lock sees a
+// wake-up that came meanwhile at its next poll).
+const waitDue = `(status = 'waiting' AND wake_at <= statement_timestamp())`
 
 // doneChannel is the NOTIFY channel on which runs of a schema announce
 // their finish (migration 9), for NotifyFinish.
