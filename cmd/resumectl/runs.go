@@ -669,7 +669,7 @@ func runsSignal(c *cli, o *options, args []string) error {
 		return err
 	}
 	defer j.Close()
-	if err := resume.NewEngine(j).SignalJSON(c.ctx, runID, name, json.RawMessage(payload)); err != nil {
+	if err := resume.NewEngine(j).Signal(c.ctx, runID, name, json.RawMessage(payload)); err != nil {
 		return err
 	}
 	r, _, err := j.LoadRun(c.ctx, runID)

@@ -2,6 +2,7 @@ package journaltest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -347,7 +348,7 @@ func runWait(t *testing.T, h Harness) {
 		if _, err := e.Start(ctx, runID, ApproveFlow, Gate{}); !errors.Is(err, resume.ErrRunWaiting) {
 			t.Fatal(err)
 		}
-		err := e.SignalJSON(ctx, runID, "approval", []byte(`{"Approved":"yes","By":"x"}`))
+		err := e.Signal(ctx, runID, "approval", json.RawMessage(`{"Approved":"yes","By":"x"}`))
 		if err == nil || !strings.Contains(err.Error(), "Approved") {
 			t.Fatalf("a payload of another shape: %v; want it refused, naming the field", err)
 		}

@@ -11,7 +11,8 @@ import (
 	"github.com/resumegen/resumegen/runtime/journal"
 )
 
-// Signal sends the event name with payload (encoded as JSON) to run runID,
+// Signal sends the event name with payload (encoded as JSON; a
+// json.RawMessage is sent as it is) to run runID,
 // from any process sharing the journal: the run's next [Await] of name
 // receives it, exactly once; one sent before that await is kept for it,
 // and each signal goes to one await only. A run waiting for it is woken.
@@ -28,12 +29,11 @@ func (e *Engine) Signal(ctx context.Context, runID, name string, payload any) er
 		}
 		raw = b
 	}
-	return e.SignalJSON(ctx, runID, name, raw)
+	return e.signalJSON(ctx, runID, name, raw)
 }
 
-// SignalJSON is [Engine.Signal] with the payload given as JSON, as
-// resumectl runs signal sends it.
-func (e *Engine) SignalJSON(ctx context.Context, runID, name string, payload json.RawMessage) error {
+// signalJSON is Signal with the payload as JSON.
+func (e *Engine) signalJSON(ctx context.Context, runID, name string, payload json.RawMessage) error {
 	if name == "" {
 		return fmt.Errorf("run %s: signal: empty event name", runID)
 	}

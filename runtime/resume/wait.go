@@ -203,6 +203,9 @@ func (st *runState) sleepUntil(ctx context.Context, wake func(time.Time) time.Ti
 	if st.due(at) {
 		return nil
 	}
+	if err := ctx.Err(); err != nil {
+		return err // shutting down: the run is left to a resume
+	}
 	return st.suspend(journal.WaitSleep, "", at)
 }
 
