@@ -174,7 +174,28 @@ var napParentDef = &resume.WorkflowDef{
 	},
 }
 
+// GateParent runs ApproveFlow as a child run.
+func GateParent(ctx context.Context, g Gate) (string, error) {
+	return ApproveFlow(ctx, g)
+}
+
+var gateParentSteps = []resume.StepDef{
+	{Name: "ApproveFlow", Callee: waitPkg + ".ApproveFlow", Signature: "func(context.Context, " + waitPkg + ".Gate) (string, error)", Child: true, JSON: "string"},
+}
+
+var gateParentDef = &resume.WorkflowDef{
+	Package: waitPkg, Name: "GateParent", Version: "gateparent-v1", Steps: gateParentSteps,
+	Run: func(ctx context.Context, args resume.Args) (any, error) {
+		var g Gate
+		if err := args.Decode(&g); err != nil {
+			return nil, err
+		}
+		return resume.CallChild(ctx, &gateParentSteps[0], ApproveFlow, func(ctx context.Context) (string, error) { return ApproveFlow(ctx, g) }, g)
+	},
+}
+
 func init() {
+	resume.Register(GateParent, gateParentDef)
 	resume.Register(SleepFlow, sleepFlowDef)
 	resume.Register(ApproveFlow, approveDef)
 	resume.Register(NapParent, napParentDef)
@@ -509,6 +530,30 @@ func runWait(t *testing.T, h Harness) {
 			if s.StepKey == "approval" && !journal.IsSealed(s.Result) {
 				t.Fatalf("the await's result is stored in the clear: %s", s.Result)
 			}
+		}
+	})
+
+	t.Run("a signal to an awaiting child run wakes its parent", func(t *testing.T) {
+		j := open(t)
+		runID := newRunID(t)
+		child := resume.ChildRunID(runID, "ApproveFlow")
+		res, err := engine(j).Start(ctx, runID, GateParent, Gate{})
+		if !errors.Is(err, resume.ErrRunWaiting) || res.WaitKind != journal.WaitChild || res.WaitName != child {
+			t.Fatalf("Start = %+v, %v; want waiting for the child", res, err)
+		}
+		if err := engine(j).Signal(ctx, child, "approval", Approval{Approved: true, By: "kid"}); err != nil {
+			t.Fatal(err)
+		}
+		if p, c := load(t, j, runID), load(t, j, child); p.Status != journal.StatusPending || c.Status != journal.StatusPending {
+			t.Fatalf("after the signal the parent is %s and the child %s; want both pending", p.Status, c.Status)
+		}
+		e := engine(j)
+		stop := startWorker(ctx, e, resume.WorkerOptions{PollInterval: 5 * time.Second})
+		defer stop()
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if res, err := e.Wait(wctx, runID); err != nil || string(res.Output) != `"approved by kid"` {
+			t.Fatalf("Wait = %+v, %v", res, err)
 		}
 	})
 
