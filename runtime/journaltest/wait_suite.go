@@ -259,6 +259,8 @@ func runWait(t *testing.T, h Harness) {
 		}
 		if late := time.Since(r.WakeAt); time.Now().Before(r.WakeAt) || late > 3*time.Second {
 			t.Fatalf("finished %v after its wake-up time", late)
+		} else {
+			t.Logf("finished %v after its wake-up time (poll interval 5s); Wait returned %v after it", load(t, j, runID).UpdatedAt.Sub(r.WakeAt), late)
 		}
 		if a, b := seen.count(runID, "Nap:a"), seen.count(runID, "Nap:b"); a != 1 || b != 1 {
 			t.Fatalf("Nap a executed %d times, b %d; want once each", a, b)
