@@ -13,6 +13,7 @@
 //	resumectl runs retry ID
 //	resumectl runs cancel ID [-running]
 //	resumectl runs accept-version ID [-version V]
+//	resumectl runs signal ID NAME JSON
 //	resumectl check-deploy [packages]
 //	resumectl schedules list
 //
@@ -39,7 +40,9 @@
 // package, dot, function), version, status, current step (the step waiting
 // for a person, or the last journaled step), attempts (entries of a
 // process into the run) and age. -status takes pending, running,
-// succeeded, failed, needs_attention or cancelled, comma-separated;
+// succeeded, failed, needs_attention, cancelled or waiting,
+// comma-separated (a waiting run's status says what it waits for and
+// until when);
 // -workflow matches the qualified name, the short name or the function
 // name; -since keeps runs created within that duration.
 //
@@ -72,6 +75,12 @@
 // resolve, retry or accept-version, a worker (Engine.Work) or the
 // application (Engine.Resume, Engine.ResumeAll) resumes the run, replaying
 // every journaled step whose key the code still has.
+//
+// runs signal sends the event NAME with the payload JSON to a run, as
+// Engine.Signal does: its next await of NAME receives it (a run waiting
+// for it is woken, pending), exactly once. It is refused for an unknown or
+// finished run, and for a payload that does not have the shape of what
+// the run's version awaits under NAME.
 //
 // # Deploys
 //

@@ -28,6 +28,7 @@ const usage = `usage:
   resumectl runs retry ID
   resumectl runs cancel ID [-running]
   resumectl runs accept-version ID [-version V]
+  resumectl runs signal ID NAME JSON
   resumectl check-deploy [packages]
   resumectl schedules list
 every command takes -db (a SQLite file or a PostgreSQL DSN; default $RESUME_DB) and -json
@@ -112,6 +113,7 @@ func commands() []command {
 		{name: "runs retry", use: "ID", run: runsRetry},
 		{name: "runs cancel", use: "ID [-running]", run: runsCancel, flags: cancelFlags},
 		{name: "runs accept-version", use: "ID [-version V]", run: runsAcceptVersion, flags: acceptFlags},
+		{name: "runs signal", use: "ID NAME JSON", run: runsSignal},
 		{name: "check-deploy", use: "[packages]", run: checkDeploy},
 		{name: "schedules list", run: schedulesList},
 	}
