@@ -36,6 +36,14 @@ func callee[F any](ctx context.Context, fn F) F {
 	return f
 }
 
+// reached tells the hook in ctx, if any, that the body reached step key
+// of def.
+func (st *runState) reached(ctx context.Context, def *StepDef, key string) {
+	if h := stephook.From(ctx); h != nil {
+		h.Reached(stephook.Step{RunID: st.run.RunID, Workflow: st.run.Workflow, StepKey: key, Name: def.Name, Policy: def.Policy.String(), Entry: st})
+	}
+}
+
 // describe describes the registered workflow wf, a function or a
 // qualified name.
 func describe(wf any) (stephook.Workflow, error) {

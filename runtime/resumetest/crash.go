@@ -65,8 +65,10 @@ const crashRunID = "resumetest-crash"
 // run in a fresh engine, as a new process would.
 //
 // A case fails unless the resumed run's outcome (status, output, error
-// text) equals the uninterrupted run's and every step's code executed as
-// often, but for what the crashed step's policy allows: a default or tx
+// text) equals the uninterrupted run's, its body, resumed, reached the same
+// steps in the same order (replayed or executed: a drift the journal hides
+// is still reported), and every step's code executed as often, but for
+// what the crashed step's policy allows: a default or tx
 // step crashed at effect executes once more (a tx step's transaction
 // still commits once: never twice), and a once step crashed at effect
 // parks the run for a person, which is correct and reported (the case
@@ -126,6 +128,7 @@ type outcome struct {
 	execs      []Execution
 	counts     map[string]int // executions by run and step key
 	journal    []journaled    // the steps journaled, in order (the uninterrupted run)
+	paths      map[string][]string
 	commits    map[string]int
 	crashed    bool
 	parked     bool
@@ -187,6 +190,10 @@ func (c *crasher) run(t testing.TB, f *resume.Fault) outcome {
 	o.counts = map[string]int{}
 	for _, x := range o.execs {
 		o.counts[execKey(x.RunID, x.StepKey)]++
+	}
+	o.paths = map[string][]string{}
+	for _, id := range rec.runs() {
+		o.paths[id] = rec.path(id)
 	}
 	rec.mu.Lock()
 	o.commits = rec.commits
@@ -314,6 +321,7 @@ func compare(base, got outcome, cs Case, crashed journaled) []string {
 	if want, have := describe(base.res), describe(got.res); want != have {
 		problems = append(problems, fmt.Sprintf("the resumed run's outcome differs:\n\tgot:  %s\n\twant: %s", have, want))
 	}
+	problems = append(problems, comparePaths(base, got)...)
 	extra := execKey(crashed.runID, cs.Step)
 	keys := map[string]bool{}
 	for k := range base.counts {
@@ -341,6 +349,56 @@ func compare(base, got outcome, cs Case, crashed journaled) []string {
 		}
 	}
 	return problems
+}
+
+// comparePaths says where the body of a resumed run, in its last entry,
+// reached other steps than the uninterrupted run's: it decided something
+// from what is not journaled. Replayed steps count: a drift the journal
+// hides (a step skipped whose row exists) is still a drift.
+func comparePaths(base, got outcome) []string {
+	var problems []string
+	ids := map[string]bool{}
+	for id := range base.paths {
+		ids[id] = true
+	}
+	for id := range got.paths {
+		ids[id] = true
+	}
+	var sorted []string
+	for id := range ids {
+		sorted = append(sorted, id)
+	}
+	sort.Strings(sorted)
+	for _, id := range sorted {
+		want, have := base.paths[id], got.paths[id]
+		i := 0
+		for i < len(want) && i < len(have) && want[i] == have[i] {
+			i++
+		}
+		if i == len(want) && i == len(have) {
+			continue
+		}
+		at := func(p []string) string {
+			if i < len(p) {
+				return "step " + p[i]
+			}
+			return "the end of the body"
+		}
+		who := "the resumed body"
+		if id != crashRunID {
+			who = "the body of run " + id
+		}
+		problems = append(problems, fmt.Sprintf("%s took another path: after %s it reached %s, the uninterrupted run %s",
+			who, pathPrefix(want[:i]), at(have), at(want)))
+	}
+	return problems
+}
+
+func pathPrefix(keys []string) string {
+	if len(keys) == 0 {
+		return "its start"
+	}
+	return strings.Join(keys, ", ")
 }
 
 func allowance(isCrashed bool, cs Case, x journaled) string {

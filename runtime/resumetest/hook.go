@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 
@@ -37,13 +38,48 @@ type recorder struct {
 	execs   []Execution
 	results map[string]json.RawMessage // by run and step key: the last successful execution's value
 	commits map[string]int             // by run and step key
+	// paths are, by run, the step keys its body's latest entry reached, in
+	// order, executed or replayed; entries identify those entries.
+	paths   map[string][]string
+	entries map[string]any
 }
 
 func newRecorder(doubles map[string]any, fail func(string, ...any)) *recorder {
-	return &recorder{doubles: doubles, fail: fail, results: map[string]json.RawMessage{}, commits: map[string]int{}}
+	return &recorder{doubles: doubles, fail: fail, results: map[string]json.RawMessage{}, commits: map[string]int{},
+		paths: map[string][]string{}, entries: map[string]any{}}
 }
 
 func execKey(runID, stepKey string) string { return runID + "\x00" + stepKey }
+
+// Reached implements stephook.Hook: a step reached in another entry of
+// the run's body than the last one starts the path anew (the run resumed).
+func (r *recorder) Reached(s stephook.Step) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.entries[s.RunID] != s.Entry {
+		r.entries[s.RunID] = s.Entry
+		r.paths[s.RunID] = nil
+	}
+	r.paths[s.RunID] = append(r.paths[s.RunID], s.StepKey)
+}
+
+// path returns the step keys the latest entry of run runID reached.
+func (r *recorder) path(runID string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.paths[runID]...)
+}
+
+func (r *recorder) runs() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for id := range r.paths {
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	return out
+}
 
 // Callee implements stephook.Hook.
 func (r *recorder) Callee(s stephook.Step, fn any) any {

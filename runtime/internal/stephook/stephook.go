@@ -16,11 +16,17 @@ type Step struct {
 	Name     string
 	Policy   string // default, once or tx
 	Attempt  int
+	// Entry identifies the entry of the run's body (one claim's
+	// execution): it differs once the run resumed. Compare it with ==.
+	Entry any
 }
 
 // Hook sees the executions of step code in the runs whose context carries
 // it.
 type Hook interface {
+	// Reached is called as a workflow body reaches a step call, whether the
+	// step then executes or replays its journaled outcome (Attempt is 0).
+	Reached(s Step)
 	// Callee is called as the code of step s is about to execute, with fn,
 	// the function the step calls (a func value of the step's own type).
 	// It returns the function to call instead: fn itself, a double of
