@@ -146,6 +146,40 @@ CREATE TABLE {schema}.resume_owners (
 	since timestamptz NOT NULL
 );
 `,
+	// 9: waiting. A run in status 'waiting' gave up its worker and lease;
+	// wait_kind says for what ('sleep', 'signal', 'start', 'child'),
+	// wait_name for which event or child run, wake_at until when (NULL
+	// for ever). resume_runs_by_wake lets a claim find the due ones
+	// without reading the others. resume_signals keeps the events sent to
+	// a run until an await consumes one (consumed_key: the await's step
+	// key, at most one signal each). A run that finishes notifies the
+	// schema's done channel, for Engine.Wait (see doneChannel).
+	`
+ALTER TABLE {schema}.resume_runs ADD COLUMN wait_kind text NOT NULL DEFAULT '';
+ALTER TABLE {schema}.resume_runs ADD COLUMN wait_name text NOT NULL DEFAULT '';
+ALTER TABLE {schema}.resume_runs ADD COLUMN wake_at timestamptz;
+CREATE INDEX resume_runs_by_wake ON {schema}.resume_runs (status, wake_at);
+CREATE TABLE {schema}.resume_signals (
+	run_id       text NOT NULL,
+	name         text NOT NULL,
+	seq          bigint NOT NULL,
+	payload      json NOT NULL,
+	sent_at      timestamptz NOT NULL,
+	consumed_key text NOT NULL DEFAULT '',
+	PRIMARY KEY (run_id, seq)
+);
+CREATE INDEX resume_signals_kept ON {schema}.resume_signals (run_id, name, seq) WHERE consumed_key = '';
+CREATE UNIQUE INDEX resume_signals_consumed ON {schema}.resume_signals (run_id, consumed_key) WHERE consumed_key <> '';
+CREATE FUNCTION {schema}.resume_notify_done() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM pg_notify('resume_done_' || left(md5(TG_TABLE_SCHEMA), 16), NEW.run_id);
+	RETURN NULL;
+END
+$$;
+CREATE TRIGGER resume_runs_notify_done AFTER UPDATE OF status ON {schema}.resume_runs
+	FOR EACH ROW WHEN (NEW.status IN ('succeeded', 'failed', 'cancelled', 'needs_attention')) EXECUTE FUNCTION {schema}.resume_notify_done();
+`,
 }
 
 // leaseLostCode is the SQLSTATE resume_lease_lost raises.

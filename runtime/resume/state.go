@@ -424,8 +424,8 @@ func (st *runState) parkFor(kind, key, msg string) error {
 }
 
 // RunError reports a run that did not succeed: it failed, needs a person,
-// or was cancelled. errors.Is matches it against ErrRunFailed,
-// ErrNeedsAttention and ErrRunCancelled by status.
+// was cancelled or waits. errors.Is matches it against ErrRunFailed,
+// ErrNeedsAttention, ErrRunCancelled and ErrRunWaiting by status.
 type RunError struct {
 	RunID  string
 	Status Status
@@ -449,6 +449,8 @@ func (e *RunError) Is(target error) bool {
 		return e.Status == StatusNeedsAttention
 	case ErrRunCancelled:
 		return e.Status == StatusCancelled
+	case ErrRunWaiting:
+		return e.Status == StatusWaiting
 	}
 	return false
 }

@@ -101,6 +101,30 @@ CREATE TRIGGER resume_steps_progress_update AFTER UPDATE ON resume_steps BEGIN
 	UPDATE resume_runs SET progress_attempt = attempts WHERE run_id = NEW.run_id AND progress_attempt <> attempts;
 END;
 `,
+	// 6: waiting. A run in status 'waiting' gave up its worker and lease;
+	// wait_kind says for what ('sleep', 'signal', 'start', 'child'),
+	// wait_name for which event or child run, wake_at until when (''
+	// for ever). resume_runs_by_wake lets a claim find the due ones
+	// without reading the others. resume_signals keeps the events sent to
+	// a run until an await consumes one (consumed_key: the await's step
+	// key, at most one signal each).
+	`
+ALTER TABLE resume_runs ADD COLUMN wait_kind TEXT NOT NULL DEFAULT '';
+ALTER TABLE resume_runs ADD COLUMN wait_name TEXT NOT NULL DEFAULT '';
+ALTER TABLE resume_runs ADD COLUMN wake_at TEXT NOT NULL DEFAULT '';
+CREATE INDEX resume_runs_by_wake ON resume_runs (status, wake_at);
+CREATE TABLE resume_signals (
+	run_id       TEXT NOT NULL REFERENCES resume_runs (run_id),
+	name         TEXT NOT NULL,
+	seq          INTEGER NOT NULL,
+	payload      TEXT NOT NULL,
+	sent_at      TEXT NOT NULL,
+	consumed_key TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+CREATE INDEX resume_signals_kept ON resume_signals (run_id, name, seq) WHERE consumed_key = '';
+CREATE UNIQUE INDEX resume_signals_consumed ON resume_signals (run_id, consumed_key) WHERE consumed_key <> '';
+`,
 }
 
 // SchemaVersion returns the schema version this package creates and reads.
