@@ -149,31 +149,40 @@ const (
 // else crashed at f and resumed.
 func (c *crasher) run(t testing.TB, f *resume.Fault) outcome {
 	t.Helper()
+	clock := c.h.cfg.clock
+	clock.set(c.h.start)
 	rec := newRecorder(c.h.cfg.doubles, t.Errorf)
-	base := openJournal(t)
+	base := openJournal(t, clock)
 	ctx := stephook.With(c.h.cfg.baseContext(t), rec)
-	quiet := resume.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	engine := func(j journal.Journal, own ...resume.Option) *resume.Engine {
+		quiet := resume.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+		opts := append(append([]resume.Option{resume.WithClock(clock.Now), quiet}, c.h.cfg.engineOpts...), own...)
+		return resume.NewEngine(j, opts...)
+	}
 	first := &crashJournal{Journal: base, rec: rec}
-	opts := append(append([]resume.Option{quiet}, c.h.cfg.engineOpts...), resume.WithOwner(crashedOwner), resume.WithCrashPanics(isCrash))
+	own := []resume.Option{resume.WithOwner(crashedOwner), resume.WithCrashPanics(isCrash)}
 	if f != nil {
-		opts = append(opts, resume.WithFault(*f), resume.WithFaultAction(func() {
+		own = append(own, resume.WithFault(*f), resume.WithFaultAction(func() {
 			first.crash()
 			panic(crashSignal{})
 		}))
 	}
 	var o outcome
-	res, err := c.start(ctx, resume.NewEngine(first, opts...), &o.crashed)
+	res, err := c.start(ctx, engine(first, own...), &o.crashed)
 	if o.crashed {
 		// The process "ends": its liveness signal goes, and a new one
 		// takes the run over at once.
 		if err := base.Release(context.Background(), crashedOwner); err != nil {
 			t.Fatalf("resumetest: release the crashed engine's liveness: %v", err)
 		}
-		e := resume.NewEngine(&crashJournal{Journal: base, rec: rec}, append(append([]resume.Option{quiet}, c.h.cfg.engineOpts...), resume.WithOwner(resumedOwner))...)
-		res, err = e.Resume(ctx, crashRunID)
+		e := engine(&crashJournal{Journal: base, rec: rec}, resume.WithOwner(resumedOwner))
+		res, err = fastForward(ctx, e, clock, crashRunID)
 		if f != nil && errors.Is(err, resume.ErrNeedsAttention) && res.AttentionStep == f.Step && res.AttentionKind == resume.AttentionKindStep {
 			o.parked = true
 			res, err = resolveDone(ctx, e, rec, f.Step)
+			if err == nil || errors.Is(err, resume.ErrRunWaiting) {
+				res, err = fastForward(ctx, e, clock, crashRunID)
+			}
 		}
 	}
 	o.res = res
@@ -201,8 +210,9 @@ func (c *crasher) run(t testing.TB, f *resume.Fault) outcome {
 	return o
 }
 
-// start starts the case's run on e, reporting through crashed whether the
-// process crashed.
+// start starts the case's run on e and drives it to its end, moving the
+// clock through its waits, reporting through crashed whether the process
+// crashed on the way.
 func (c *crasher) start(ctx context.Context, e *resume.Engine, crashed *bool) (res resume.Result, err error) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -212,7 +222,11 @@ func (c *crasher) start(ctx context.Context, e *resume.Engine, crashed *bool) (r
 			*crashed = true
 		}
 	}()
-	return e.Start(ctx, crashRunID, c.wf, c.args...)
+	res, err = e.Start(ctx, crashRunID, c.wf, c.args...)
+	if errors.Is(err, resume.ErrRunWaiting) {
+		res, err = fastForward(ctx, e, c.h.cfg.clock, crashRunID)
+	}
+	return res, err
 }
 
 // resolveDone resolves the parked step key as done, with the value its
@@ -243,6 +257,9 @@ func resolveDone(ctx context.Context, e *resume.Engine, rec *recorder, key strin
 type journaled struct {
 	runID, key, policy string
 	ok                 bool // it succeeded: it passed its effect and after points
+	// wait is a row of a Sleep or an Await, no step of the workflow: it
+	// has an after point only (its row written).
+	wait bool
 }
 
 // journalOf lists the steps of run runID and of its child runs, in the
@@ -270,14 +287,16 @@ func journalOf(ctx context.Context, j journal.Journal, runID string) ([]journale
 			}
 			out = append(out, inner...)
 		}
-		out = append(out, journaled{runID: runID, key: s.StepKey, policy: policies[s.Name], ok: s.Status == journal.StepSucceeded})
+		p, step := policies[s.Name]
+		out = append(out, journaled{runID: runID, key: s.StepKey, policy: p, ok: s.Status == journal.StepSucceeded, wait: !step})
 	}
 	return out, nil
 }
 
 // crashPoints lists the cases of the uninterrupted run: each step key
 // journaled, at before, and, for a step that succeeded, at effect and
-// after (a failed one reaches neither). A key met again (in a child run)
+// after (a failed one reaches neither); a Sleep's or an Await's row at
+// after (its row written), its only point. A key met again (in a child run)
 // is crashed at its first execution only: a fault names a key.
 func crashPoints(base outcome) []Case {
 	var cases []Case
@@ -288,7 +307,9 @@ func crashPoints(base outcome) []Case {
 		}
 		seen[s.key] = true
 		points := []resume.FaultPoint{resume.FaultBefore}
-		if s.ok {
+		if s.wait {
+			points = []resume.FaultPoint{resume.FaultAfter}
+		} else if s.ok {
 			points = append(points, resume.FaultEffect, resume.FaultAfter)
 		}
 		for _, p := range points {

@@ -19,7 +19,10 @@ package resumetest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/resumegen/resumegen/runtime/internal/stephook"
 	"github.com/resumegen/resumegen/runtime/resume"
@@ -29,6 +32,7 @@ import (
 type Option func(*config)
 
 type config struct {
+	clock      *Clock
 	doubles    map[string]any
 	context    func(t testing.TB) context.Context
 	engineOpts []resume.Option
@@ -59,6 +63,14 @@ func WithContext(f func(t testing.TB) context.Context) Option {
 	return func(c *config) { c.context = f }
 }
 
+// WithClock makes c the clock of the harness's engines and journals
+// (default: a clock reading the time New was called, to the second). Give
+// it to doubles that tell time, for instance a journaled time.Now:
+// Replace("now", clock.Now).
+func WithClock(c *Clock) Option {
+	return func(cfg *config) { cfg.clock = c }
+}
+
 // WithEngineOptions adds options to every engine the harness makes (for
 // instance [resume.WithReceiver] for a workflow that is a method).
 func WithEngineOptions(opts ...resume.Option) Option {
@@ -75,6 +87,7 @@ type Harness struct {
 	engine  *resume.Engine
 	ctx     context.Context
 	checked map[string]bool
+	start   time.Time // the clock's time at New
 }
 
 // New returns a harness for the test t, with an engine on a fresh
@@ -85,11 +98,22 @@ func New(t testing.TB, opts ...Option) *Harness {
 	for _, o := range opts {
 		o(&h.cfg)
 	}
+	if h.cfg.clock == nil {
+		h.cfg.clock = NewClock(time.Now().UTC().Truncate(time.Second))
+	}
+	h.start = h.cfg.clock.Now()
 	h.rec = newRecorder(h.cfg.doubles, t.Errorf)
-	h.journal = &crashJournal{Journal: openJournal(t), rec: h.rec}
-	h.engine = resume.NewEngine(h.journal, append([]resume.Option{resume.WithOwner("resumetest")}, h.cfg.engineOpts...)...)
+	h.journal = &crashJournal{Journal: openJournal(t, h.cfg.clock), rec: h.rec}
+	h.engine = resume.NewEngine(h.journal, h.cfg.engineOptions(resume.WithOwner("resumetest"))...)
 	h.ctx = stephook.With(h.cfg.baseContext(t), h.rec)
 	return h
+}
+
+// engineOptions are the options of an engine of the harness: its clock,
+// the user's options, then own.
+func (c *config) engineOptions(own ...resume.Option) []resume.Option {
+	opts := append([]resume.Option{resume.WithClock(c.clock.Now)}, c.engineOpts...)
+	return append(opts, own...)
 }
 
 func (c *config) baseContext(t testing.TB) context.Context {
@@ -148,4 +172,56 @@ func (h *Harness) Count(runID, stepKey string) int {
 		}
 	}
 	return n
+}
+
+// Clock returns the harness's clock.
+func (h *Harness) Clock() *Clock { return h.cfg.clock }
+
+// Resume executes run runID from its journal, as [resume.Engine.Resume]
+// does: a waiting run goes on if its wait is over by the harness's clock,
+// and suspends again otherwise.
+func (h *Harness) Resume(runID string) (resume.Result, error) {
+	return h.engine.Resume(h.ctx, runID)
+}
+
+// Signal sends the event name with payload to run runID, as
+// [resume.Engine.Signal] does, then resumes the run: an Await of the event
+// receives it.
+func (h *Harness) Signal(runID, name string, payload any) (resume.Result, error) {
+	if err := h.engine.Signal(h.ctx, runID, name, payload); err != nil {
+		return resume.Result{}, err
+	}
+	return h.Resume(runID)
+}
+
+// FastForward resumes run runID, moving the harness's clock to each time
+// it waits until (a Sleep's wake-up, an Await's timeout, a child run's),
+// until the run ends or waits for an event without a timeout: a 72-hour
+// approval that nobody gives times out in milliseconds.
+func (h *Harness) FastForward(runID string) (resume.Result, error) {
+	return fastForward(h.ctx, h.engine, h.cfg.clock, runID)
+}
+
+// maxWakes bounds FastForward: a run that still waits after that many
+// wake-ups is reported, not followed for ever.
+const maxWakes = 10000
+
+func fastForward(ctx context.Context, e *resume.Engine, clock *Clock, runID string) (resume.Result, error) {
+	for range maxWakes {
+		run, _, err := e.Journal().LoadRun(ctx, runID)
+		if err != nil {
+			return resume.Result{}, fmt.Errorf("run %s: fast-forward: %w", runID, err)
+		}
+		if run.Status == resume.StatusWaiting && !run.WakeAt.IsZero() {
+			clock.advanceTo(run.WakeAt)
+		}
+		res, err := e.Resume(ctx, runID)
+		if !errors.Is(err, resume.ErrRunWaiting) {
+			return res, err
+		}
+		if run, _, lerr := e.Journal().LoadRun(ctx, runID); lerr != nil || run.WakeAt.IsZero() {
+			return res, err // it waits for an event, for ever
+		}
+	}
+	return resume.Result{}, fmt.Errorf("run %s: fast-forward: still waiting after %d wake-ups", runID, maxWakes)
 }

@@ -13,10 +13,10 @@ import (
 )
 
 // openJournal opens a SQLite journal in a temporary directory of t, closed
-// when t ends.
-func openJournal(t testing.TB) *sqlitejournal.Journal {
+// when t ends, telling time by clock.
+func openJournal(t testing.TB, clock *Clock) *sqlitejournal.Journal {
 	t.Helper()
-	j, err := sqlitejournal.Open(context.Background(), filepath.Join(t.TempDir(), "journal.db"))
+	j, err := sqlitejournal.Open(context.Background(), filepath.Join(t.TempDir(), "journal.db"), sqlitejournal.WithClock(clock.Now))
 	if err != nil {
 		t.Fatalf("resumetest: open a temporary journal: %v", err)
 	}
@@ -129,6 +129,20 @@ func (j *crashJournal) SaveManifest(ctx context.Context, workflow, version, mani
 		return err
 	}
 	return j.Journal.SaveManifest(ctx, workflow, version, manifest)
+}
+
+func (j *crashJournal) Signal(ctx context.Context, s journal.SignalRecord) (journal.SignalRecord, error) {
+	if err := j.alive(); err != nil {
+		return s, err
+	}
+	return j.Journal.Signal(ctx, s)
+}
+
+func (j *crashJournal) TakeSignal(ctx context.Context, l journal.Lease, seq int64, s journal.StepRecord) error {
+	if err := j.alive(); err != nil {
+		return err
+	}
+	return j.Journal.TakeSignal(ctx, l, seq, s)
 }
 
 func (j *crashJournal) AcceptVersion(ctx context.Context, runID, version string) error {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/resumegen/resumegen/runtime/resume"
 	"github.com/resumegen/resumegen/runtime/resumetest"
@@ -181,5 +182,61 @@ func TestReplaceRefusesWhatDoesNotFit(t *testing.T) {
 				t.Errorf("fatal=%v, went on=%v, reported %q; want fatal with %q", f.fatal, ran, f.errs, tc.want)
 			}
 		})
+	}
+}
+
+// TestFastForwardTimesOutAThreeDayApproval: the expense waits a day, then
+// three days for an approval nobody gives; with the harness's clock the
+// run times out and ends in milliseconds, and the clock says four days
+// passed. Approved instead, it pays.
+func TestFastForwardTimesOutAThreeDayApproval(t *testing.T) {
+	h := resumetest.New(t)
+	start := h.Clock().Now()
+	res, err := h.Run("e-1", fixture.Expense, 50)
+	if !errors.Is(err, resume.ErrRunWaiting) {
+		t.Fatalf("run: %+v, %v; want it waiting (a day's sleep)", res, err)
+	}
+	began := time.Now()
+	res, err = h.FastForward("e-1")
+	if err != nil || string(res.Output) != `"timed out"` {
+		t.Fatalf("fast-forward: %+v, %v; want the approval timed out", res, err)
+	}
+	if took := time.Since(began); took > 5*time.Second {
+		t.Errorf("four days took %v", took)
+	}
+	if passed := h.Clock().Now().Sub(start); passed != 96*time.Hour {
+		t.Errorf("the clock moved %v, want 96h: a day's sleep, then the 72h timeout", passed)
+	}
+
+	res, err = h.Run("e-2", fixture.Expense, 50)
+	h.Clock().Advance(23 * time.Hour)
+	if res, err = h.Resume("e-2"); !errors.Is(err, resume.ErrRunWaiting) {
+		t.Fatalf("resumed an hour early: %+v, %v; want it still asleep", res, err)
+	}
+	h.Clock().Advance(time.Hour)
+	if res, err = h.Resume("e-2"); !errors.Is(err, resume.ErrRunWaiting) || res.Status != resume.StatusWaiting {
+		t.Fatalf("awake: %+v, %v; want it waiting for the approval", res, err)
+	}
+	res, err = h.Signal("e-2/Review", "approval", true)
+	if err != nil {
+		t.Fatalf("signal: %+v, %v", res, err)
+	}
+	if res, err = h.Resume("e-2"); err != nil || string(res.Output) != `"paid"` {
+		t.Fatalf("approved: %+v, %v; want paid", res, err)
+	}
+}
+
+// TestCrashEverywhereFollowsWaits crashes the expense at every step and at
+// each of its waits' rows; the clock moves through the sleep and the
+// timeout in each case.
+func TestCrashEverywhereFollowsWaits(t *testing.T) {
+	rep := resumetest.New(t).CrashEverywhere(fixture.Expense, 50)
+	var names []string
+	for _, c := range rep.Cases {
+		names = append(names, c.Name)
+	}
+	want := "Notify:before Notify:effect Notify:after Double:before Double:effect Double:after resume.Sleep:after approval:after Review:before Review:effect Review:after"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("cases:\n%s\nwant:\n%s", got, want)
 	}
 }
