@@ -85,12 +85,12 @@ func TestCrashEverywherePassesACorrectWorkflow(t *testing.T) {
 	// Every step execution, the child run's included, at every point.
 	want := "Fetch:before Fetch:effect Fetch:after Charge:before Charge:effect Charge:after Store:before Store:effect Store:after " +
 		"Notify:before Notify:effect Notify:after Notify#2:before Notify#2:effect Notify#2:after " +
-		"Double:before Double:effect Double:after Child:before Child:effect Child:after"
+		"Double:before Double:effect Double:after Ship:before Ship:effect Ship:after Child:before Child:effect Child:after"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("cases:\n%s\nwant:\n%s", got, want)
 	}
-	if strings.Join(parked, " ") != "Charge:effect" {
-		t.Errorf("parked cases %v, want the once step crashed at effect only", parked)
+	if strings.Join(parked, " ") != "Charge:effect Ship:effect" {
+		t.Errorf("parked cases %v, want the once steps crashed at effect only, the child run's too", parked)
 	}
 }
 
@@ -164,7 +164,7 @@ func TestReplaceRefusesWhatDoesNotFit(t *testing.T) {
 		want   string
 	}{
 		{"unknown step", "Fech", func(context.Context, int) (int, error) { return 0, nil },
-			`Replace("Fech"): workflow github.com/resumegen/resumegen/runtime/resumetest/internal/fixture.Pipeline has no step named Fech; its steps: Fetch, Charge, Store, Notify, Child, Double`},
+			`Replace("Fech"): workflow github.com/resumegen/resumegen/runtime/resumetest/internal/fixture.Pipeline has no step named Fech; its steps: Fetch, Charge, Store, Notify, Child, Double, Ship`},
 		{"wrong signature", "Fetch", func(context.Context, string) (int, error) { return 0, nil },
 			`Replace("Fetch"): the double is a func(context.Context, string) (int, error), but step Fetch calls a func(context.Context, int) (int, error)`},
 		{"not a function", "Fetch", 42, `Replace("Fetch"): the double is a int, not a function of the step's type func(context.Context, int) (int, error)`},
