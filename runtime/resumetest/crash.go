@@ -137,7 +137,7 @@ type outcome struct {
 	commits    map[string]int
 	crashed    bool
 	parked     bool
-	unresolved bool // parked, and left so: the step's value is not known
+	unresolved bool   // parked, and left so: the step's value is not known
 	harnessErr string // the engine failed for another reason than the run's outcome
 }
 
