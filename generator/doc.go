@@ -147,7 +147,10 @@
 //     a step in a loop runs on each iteration;
 //   - one wrapper func resumeW_<step> per call site, taking the receiver
 //     (for methods), ctx and the callee's remaining parameters, and calling
-//     resume.Call or resume.Call0 with &resumeW.Steps[i]. A callee without a
+//     resume.Call or resume.Call0 with &resumeW.Steps[i]; inside it the
+//     callee is called through resume.Callee(ctx, Callee), the seam where
+//     a test harness (runtime/resumetest) sees each execution and may
+//     substitute a test double. A callee without a
 //     leading context.Context gets the workflow's own context at the call
 //     site. A step with pointer parameters (Fetch(ctx, id, &info)) may
 //     write its result through them: its wrapper journals a generated

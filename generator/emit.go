@@ -581,7 +581,7 @@ func (l *localNames) pick(name, fallback string) string {
 //	// resumeOnboard_ScoreAll journals step ScoreAll of Onboard (default, retry=5).
 //	func resumeOnboard_ScoreAll(ctx context.Context, recs []Record) ([]Score, error) {
 //		return resume.Call(ctx, &resumeOnboard.Steps[1], func(ctx context.Context) ([]Score, error) {
-//			return ScoreAll(ctx, recs)
+//			return resume.Callee(ctx, ScoreAll)(ctx, recs)
 //		})
 //	}
 func (e *workflowEmitter) wrapper(f *jen.File, s *Step) {
@@ -630,10 +630,11 @@ func (e *workflowEmitter) wrapper(f *jen.File, s *Step) {
 		wparams = append(wparams, jen.Id(name).Id(keyType))
 		keyArg = append(keyArg, keyConv(name))
 	}
+	// The step's function goes through resume.Callee, where a test
+	// harness (package resumetest) sees each execution and may hand the
+	// step a double: the closure names its context for it.
 	innerCtx := jen.Id(ctx).Add(ctxType)
-	if !s.takesCtx {
-		innerCtx = ctxType
-	}
+	target = e.rt("Callee").Call(jen.Id(ctx), target)
 	stepRef := jen.Op("&").Id(defName(w)).Dot("Steps").Index(jen.Lit(s.index))
 	desc := s.Policy
 	if t := s.opts.tuning(); t != "" {
@@ -682,7 +683,7 @@ func (s *Step) needsOut() bool { return len(s.outArgs) > 0 || len(s.values) > 1 
 // entry as that error says (stopped, or failed with the step's panic).
 //
 //	v, err := resume.Call(ctx, &resumeW.Steps[0], func(ctx context.Context) (time.Time, error) {
-//		return time.Now(), nil
+//		return resume.Callee(ctx, time.Now)(), nil
 //	})
 //	if err != nil {
 //		resume.Unwind(err)
@@ -764,7 +765,7 @@ func (e *workflowEmitter) outType(f *jen.File, s *Step, resultTypes, paramTypes,
 // there (a no-op); on replay it is the journaled one.
 //
 //	out, err := resume.Call(ctx, &resumeW.Steps[3], func(ctx context.Context) (resumeW_FetchOut, error) {
-//		res, err := Fetch(ctx, id, info)
+//		res, err := resume.Callee(ctx, Fetch)(ctx, id, info)
 //		return resumeW_FetchOut{Result: res, Arg3: info}, err
 //	})
 //	if info != nil && out.Arg3 != nil {

@@ -151,6 +151,7 @@ func (st *runState) step(ctx context.Context, def *StepDef, callKey stepKey, bod
 		st.delivered("", false) // not a step's failure: a retry replays everything
 		return Permanent(err)
 	}
+	st.reached(ctx, def, key)
 	prev, seen := st.journal[key]
 	if seen {
 		switch {
