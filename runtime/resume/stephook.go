@@ -63,6 +63,9 @@ func describe(wf any) (stephook.Workflow, error) {
 	}
 	out := stephook.Workflow{Name: def.QualifiedName()}
 	for _, s := range def.Steps {
+		if s.isWait() {
+			continue // a Sleep or an Await: the runtime's, no step to replace
+		}
 		d := stephook.StepDesc{Name: s.Name, Signature: s.Signature, Policy: s.Policy.String(), JSON: s.JSON}
 		if s.Child {
 			d.Child = s.Callee

@@ -30,6 +30,19 @@ var ErrRunWaiting = errors.New("run waiting")
 // resume.Sleep#2, ... whichever of the two is called.
 const sleepStep = "resume.Sleep"
 
+// waitCallees are the callees the generator lists for the waits of a
+// workflow's step list (see [StepDef]): they are journaled points of the
+// runtime, not step functions.
+var waitCallees = map[string]bool{
+	"github.com/resumegen/resumegen/runtime/resume.Sleep":      true,
+	"github.com/resumegen/resumegen/runtime/resume.SleepUntil": true,
+	"github.com/resumegen/resumegen/runtime/resume.Await":      true,
+}
+
+// isWait reports whether s is a Sleep, SleepUntil or Await of the
+// workflow rather than a step.
+func (s *StepDef) isWait() bool { return waitCallees[s.Callee] }
+
 // Sleep pauses the workflow for d, durably: inside a workflow run the
 // wake-up time is journaled once (a resumed run does not restart the
 // clock), the run gives up its worker and lease, and a worker resumes it
