@@ -163,10 +163,15 @@ func (m *packageModel) generatedNames(ds *diagnostics) {
 	scope := m.pkg.Types.Scope()
 	for _, w := range m.workflows {
 		for _, s := range w.Steps {
-			s.wrapper = "resume" + sanitizeIdent(w.Name) + "_" + sanitizeIdent(s.Name)
+			if s.wait == waitNone { // a wait's call is not rewritten
+				s.wrapper = "resume" + sanitizeIdent(w.Name) + "_" + sanitizeIdent(s.Name)
+			}
 		}
 		names := []string{defName(w), versionName(w), bodyName(w)}
 		for _, s := range w.Steps {
+			if s.wait != waitNone {
+				continue
+			}
 			names = append(names, s.wrapper)
 			if s.needsOut() {
 				names = append(names, outTypeName(s))

@@ -147,7 +147,10 @@
 //     a step in a loop runs on each iteration;
 //   - one wrapper func resumeW_<step> per call site, taking the receiver
 //     (for methods), ctx and the callee's remaining parameters, and calling
-//     resume.Call or resume.Call0 with &resumeW.Steps[i]. A callee without a
+//     resume.Call or resume.Call0 with &resumeW.Steps[i]; inside it the
+//     callee is called through resume.Callee(ctx, Callee), the seam where
+//     a test harness (runtime/resumetest) sees each execution and may
+//     substitute a test double. A callee without a
 //     leading context.Context gets the workflow's own context at the call
 //     site. A step with pointer parameters (Fetch(ctx, id, &info)) may
 //     write its result through them: its wrapper journals a generated
@@ -260,6 +263,25 @@
 // call of a function of another package that calls a workflow. A function
 // marked both //resume:workflow and //resume:step is refused at its
 // declaration.
+//
+// # Waits
+//
+// A call of resume.Sleep, resume.SleepUntil or resume.Await[T] in a
+// workflow body or a helper it calls (waits.go) is a journaled point of
+// the step list, one entry per call site in source order with the steps:
+// it enters the version, the manifest comment, the JSON manifest and the
+// WorkflowDef's Steps, but its call is not rewritten, since the runtime
+// finds the run in the context. Sleeps and SleepUntils are all named
+// resume.Sleep (the runtime numbers their rows as a loop's) with their own
+// callee and signature. An Await is named by its event name, which must
+// be a constant string and shares the namespace of step names; its
+// signature is the instantiated one, its shape and JSON type those of T,
+// which must be journalable. The durations and times passed are arguments
+// and do not enter the version. Waits are refused where steps are (go,
+// select, function literals, unordered ranges) and also in deferred
+// calls, as function values, in helpers of another package, under a
+// //resume:step, and in the body of a function declared //resume:step. time.Sleep and the timers of package time are refused
+// with resume.Sleep as the way out.
 //
 // # Near-miss directives
 //

@@ -91,9 +91,14 @@ func (m *packageModel) callReach(sp *srcPackage, file *ast.File, call *ast.CallE
 	switch f := ast.Unparen(call.Fun).(type) {
 	case *ast.Ident:
 		return m.nameReach(sp, f.Name, false)
+	case *ast.IndexExpr: // resume.Await[T](...)
+		return m.callReach(sp, file, &ast.CallExpr{Fun: f.X})
 	case *ast.SelectorExpr:
 		if x, ok := f.X.(*ast.Ident); ok {
 			if imp := importedAs(sp.pkg, file, x.Name); imp != nil {
+				if imp.Path() == resumePath && waitByName(f.Sel.Name) != waitNone {
+					return foreignWaitPrefix + f.Sel.Name
+				}
 				if other := m.srcPackage(imp); other != nil {
 					return m.nameReach(other, f.Sel.Name, false)
 				}

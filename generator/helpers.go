@@ -26,6 +26,9 @@ type stepSearch struct {
 	// callees are the identifiers naming the function of a call: the
 	// other uses of a function are as values.
 	callees map[*ast.Ident]bool
+	// deferred counts the deferred calls the walk is in: a wait may not
+	// be called there (see deferredWait).
+	deferred int
 }
 
 // frame is the function whose body a stepSearch walks.
@@ -110,7 +113,11 @@ func (s *stepSearch) helperCall(call *ast.CallExpr, callee *types.Func, fr *fram
 	step := m.stepNameAt(m.graph.StepCall(callee))
 	sig := callee.Type().(*types.Signature)
 	if sig.TypeParams().Len() > 0 || (sig.Recv() != nil && sig.RecvTypeParams().Len() > 0) {
-		ds.errorf(call.Pos(), "%s runs step %s and is generic: the generator does not copy generic helpers; make %s non-generic, or mark it //resume:step%s", name, step, name, fr.via())
+		fix := ", or mark it //resume:step"
+		if m.isWaitCall(m.graph.StepCall(callee)) {
+			fix = "" // a step cannot wait
+		}
+		ds.errorf(call.Pos(), "%s runs step %s and is generic: the generator does not copy generic helpers; make %s non-generic%s%s", name, step, name, fix, fr.via())
 		return false
 	}
 	hc := &helperCall{}
@@ -216,6 +223,9 @@ func (m *packageModel) stepNameAt(call *ast.CallExpr) string {
 		return d.opts.name
 	}
 	if fn, ok := typeutil.Callee(m.pkg.TypesInfo, call).(*types.Func); ok {
+		if waitOf(fn) != waitNone {
+			return m.waitNameAt(call, fn)
+		}
 		if o, ok := m.stepDecls[fn.Origin()]; ok && o.name != "" {
 			return o.name
 		}
@@ -281,7 +291,7 @@ func (s *stepSearch) checkValueUse(id *ast.Ident, fr *frame) {
 		return
 	}
 	fn, ok := s.m.pkg.TypesInfo.Uses[id].(*types.Func)
-	if !ok || isInterfaceMethod(fn) {
+	if !ok || isInterfaceMethod(fn) || s.waitValueUse(id, fn, fr) {
 		return
 	}
 	if fn.Pkg() != s.m.pkg.Types {
@@ -332,7 +342,10 @@ func (s *stepSearch) checkUnfollowed(call *ast.CallExpr, fr *frame) {
 			return
 		}
 		if fn.Pkg() != nil && fn.Pkg() != m.pkg.Types && !m.foreignWorkflow(fn.Origin()) {
-			if step := m.foreignReach(fn.Origin()); step != "" {
+			if step := m.foreignReach(fn.Origin()); strings.HasPrefix(step, foreignWaitPrefix) {
+				ds.errorf(call.Pos(), "%s.%s is a function of another package that %s: the generator only follows calls into functions of the workflow's own package, so that wait would not enter the workflow's version; move the helper into this package, or call resume.%s in the workflow body%s",
+					fn.Pkg().Name(), displayName(fn), step, strings.TrimPrefix(step, foreignWaitPrefix), fr.via())
+			} else if step != "" {
 				ds.errorf(call.Pos(), "%s.%s is a function of another package that %s: the generator only follows calls into functions of the workflow's own package, so that step would not be journaled; move the helper into this package, or mark it //resume:step%s",
 					fn.Pkg().Name(), displayName(fn), step, fr.via())
 			}
@@ -411,5 +424,5 @@ func (m *packageModel) isStepCall(call *ast.CallExpr) bool {
 	if _, ok := m.stepDecls[fn.Origin()]; ok {
 		return true
 	}
-	return m.foreignStep(fn.Origin()) != nil || m.isWorkflowFunc(fn.Origin())
+	return m.foreignStep(fn.Origin()) != nil || m.isWorkflowFunc(fn.Origin()) || waitOf(fn) != waitNone
 }

@@ -71,11 +71,26 @@ func (m *packageModel) checkDeterministic(w *Workflow, call *ast.CallExpr, via s
 		return
 	}
 	what := fn.Pkg().Name() + "." + fn.Name()
-	out := "so its result is journaled"
 	if kind == nondetWait {
-		out = "so a resumed run does not wait again once the step is journaled"
+		m.nondet(w, call.Pos(), what, fmt.Sprintf("%s in a workflow body%s %s, and holds a worker while it waits: %s", what, via, nondetMessages[kind], durableWait(fn.Name())), ds)
+		return
 	}
-	m.nondet(w, call.Pos(), what, fmt.Sprintf("%s in a workflow body%s %s: make it a step %s: end its line with //resume:step name=NAME, or move it into a //resume:step function", what, via, nondetMessages[kind], out), ds)
+	m.nondet(w, call.Pos(), what, fmt.Sprintf("%s in a workflow body%s %s: make it a step so its result is journaled: end its line with //resume:step name=NAME, or move it into a //resume:step function", what, via, nondetMessages[kind]), ds)
+}
+
+// durableWait is the way out of a real-time wait of package time (name)
+// in a workflow body: the runtime's durable waits.
+func durableWait(name string) string {
+	const sleep = "resume.Sleep(ctx, d), which journals the wake-up time once and suspends the run until then"
+	switch name {
+	case "Sleep":
+		return "use " + sleep
+	case "Tick", "NewTicker":
+		return "to act every d, loop over a call of " + sleep
+	case "AfterFunc":
+		return "call " + sleep + ", then the function"
+	}
+	return "to wait for d use " + sleep + "; to wait for an event with a timeout, resume.Await[T](ctx, NAME, timeout)"
 }
 
 // checkGlobalWrite refuses a write in a workflow body (=, op=, ++, --, a

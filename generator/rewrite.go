@@ -112,7 +112,9 @@ func nameContextParam(params *ast.FieldList) string {
 func routeCalls(w *Workflow, body ast.Node, ctxName string) {
 	byLparen := map[token.Pos]*Step{}
 	for _, s := range w.Steps {
-		byLparen[s.call.Lparen] = s
+		if s.wait == waitNone { // a wait's call stays as written
+			byLparen[s.call.Lparen] = s
+		}
 	}
 	astutil.Apply(body, nil, func(c *astutil.Cursor) bool {
 		call, ok := c.Node().(*ast.CallExpr)

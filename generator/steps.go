@@ -40,8 +40,11 @@ func (s *stepSearch) walk(n ast.Node, why string, fr *frame) {
 			// calls deferred later (last in, first out): a fixed order on
 			// a fixed path, which a replay takes again, so a deferred step
 			// (a saga's compensation) is journaled and replayed in it. Its
-			// arguments are evaluated here, as Go does.
+			// arguments are evaluated here, as Go does. A wait may not be
+			// deferred: see deferredWait.
+			s.deferred++
 			s.walk(n.Call, why, fr)
+			s.deferred--
 			return false
 		case *ast.FuncLit:
 			s.walk(n.Body, whyNot(why, "inside a function literal: a closure may run later, several times or never, so the journal cannot order it; call the step directly in the workflow body, or call the literal where it is written (func() { ... }())"), fr)
@@ -104,12 +107,17 @@ func (s *stepSearch) call(n *ast.CallExpr, why string, fr *frame) bool {
 		return false
 	}
 	if st := m.stepAt(w, n, ds); st != nil {
-		if why != "" {
-			ds.errorf(n.Pos(), "%s is called %s%s", st.what(), why, fr.via())
-		} else if prev, dup := s.first[st.Name]; dup {
-			ds.errorf(n.Pos(), "step name %s is already used by the call at %s: add //resume:step name=NAME at the end of one call's line to tell them apart", st.Name, m.posString(prev, ds))
-		} else {
-			s.first[st.Name] = n.Pos()
+		prev, dup := s.first[st.Name]
+		switch {
+		case why != "":
+			ds.errorf(n.Pos(), "%s is called %s%s", s.what(st), why, fr.via())
+		case s.deferredWait(n, st, nil, fr), s.reservedName(st):
+		case dup && !s.sharesName(st, prev):
+			s.duplicateName(st, prev)
+		default:
+			if !dup {
+				s.first[st.Name] = n.Pos()
+			}
 			st.index = len(w.Steps)
 			w.Steps = append(w.Steps, st)
 		}
@@ -122,6 +130,9 @@ func (s *stepSearch) call(n *ast.CallExpr, why string, fr *frame) bool {
 		}
 		for _, a := range n.Args {
 			s.walk(a, why, fr)
+		}
+		if why == "" && s.deferredWait(n, nil, callee, fr) {
+			return false
 		}
 		s.enter(n, callee, why, fr)
 		return false
@@ -280,6 +291,9 @@ func (m *packageModel) stepAt(w *Workflow, call *ast.CallExpr, ds *diagnostics) 
 	info := m.pkg.TypesInfo
 	site, hasSite := m.siteDirectives[call.Lparen]
 	fn, _ := typeutil.Callee(info, call).(*types.Func)
+	if kind := waitOf(fn); kind != waitNone {
+		return m.waitAt(w, call, fn, kind, site, hasSite, ds)
+	}
 	if fn != nil && m.isWorkflowFunc(fn.Origin()) {
 		return m.childAt(w, call, fn.Origin(), ds)
 	}

@@ -13,7 +13,9 @@
 //	resumectl runs retry ID
 //	resumectl runs cancel ID [-running]
 //	resumectl runs accept-version ID [-version V]
+//	resumectl runs signal ID NAME JSON
 //	resumectl check-deploy [packages]
+//	resumectl schedules list
 //
 // Every command takes -db, a SQLite file, a postgres:// (postgresql://)
 // URL or a key=value PostgreSQL DSN ("host=db user=app dbname=app"),
@@ -27,7 +29,7 @@
 //
 // resumectl never creates a journal: a SQLite path that does not exist is
 // an error, and so is a database that holds no journal (exit status 2).
-// runs list, runs show and check-deploy only read: they open the journal
+// runs list, runs show, schedules list and check-deploy only read: they open the journal
 // read-only and create, migrate or change nothing, on a read-only file or
 // replica too. Values a codec sealed (resume.WithCodec) show as
 // (encrypted).
@@ -38,7 +40,9 @@
 // package, dot, function), version, status, current step (the step waiting
 // for a person, or the last journaled step), attempts (entries of a
 // process into the run) and age. -status takes pending, running,
-// succeeded, failed, needs_attention or cancelled, comma-separated;
+// succeeded, failed, needs_attention, cancelled or waiting,
+// comma-separated (a waiting run's status says what it waits for and
+// until when);
 // -workflow matches the qualified name, the short name or the function
 // name; -since keeps runs created within that duration.
 //
@@ -72,6 +76,12 @@
 // application (Engine.Resume, Engine.ResumeAll) resumes the run, replaying
 // every journaled step whose key the code still has.
 //
+// runs signal sends the event NAME with the payload JSON to a run, as
+// Engine.Signal does: its next await of NAME receives it (a run waiting
+// for it is woken, pending), exactly once. It is refused for an unknown or
+// finished run, and for a payload that does not have the shape of what
+// the run's version awaits under NAME.
+//
 // # Deploys
 //
 // check-deploy loads the workflows of the packages (default ".") with the
@@ -82,6 +92,14 @@
 // on a version change after the deploy, and 0 when none would:
 //
 //	resumectl check-deploy -db "$RESUME_DB" ./...
+//
+// # Schedules
+//
+// schedules list shows, by name, each schedule a program runs
+// (resume.Engine.Schedule) as the journal stores it: its workflow, spec
+// (a cron spec, or "every D"), policy for missed ticks (skip, or catch_up
+// with its limit), the last tick started, the next tick, and the status of
+// the last tick's run (NAME@TICK). Ticks are UTC, RFC 3339.
 //
 // # Exit status
 //

@@ -28,7 +28,9 @@ const usage = `usage:
   resumectl runs retry ID
   resumectl runs cancel ID [-running]
   resumectl runs accept-version ID [-version V]
+  resumectl runs signal ID NAME JSON
   resumectl check-deploy [packages]
+  resumectl schedules list
 every command takes -db (a SQLite file or a PostgreSQL DSN; default $RESUME_DB) and -json
 `
 
@@ -83,12 +85,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	name := args[0]
 	args = args[1:]
-	if name == "runs" {
+	if name == "runs" || name == "schedules" {
 		if len(args) == 0 {
-			fmt.Fprint(c.stderr, "resumectl: runs: missing subcommand\n"+usage)
+			fmt.Fprintf(c.stderr, "resumectl: %s: missing subcommand\n%s", name, usage)
 			return exitUsage
 		}
-		name, args = "runs "+args[0], args[1:]
+		name, args = name+" "+args[0], args[1:]
 	}
 	var cmd *command
 	for _, k := range commands() {
@@ -111,7 +113,9 @@ func commands() []command {
 		{name: "runs retry", use: "ID", run: runsRetry},
 		{name: "runs cancel", use: "ID [-running]", run: runsCancel, flags: cancelFlags},
 		{name: "runs accept-version", use: "ID [-version V]", run: runsAcceptVersion, flags: acceptFlags},
+		{name: "runs signal", use: "ID NAME JSON", run: runsSignal},
 		{name: "check-deploy", use: "[packages]", run: checkDeploy},
+		{name: "schedules list", run: schedulesList},
 	}
 }
 

@@ -27,6 +27,11 @@ type runJSON struct {
 	CreatedAt     time.Time `json:"created_at"`
 	UpdatedAt     time.Time `json:"updated_at"`
 	AgeSeconds    int64     `json:"age_seconds"`
+	// WaitKind, WaitName and WakeAt say what a waiting run waits for
+	// (sleep, signal NAME, start, child ID) and until when.
+	WaitKind string     `json:"wait_kind,omitempty"`
+	WaitName string     `json:"wait_name,omitempty"`
+	WakeAt   *time.Time `json:"wake_at,omitempty"`
 }
 
 func (c *cli) runJSON(r journal.RunRecord, steps []journal.StepRecord) runJSON {
@@ -35,7 +40,28 @@ func (c *cli) runJSON(r journal.RunRecord, steps []journal.StepRecord) runJSON {
 		AttentionKind: r.AttentionKind, AttentionStep: r.AttentionStep, FailedStep: r.FailedStep, CurrentStep: currentStep(r, steps),
 		Attempts: r.Attempts, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 		AgeSeconds: int64(c.now().Sub(r.CreatedAt) / time.Second),
+		WaitKind:   r.WaitKind, WaitName: r.WaitName, WakeAt: optTime(r.WakeAt),
 	}
+}
+
+// optTime is t, or nil for the zero time.
+func optTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+// waitText says what a waiting run waits for and until when.
+func waitText(r journal.RunRecord) string {
+	what := r.WaitKind
+	if r.WaitName != "" {
+		what += " " + r.WaitName
+	}
+	if r.WakeAt.IsZero() {
+		return what + ", no time limit"
+	}
+	return what + " until " + stamp(r.WakeAt) + " UTC"
 }
 
 // currentStep is the step a person must look at, or else the last
@@ -62,17 +88,20 @@ func statusText(r journal.RunRecord) string {
 	if r.Status == journal.StatusNeedsAttention && r.AttentionKind != "" {
 		return string(r.Status) + " (" + r.AttentionKind + ")"
 	}
+	if r.Status == journal.StatusWaiting && r.WaitKind != "" {
+		return string(r.Status) + " (" + waitText(r) + ")"
+	}
 	return string(r.Status)
 }
 
 var statuses = []journal.Status{
 	journal.StatusPending, journal.StatusRunning, journal.StatusSucceeded,
-	journal.StatusFailed, journal.StatusNeedsAttention, journal.StatusCancelled,
+	journal.StatusFailed, journal.StatusNeedsAttention, journal.StatusCancelled, journal.StatusWaiting,
 }
 
 // listFlags registers runs list's filters, read back in runsList.
 func listFlags(fs *flag.FlagSet) {
-	fs.String("status", "", "only runs in these statuses, comma-separated: pending, running, succeeded, failed, needs_attention, cancelled")
+	fs.String("status", "", "only runs in these statuses, comma-separated: pending, running, succeeded, failed, needs_attention, cancelled, waiting")
 	fs.String("workflow", "", "only runs of this workflow: qualified name, package.Function or Function")
 	fs.String("version", "", "only runs of this workflow version")
 	fs.Duration("since", 0, "only runs created within this `duration` (e.g. 24h)")
@@ -334,6 +363,9 @@ func (c *cli) printRun(r journal.RunRecord, out showJSON) {
 	}
 	if r.Parent != "" {
 		t.row("child of", r.Parent)
+	}
+	if r.Status == journal.StatusWaiting {
+		t.row("waits for", waitText(r))
 	}
 	t.row("attempts", strconv.Itoa(r.Attempts))
 	t.row("created", stamp(r.CreatedAt)+" UTC ("+age(now, r.CreatedAt)+" ago)")
@@ -622,4 +654,32 @@ type childJSON struct {
 	RunID    string `json:"run_id"`
 	Workflow string `json:"workflow"`
 	Status   string `json:"status"`
+}
+
+func runsSignal(c *cli, o *options, args []string) error {
+	if err := wantArgs(args, "ID", "NAME", "JSON"); err != nil {
+		return err
+	}
+	runID, name, payload := args[0], args[1], args[2]
+	if !json.Valid([]byte(payload)) {
+		return usagef("the payload %q is not valid JSON", payload)
+	}
+	j, err := c.open(o)
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	if err := resume.NewEngine(j).Signal(c.ctx, runID, name, json.RawMessage(payload)); err != nil {
+		return err
+	}
+	r, _, err := j.LoadRun(c.ctx, runID)
+	if err != nil {
+		return fmt.Errorf("signal sent; reading the run back: %w", err)
+	}
+	what := "kept for its next await of " + name
+	if r.Status == journal.StatusPending {
+		what = "it woke the run, which is pending"
+	}
+	return c.report(o, actionJSON{RunID: runID, Action: "signal", Status: string(r.Status), Step: name,
+		Message: fmt.Sprintf("run %s: signal %s sent, %s. %s.", runID, name, what, resumedElsewhere)})
 }

@@ -52,7 +52,7 @@ var resumeSettle = &resume.WorkflowDef{
 				"result Item: Amount int",
 				"result Item: ID string",
 			}},
-		{Name: "Charge", Callee: "github.com/resumegen/resumegen/examples/batch.Charge", Signature: "func(context.Context, Item, Quote) error", Policy: resume.PolicyDefault, JSON: "null"},
+		{Name: "Charge", Callee: "github.com/resumegen/resumegen/examples/batch.Charge", Signature: "func(context.Context, Item, Quote) error", Policy: resume.PolicyDefault, JSON: "null", Key: "it.ID"},
 		{Name: "Price", Callee: "github.com/resumegen/resumegen/examples/batch.Price", Signature: "func(context.Context, Item) (int, error)", Policy: resume.PolicyDefault, JSON: "int"},
 		{Name: "Close", Callee: "github.com/resumegen/resumegen/examples/batch.Close", Signature: "func(context.Context, string) error", Policy: resume.PolicyDefault, JSON: "null"},
 	},
@@ -101,27 +101,27 @@ func resumeSettleBody(ctx context.Context, b Batch) (Report, error) {
 // resumeSettle_ListItems journals step ListItems of Settle (default).
 func resumeSettle_ListItems(ctx context.Context, batchID string) ([]Item, error) {
 	return resume.Call(ctx, &resumeSettle.Steps[0], func(ctx context.Context) ([]Item, error) {
-		return ListItems(ctx, batchID)
+		return resume.Callee(ctx, ListItems)(ctx, batchID)
 	})
 }
 
 // resumeSettle_Charge journals step Charge of Settle (default, key=it.ID).
 func resumeSettle_Charge(ctx context.Context, it Item, q Quote, key string) error {
 	return resume.Call0Key(ctx, &resumeSettle.Steps[1], key, func(ctx context.Context) error {
-		return Charge(ctx, it, q)
+		return resume.Callee(ctx, Charge)(ctx, it, q)
 	})
 }
 
 // resumeSettle_Price journals step Price of Settle (default).
 func resumeSettle_Price(ctx context.Context, it Item) (int, error) {
 	return resume.Call(ctx, &resumeSettle.Steps[2], func(ctx context.Context) (int, error) {
-		return Price(ctx, it)
+		return resume.Callee(ctx, Price)(ctx, it)
 	})
 }
 
 // resumeSettle_Close journals step Close of Settle (default).
 func resumeSettle_Close(ctx context.Context, batchID string) error {
 	return resume.Call0(ctx, &resumeSettle.Steps[3], func(ctx context.Context) error {
-		return Close(ctx, batchID)
+		return resume.Callee(ctx, Close)(ctx, batchID)
 	})
 }

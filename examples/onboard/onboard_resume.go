@@ -115,34 +115,34 @@ func resumeOnboardBody(ctx context.Context, in Input) (Summary, error) {
 // resumeOnboard_FetchRecords journals step FetchRecords of Onboard (default).
 func resumeOnboard_FetchRecords(ctx context.Context, in Input) ([]Record, error) {
 	return resume.Call(ctx, &resumeOnboard.Steps[0], func(ctx context.Context) ([]Record, error) {
-		return FetchRecords(ctx, in)
+		return resume.Callee(ctx, FetchRecords)(ctx, in)
 	})
 }
 
 // resumeOnboard_ScoreAll journals step ScoreAll of Onboard (default, retry=5, backoff=200ms..30s).
 func resumeOnboard_ScoreAll(ctx context.Context, recs []Record) ([]Score, error) {
 	return resume.Call(ctx, &resumeOnboard.Steps[1], func(ctx context.Context) ([]Score, error) {
-		return ScoreAll(ctx, recs)
+		return resume.Callee(ctx, ScoreAll)(ctx, recs)
 	})
 }
 
 // resumeOnboard_WriteScores journals step WriteScores of Onboard (tx).
 func resumeOnboard_WriteScores(ctx context.Context, scores []Score) error {
 	return resume.Call0(ctx, &resumeOnboard.Steps[2], func(ctx context.Context) error {
-		return WriteScores(ctx, scores)
+		return resume.Callee(ctx, WriteScores)(ctx, scores)
 	})
 }
 
 // resumeOnboard_NotifyOwner journals step NotifyOwner of Onboard (once).
 func resumeOnboard_NotifyOwner(ctx context.Context, o Owner) error {
 	return resume.Call0(ctx, &resumeOnboard.Steps[3], func(ctx context.Context) error {
-		return NotifyOwner(ctx, o)
+		return resume.Callee(ctx, NotifyOwner)(ctx, o)
 	})
 }
 
 // resumeOnboard_MarkComplete journals step MarkComplete of Onboard (default).
 func resumeOnboard_MarkComplete(ctx context.Context, customerID string) error {
 	return resume.Call0(ctx, &resumeOnboard.Steps[4], func(ctx context.Context) error {
-		return MarkComplete(ctx, customerID)
+		return resume.Callee(ctx, MarkComplete)(ctx, customerID)
 	})
 }

@@ -121,8 +121,8 @@ func resumeShop_CheckoutBody(s *Shop, ctx context.Context, o Order, opts Options
 // error: a failure it cannot return (its panic, or the run stopping)
 // unwinds the durable body.
 func resumeShop_Checkout_now(ctx context.Context) time.Time {
-	v, err := resume.Call(ctx, &resumeShop_Checkout.Steps[0], func(context.Context) (time.Time, error) {
-		return time.Now(), nil
+	v, err := resume.Call(ctx, &resumeShop_Checkout.Steps[0], func(ctx context.Context) (time.Time, error) {
+		return resume.Callee(ctx, time.Now)(), nil
 	})
 	if err != nil {
 		resume.Unwind(err)
@@ -139,7 +139,7 @@ type resumeShop_Checkout_Shop_QuoteOut struct {
 // resumeShop_Checkout_Shop_Quote journals step Shop.Quote of Shop.Checkout (default), its results together.
 func resumeShop_Checkout_Shop_Quote(s *Shop, ctx context.Context, o Order) (int, bool, error) {
 	out, err := resume.Call(ctx, &resumeShop_Checkout.Steps[1], func(ctx context.Context) (resumeShop_Checkout_Shop_QuoteOut, error) {
-		res1, res2, err := s.Quote(ctx, o)
+		res1, res2, err := resume.Callee(ctx, s.Quote)(ctx, o)
 		return resumeShop_Checkout_Shop_QuoteOut{Result1: res1, Result2: res2}, err
 	})
 	return out.Result1, out.Result2, err
@@ -148,21 +148,21 @@ func resumeShop_Checkout_Shop_Quote(s *Shop, ctx context.Context, o Order) (int,
 // resumeShop_Checkout_Shop_Charge journals step Shop.Charge of Shop.Checkout (default).
 func resumeShop_Checkout_Shop_Charge(s *Shop, ctx context.Context, id string, cents int) error {
 	return resume.Call0(ctx, &resumeShop_Checkout.Steps[2], func(ctx context.Context) error {
-		return s.Charge(ctx, id, cents)
+		return resume.Callee(ctx, s.Charge)(ctx, id, cents)
 	})
 }
 
 // resumeShop_Checkout_Shop_Refund journals step Shop.Refund of Shop.Checkout (default).
 func resumeShop_Checkout_Shop_Refund(s *Shop, ctx context.Context, id string, cents int) error {
 	return resume.Call0(ctx, &resumeShop_Checkout.Steps[3], func(ctx context.Context) error {
-		return s.Refund(ctx, id, cents)
+		return resume.Callee(ctx, s.Refund)(ctx, id, cents)
 	})
 }
 
 // resumeShop_Checkout_Shop_Ship journals step Shop.Ship of Shop.Checkout (once).
 func resumeShop_Checkout_Shop_Ship(s *Shop, ctx context.Context, o Order) error {
 	return resume.Call0(ctx, &resumeShop_Checkout.Steps[4], func(ctx context.Context) error {
-		return s.Ship(ctx, o)
+		return resume.Callee(ctx, s.Ship)(ctx, o)
 	})
 }
 
@@ -171,7 +171,7 @@ func resumeShop_Checkout_Shop_Ship(s *Shop, ctx context.Context, o Order) error 
 // unwinds the durable body.
 func resumeShop_Checkout_Shop_Wrap(s *Shop, ctx context.Context, id string) string {
 	v, err := resume.Call(ctx, &resumeShop_Checkout.Steps[5], func(ctx context.Context) (string, error) {
-		return s.Wrap(ctx, id), nil
+		return resume.Callee(ctx, s.Wrap)(ctx, id), nil
 	})
 	if err != nil {
 		resume.Unwind(err)

@@ -161,7 +161,7 @@ type resumeTransfer_PriceOut struct {
 // step wrote through its pointer parameters: a replay writes it back.
 func resumeTransfer_Price(ctx context.Context, o Order, q *Quote) error {
 	out, err := resume.Call(ctx, &resumeTransfer.Steps[0], func(ctx context.Context) (resumeTransfer_PriceOut, error) {
-		err := Price(ctx, o, q)
+		err := resume.Callee(ctx, Price)(ctx, o, q)
 		return resumeTransfer_PriceOut{Arg3: q}, err
 	})
 	if q != nil && out.Arg3 != nil {
@@ -173,35 +173,35 @@ func resumeTransfer_Price(ctx context.Context, o Order, q *Quote) error {
 // resumeTransfer_Reserve journals step Reserve of Transfer (default).
 func resumeTransfer_Reserve(ctx context.Context, account string, cents int) error {
 	return resume.Call0(ctx, &resumeTransfer.Steps[1], func(ctx context.Context) error {
-		return Reserve(ctx, account, cents)
+		return resume.Callee(ctx, Reserve)(ctx, account, cents)
 	})
 }
 
 // resumeTransfer_Withdraw journals step Withdraw of Transfer (default, retry=3, backoff=1ms..5ms).
 func resumeTransfer_Withdraw(ctx context.Context, account string, cents int) error {
 	return resume.Call0(ctx, &resumeTransfer.Steps[2], func(ctx context.Context) error {
-		return Withdraw(ctx, account, cents)
+		return resume.Callee(ctx, Withdraw)(ctx, account, cents)
 	})
 }
 
 // resumeTransfer_Refund journals step Refund of Transfer (default).
 func resumeTransfer_Refund(ctx context.Context, account string, cents int) error {
 	return resume.Call0(ctx, &resumeTransfer.Steps[3], func(ctx context.Context) error {
-		return Refund(ctx, account, cents)
+		return resume.Callee(ctx, Refund)(ctx, account, cents)
 	})
 }
 
 // resumeTransfer_Release journals step Release of Transfer (default).
 func resumeTransfer_Release(ctx context.Context, account string, cents int) error {
 	return resume.Call0(ctx, &resumeTransfer.Steps[4], func(ctx context.Context) error {
-		return Release(ctx, account, cents)
+		return resume.Callee(ctx, Release)(ctx, account, cents)
 	})
 }
 
 // resumeTransfer_Deposit journals step Deposit of Transfer (default, retry=3, backoff=1ms..5ms).
 func resumeTransfer_Deposit(ctx context.Context, account string, cents int) error {
 	return resume.Call0(ctx, &resumeTransfer.Steps[5], func(ctx context.Context) error {
-		return Deposit(ctx, account, cents)
+		return resume.Callee(ctx, Deposit)(ctx, account, cents)
 	})
 }
 
@@ -235,7 +235,7 @@ var resumeNotify = &resume.WorkflowDef{
 	Name:    "Notify",
 	Version: resumeNotifyVersion,
 	Steps: []resume.StepDef{
-		{Name: "Send", Callee: "github.com/resumegen/resumegen/examples/transfer.Send", Signature: "func(context.Context, string, string) error", Policy: resume.PolicyOnce, JSON: "null"},
+		{Name: "Send", Callee: "github.com/resumegen/resumegen/examples/transfer.Send", Signature: "func(context.Context, string, string) error", Policy: resume.PolicyOnce, JSON: "null", Key: "p"},
 	},
 	Shape: []string{
 		"input arg 2 Notice: Order string",
@@ -271,6 +271,6 @@ func resumeNotifyBody(ctx context.Context, n Notice) (int, error) {
 // resumeNotify_Send journals step Send of Notify (once, key=p).
 func resumeNotify_Send(ctx context.Context, party string, text string, key string) error {
 	return resume.Call0Key(ctx, &resumeNotify.Steps[0], key, func(ctx context.Context) error {
-		return Send(ctx, party, text)
+		return resume.Callee(ctx, Send)(ctx, party, text)
 	})
 }

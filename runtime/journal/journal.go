@@ -37,6 +37,9 @@ const (
 	StatusFailed         Status = "failed"
 	StatusNeedsAttention Status = "needs_attention"
 	StatusCancelled      Status = "cancelled"
+	// StatusWaiting: the run gave up its worker and lease until a time
+	// passes or a signal arrives (see RunRecord.WaitKind).
+	StatusWaiting Status = "waiting"
 )
 
 // Finished reports whether a run in status s will not execute again
@@ -53,6 +56,9 @@ const (
 	StepInFlight  StepStatus = "in_flight"
 	StepSucceeded StepStatus = "succeeded"
 	StepFailed    StepStatus = "failed"
+	// StepWaiting is an await that has not received its event yet: its
+	// Result is its deadline (JSON time), or null without a timeout.
+	StepWaiting StepStatus = "waiting"
 )
 
 // RunRecord is one row of resume_runs.
@@ -118,6 +124,19 @@ type RunRecord struct {
 	// own run, not every read of the journal. "" for a sound row; see
 	// [RunRecord.Problem].
 	Unreadable string
+
+	// WaitKind, WaitName and WakeAt say what a run in StatusWaiting waits
+	// for: [WaitSleep] (until WakeAt), [WaitSignal] (the event WaitName,
+	// until WakeAt, its timeout, or for ever when WakeAt is zero),
+	// [WaitStart] (a run enqueued to start at WakeAt) or [WaitChild] (its
+	// child run WaitName, which waits until WakeAt). FinishRun and
+	// CreateRun write them (empty for any other status). A claim clears
+	// WaitKind and WaitName, and keeps WakeAt only when it takes a waiting
+	// run whose WakeAt passed by the journal's clock: a claimed run's
+	// WakeAt, when set, is a time the journal's clock has reached.
+	WaitKind string
+	WaitName string
+	WakeAt   time.Time
 }
 
 // Problem says what makes the run's row unusable, or "" when it is sound:
@@ -139,7 +158,7 @@ func (r RunRecord) Problem() string {
 // Known reports whether s is one of the run statuses.
 func (s Status) Known() bool {
 	switch s {
-	case StatusPending, StatusRunning, StatusSucceeded, StatusFailed, StatusNeedsAttention, StatusCancelled:
+	case StatusPending, StatusRunning, StatusSucceeded, StatusFailed, StatusNeedsAttention, StatusCancelled, StatusWaiting:
 		return true
 	}
 	return false
@@ -147,7 +166,7 @@ func (s Status) Known() bool {
 
 // Known reports whether s is one of the step statuses.
 func (s StepStatus) Known() bool {
-	return s == StepInFlight || s == StepSucceeded || s == StepFailed
+	return s == StepInFlight || s == StepSucceeded || s == StepFailed || s == StepWaiting
 }
 
 // inputDecodes reports whether b is a run input resume.Args.Decode reads: valid
@@ -266,14 +285,22 @@ type AttemptRecord struct {
 
 // Created returns r as [Journal.CreateRun] stores a new run: pending, with
 // no lease, or, when r.LeaseOwner is set, claimed by it (running, epoch 1,
-// first attempt, until r.LeaseUntil). Journals call it so the rule lives in
-// one place.
+// first attempt, until r.LeaseUntil), or, when r.WaitKind is [WaitStart]
+// (and no lease), waiting to start at r.WakeAt. Journals call it so the
+// rule lives in one place.
 func (r RunRecord) Created() RunRecord {
 	r.Status, r.Epoch, r.Attempts, r.ClaimsSinceProgress = StatusPending, 0, 0, 0
 	if r.LeaseOwner != "" {
 		r.Status, r.Epoch, r.Attempts, r.ClaimsSinceProgress = StatusRunning, 1, 1, 1
+		r.WaitKind, r.WaitName, r.WakeAt = "", "", time.Time{}
 	} else {
 		r.LeaseUntil = time.Time{}
+		r.WaitName = ""
+		if r.WaitKind == WaitStart {
+			r.Status = StatusWaiting
+		} else {
+			r.WaitKind, r.WakeAt = "", time.Time{}
+		}
 	}
 	return r
 }
@@ -570,6 +597,100 @@ type Journal interface {
 	Counters() Counters
 	// Close releases the journal's resources.
 	Close() error
+
+	// Schedules (resume.Engine.Schedule): one row per schedule name in
+	// resume_schedules, advanced by compare-and-set on its revision, so
+	// that any number of schedulers agree on it (see [ScheduleRecord]).
+
+	// CreateSchedule inserts s, revision 1, unless a schedule named s.Name
+	// exists. It returns the stored row and whether this call created it.
+	CreateSchedule(ctx context.Context, s ScheduleRecord) (ScheduleRecord, bool, error)
+	// UpdateSchedule replaces the schedule named s.Name with s, its
+	// revision s.Revision+1, if the stored revision is still s.Revision,
+	// and returns the stored row; otherwise it changes nothing and returns
+	// ErrScheduleMoved wrapped (ErrScheduleNotFound for no row).
+	UpdateSchedule(ctx context.Context, s ScheduleRecord) (ScheduleRecord, error)
+	// LoadSchedule reads the schedule named name (ErrScheduleNotFound
+	// wrapped when there is none).
+	LoadSchedule(ctx context.Context, name string) (ScheduleRecord, error)
+	// ListSchedules lists every schedule, by name.
+	ListSchedules(ctx context.Context) ([]ScheduleRecord, error)
+
+	// Waiting (see [StatusWaiting]). A run suspends by FinishRun with
+	// StatusWaiting and its WaitKind, WaitName and WakeAt; ClaimNext also
+	// claims a waiting run whose WakeAt passed by the journal's clock, and
+	// Claim a waiting run at any time (its body suspends again if its wait
+	// is not over).
+
+	// Signal keeps s (RunID, Name, Payload) for the run's next await of
+	// s.Name, numbered after the run's signals before it (its Seq) and
+	// stamped with the journal's clock (SentAt), and makes the run pending
+	// if it waits for that event (StatusWaiting, WaitKind [WaitSignal],
+	// WaitName s.Name), and then its ancestors that wait for it
+	// ([WaitChild]). It is refused with ErrRunNotFound for an unknown run
+	// and ErrRunFinished for a finished one. It returns the stored signal.
+	//
+	// No wake-up is lost to a run suspending at the same moment: FinishRun
+	// to StatusWaiting for [WaitSignal] stores the run pending instead when
+	// a signal of that name is kept for it, and for [WaitChild] when the
+	// child no longer waits.
+	Signal(ctx context.Context, s SignalRecord) (SignalRecord, error)
+	// KeptSignal returns the oldest signal of the run named name that no
+	// await consumed; ok is false when there is none.
+	KeptSignal(ctx context.Context, runID, name string) (s SignalRecord, ok bool, err error)
+	// TakeSignal writes await row s under lease l (fenced, like
+	// WriteStep) and, when seq > 0, marks the run's signal seq consumed
+	// by s.StepKey, in one commit: a signal is delivered to one await
+	// only. A signal consumed already is refused, and nothing is written.
+	TakeSignal(ctx context.Context, l Lease, seq int64, s StepRecord) error
+	// ListSignals lists the signals sent to a run, consumed or not, in the
+	// order they were sent.
+	ListSignals(ctx context.Context, runID string) ([]SignalRecord, error)
+	// NextWake returns how long, by the journal's clock, until the earliest
+	// WakeAt of a waiting run of one of workflows (zero when one is due
+	// now); ok is false when no such run has a WakeAt. An idle worker
+	// sleeps that long instead of polling for due timers.
+	NextWake(ctx context.Context, workflows []string) (d time.Duration, ok bool, err error)
+}
+
+// What a waiting run waits for, as stored in resume_runs.wait_kind.
+const (
+	// WaitSleep: resume.Sleep or SleepUntil, until WakeAt.
+	WaitSleep = "sleep"
+	// WaitSignal: resume.Await of the event WaitName, until WakeAt (its
+	// timeout) or, when WakeAt is zero, for ever.
+	WaitSignal = "signal"
+	// WaitStart: a run enqueued to start not before WakeAt.
+	WaitStart = "start"
+	// WaitChild: a child run (WaitName) that waits, until WakeAt or a
+	// signal addressed to it.
+	WaitChild = "child"
+)
+
+// SignalRecord is one row of resume_signals: an event sent to a run, kept
+// until an await of its name consumes it.
+type SignalRecord struct {
+	RunID   string
+	Name    string
+	Seq     int64           // order among the run's signals, from 1
+	Payload json.RawMessage // JSON; the await's result
+	SentAt  time.Time
+	// ConsumedKey is the step key of the await that received it, "" while
+	// it is kept.
+	ConsumedKey string
+}
+
+// ErrRunFinished is returned when signalling a run that has finished
+// (succeeded, failed or cancelled).
+var ErrRunFinished = errors.New("run is finished")
+
+// FinishNotifier is an optional interface of a [Journal] that can tell a
+// process when a run may have finished, so that resume.Engine.Wait does not
+// poll (the PostgreSQL journal: a NOTIFY on each finish).
+type FinishNotifier interface {
+	// NotifyFinish returns a channel closed when a run may have finished
+	// after the call. An error means no signal can be had for now.
+	NotifyFinish(ctx context.Context) (<-chan struct{}, error)
 }
 
 // StepTx is an open transaction for a tx step.

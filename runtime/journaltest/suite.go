@@ -982,9 +982,11 @@ func Run(t *testing.T, h Harness) {
 	runChildren(t, open)
 	runCodec(t, open, effectsOf)
 	runFaults(t, open, effectsOf)
+	runSchedules(t, h, open)
 	runDeploys(t, h, open)
 	t.Run("corrupt rows", func(t *testing.T) { runCorrupt(t, h) })
 	t.Run("resolutions are checked", func(t *testing.T) { runResolveChecked(t, h) })
+	t.Run("waiting", func(t *testing.T) { runWait(t, h) })
 }
 
 // startWorker runs e.Work with opts in the background; stop cancels it and

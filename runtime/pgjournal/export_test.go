@@ -6,3 +6,6 @@ func SchemaV1(schema string) string { return qualify(migrations[0], schema) }
 
 // WorkChannel is workChannel, for the tests of NotifyWork.
 func WorkChannel(schema string) string { return workChannel(schema) }
+
+// ClaimNextSQL is the statement of ClaimNext, for the plan test.
+func ClaimNextSQL(j *Journal) string { return j.sql.claimNext }

@@ -143,7 +143,7 @@ type queries struct {
 
 const runColumns = `run_id, workflow, version, status, input, output, error, attention_step, attention_kind,
 	attempts, lease_owner, lease_until, epoch, created_at, updated_at, failed_step, parent_run_id, error_detail,
-	attempts - progress_attempt, moves`
+	attempts - progress_attempt, wait_kind, wait_name, wake_at, moves`
 
 const stepColumns = `run_id, step_key, name, status, result, error, attempt, attempt_base, seq, started_at, finished_at,
 	error_detail, final, history`
@@ -178,7 +178,8 @@ const claimable = `(status = 'pending' OR (status = 'running' AND lease_until < 
 // claimer's own ($1) that it does not execute now ($4, the runs it holds):
 // it lost track of the run, and no one else can take it while it lives.
 const claimableNext = `(status = 'pending' OR (status = 'running' AND lease_until < clock_timestamp() AND
-		((lease_owner = $1::text AND NOT (run_id = ANY($4::text[]))) OR (lease_owner <> $1::text AND NOT ` + ownerAlive + `))))`
+		((lease_owner = $1::text AND NOT (run_id = ANY($4::text[]))) OR (lease_owner <> $1::text AND NOT ` + ownerAlive + `)))
+		OR ` + waitDue + `)`
 
 // ownerAlive is true when the run's owner registered a liveness lock and a
 // session holds it now. (When the try succeeds, the lock it took is given
@@ -190,7 +191,7 @@ const ownerAlive = `(EXISTS (SELECT 1 FROM {schema}.resume_owners o WHERE o.owne
 const claimSet = `UPDATE {schema}.resume_runs SET
 		status = 'running', attempts = attempts + 1, epoch = epoch + 1,
 		lease_owner = $1::text, lease_until = clock_timestamp() + $2::interval, updated_at = clock_timestamp(),
-		error = '', attention_step = '', attention_kind = ''`
+		error = '', attention_step = '', attention_kind = '', ` + claimWaitSet
 
 // ownerGone is true when the run's owner registered a liveness lock
 // (resume_owners) and no session holds it now: its process ended. The
@@ -202,8 +203,9 @@ const ownerGone = `(EXISTS (SELECT 1 FROM {schema}.resume_owners o WHERE o.owner
 func newQueries(schema string) queries {
 	q := queries{
 		createRun: `INSERT INTO {schema}.resume_runs
-			(run_id, workflow, version, status, input, created_at, updated_at, lease_owner, lease_until, epoch, attempts, parent_run_id)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, clock_timestamp() + $9::interval, $10, $11, $12) ON CONFLICT (run_id) DO NOTHING
+			(run_id, workflow, version, status, input, created_at, updated_at, lease_owner, lease_until, epoch, attempts, parent_run_id,
+				wait_kind, wake_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, clock_timestamp() + $9::interval, $10, $11, $12, $13, $14) ON CONFLICT (run_id) DO NOTHING
 			RETURNING lease_until`,
 		selectRun:          `SELECT ` + runColumns + ` FROM {schema}.resume_runs WHERE run_id = $1`,
 		selectRunForUpdate: `SELECT ` + runColumns + ` FROM {schema}.resume_runs WHERE run_id = $1 FOR UPDATE`,
@@ -225,7 +227,7 @@ func newQueries(schema string) queries {
 		// $3 run id, $4 and $5 the abandoned lease (owner, epoch), if
 		// any, $6 whether an owner whose process ended may be taken from.
 		claim: claimSet + `
-			WHERE run_id = $3 AND (status = 'pending' OR (status = 'running' AND
+			WHERE run_id = $3 AND (status = 'pending' OR status = 'waiting' OR (status = 'running' AND
 				((lease_until < clock_timestamp() AND (lease_owner = $1::text OR NOT ` + ownerAlive + `)) OR (lease_owner = $4 AND epoch = $5)
 				OR ($6::boolean AND lease_owner <> $1::text AND ` + ownerGone + `))))
 			RETURNING ` + runColumns,
@@ -260,7 +262,7 @@ func newQueries(schema string) queries {
 		finish: `UPDATE {schema}.resume_runs SET
 				status = $1, output = $2, error = $3, attention_step = $4,
 				lease_owner = '', lease_until = NULL, updated_at = $5, attention_kind = $9, failed_step = $10,
-				error_detail = $11, progress_attempt = attempts
+				error_detail = $11, progress_attempt = attempts, wait_kind = $12, wait_name = $13, wake_at = $14
 			WHERE run_id = $6 AND lease_owner = $7 AND epoch = $8`,
 		selectStepStatus: `SELECT status FROM {schema}.resume_steps WHERE run_id = $1 AND step_key = $2 FOR UPDATE`,
 		resolveDone: `UPDATE {schema}.resume_steps SET status = 'succeeded', result = $1, error = '', finished_at = $2
@@ -365,11 +367,11 @@ func jsonArg(b json.RawMessage) any {
 func scanRun(row pgx.Row, extra ...any) (journal.RunRecord, error) {
 	var r journal.RunRecord
 	var input, output, detail, moves []byte
-	var leaseUntil *time.Time
+	var leaseUntil, wakeAt *time.Time
 	var created, updated time.Time
 	err := row.Scan(append([]any{&r.RunID, &r.Workflow, &r.Version, &r.Status, &input, &output, &r.Error,
 		&r.AttentionStep, &r.AttentionKind, &r.Attempts, &r.LeaseOwner, &leaseUntil, &r.Epoch, &created, &updated, &r.FailedStep,
-		&r.Parent, &detail, &r.ClaimsSinceProgress, &moves}, extra...)...)
+		&r.Parent, &detail, &r.ClaimsSinceProgress, &r.WaitKind, &r.WaitName, &wakeAt, &moves}, extra...)...)
 	if err != nil {
 		return r, err
 	}
@@ -380,7 +382,7 @@ func scanRun(row pgx.Row, extra ...any) (journal.RunRecord, error) {
 	if output != nil {
 		r.Output = output
 	}
-	r.LeaseUntil, r.CreatedAt, r.UpdatedAt = timeOf(leaseUntil), created.UTC(), updated.UTC()
+	r.LeaseUntil, r.CreatedAt, r.UpdatedAt, r.WakeAt = timeOf(leaseUntil), created.UTC(), updated.UTC(), timeOf(wakeAt)
 	if r.Moves, err = journal.DecodeMoves(moves); err != nil {
 		r.Unreadable = err.Error()
 	}
@@ -515,7 +517,7 @@ func (j *Journal) CreateRun(ctx context.Context, r journal.RunRecord) (journal.R
 	var until *time.Time
 	err := j.pool.QueryRow(ctx, j.sql.createRun,
 		r.RunID, r.Workflow, r.Version, string(r.Status), string(r.Input), r.CreatedAt, r.UpdatedAt,
-		r.LeaseOwner, lease, r.Epoch, r.Attempts, r.Parent).Scan(&until)
+		r.LeaseOwner, lease, r.Epoch, r.Attempts, r.Parent, r.WaitKind, nullTime(r.WakeAt)).Scan(&until)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return r, false, fmt.Errorf("run %s: create: %w", r.RunID, err)
 	}
@@ -763,15 +765,27 @@ func (t *stepTx) Rollback() error {
 	return t.tx.Rollback(context.Background())
 }
 
-// FinishRun records the run's status and releases its lease, fenced.
+// FinishRun records the run's status and releases its lease, fenced. A
+// run suspending for a signal kept already, or for a child that no longer
+// waits, is stored pending instead (see finishWaiting).
 func (j *Journal) FinishRun(ctx context.Context, l journal.Lease, r journal.RunRecord) error {
-	tag, err := j.pool.Exec(ctx, j.sql.finish,
+	if r.Status == journal.StatusWaiting && (r.WaitKind == journal.WaitSignal || r.WaitKind == journal.WaitChild) {
+		return j.finishWaiting(ctx, l, r)
+	}
+	err := j.finish(ctx, j.pool, l, r)
+	if err == nil || errors.Is(err, journal.ErrLeaseLost) {
+		j.commits.Add(1)
+	}
+	return err
+}
+
+func (j *Journal) finish(ctx context.Context, q querier, l journal.Lease, r journal.RunRecord) error {
+	tag, err := q.Exec(ctx, j.sql.finish,
 		string(r.Status), jsonArg(r.Output), r.Error, r.AttentionStep, r.UpdatedAt,
-		l.RunID, l.Owner, l.Epoch, r.AttentionKind, r.FailedStep, jsonArg(r.ErrorDetail))
+		l.RunID, l.Owner, l.Epoch, r.AttentionKind, r.FailedStep, jsonArg(r.ErrorDetail), r.WaitKind, r.WaitName, nullTime(r.WakeAt))
 	if err != nil {
 		return fmt.Errorf("run %s: finish: %w", l.RunID, err)
 	}
-	j.commits.Add(1)
 	return leaseHeld(tag, l)
 }
 

@@ -28,6 +28,7 @@ type listener struct {
 	listening bool
 	err       error         // why it is not listening
 	wake      chan struct{} // closed and replaced at each notification
+	finished  chan struct{} // the same, for the done channel (NotifyFinish)
 	stop      context.CancelFunc
 	done      chan struct{}
 }
@@ -39,12 +40,19 @@ type listener struct {
 // reopened, with a wake-up to everyone so that nothing sent meanwhile is
 // missed. Close stops it.
 func (j *Journal) NotifyWork(ctx context.Context) (<-chan struct{}, error) {
+	return j.notified(ctx, false)
+}
+
+// notified starts the listener if needed and returns its current wake
+// channel: the work channel's, or with finished the done channel's.
+func (j *Journal) notified(ctx context.Context, finished bool) (<-chan struct{}, error) {
 	l := &j.listen
 	l.mu.Lock()
 	if !l.started {
 		l.started = true
 		l.ready = make(chan struct{})
 		l.wake = make(chan struct{})
+		l.finished = make(chan struct{})
 		l.done = make(chan struct{})
 		var lctx context.Context
 		lctx, l.stop = context.WithCancel(context.Background())
@@ -61,6 +69,9 @@ func (j *Journal) NotifyWork(ctx context.Context) (<-chan struct{}, error) {
 	defer l.mu.Unlock()
 	if !l.listening {
 		return nil, l.err
+	}
+	if finished {
+		return l.finished, nil
 	}
 	return l.wake, nil
 }
@@ -91,6 +102,8 @@ func (j *Journal) listenLoop(ctx context.Context) {
 		// Whatever was sent while nobody listened: look again.
 		close(l.wake)
 		l.wake = make(chan struct{})
+		close(l.finished)
+		l.finished = make(chan struct{})
 		l.mu.Unlock()
 		markReady()
 		select {
@@ -109,6 +122,12 @@ func (j *Journal) listenOnce(ctx context.Context, ready func()) error {
 		return err
 	}
 	defer conn.Close(context.Background())
+	// The work channel last: operators (and tests) find the listener by
+	// its last statement.
+	done := doneChannel(j.schema)
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{done}.Sanitize()); err != nil {
+		return err
+	}
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{workChannel(j.schema)}.Sanitize()); err != nil {
 		return err
 	}
@@ -118,15 +137,21 @@ func (j *Journal) listenOnce(ctx context.Context, ready func()) error {
 	l.mu.Unlock()
 	ready()
 	for {
-		if _, err := conn.WaitForNotification(ctx); err != nil {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
 			if ctx.Err() != nil {
 				return errors.New("pgjournal: journal closed")
 			}
 			return err
 		}
 		l.mu.Lock()
-		close(l.wake)
-		l.wake = make(chan struct{})
+		if n.Channel == done {
+			close(l.finished)
+			l.finished = make(chan struct{})
+		} else {
+			close(l.wake)
+			l.wake = make(chan struct{})
+		}
 		l.mu.Unlock()
 	}
 }

@@ -146,7 +146,58 @@ CREATE TABLE {schema}.resume_owners (
 	since timestamptz NOT NULL
 );
 `,
-	// 9: deploys. A manifest's definition is its version's step list (JSON
+	// 9: schedules (resume.Engine.Schedule). One row per schedule name:
+	// what it starts and when, the last tick started and the next one;
+	// revision counts the row's writes, which compare and set it.
+	`
+CREATE TABLE {schema}.resume_schedules (
+	name           text PRIMARY KEY,
+	workflow       text NOT NULL,
+	spec           text NOT NULL,
+	missed         text NOT NULL,
+	catch_up_limit integer NOT NULL DEFAULT 0,
+	last_tick      timestamptz,
+	next_tick      timestamptz NOT NULL,
+	revision       bigint NOT NULL,
+	created_at     timestamptz NOT NULL,
+	updated_at     timestamptz NOT NULL
+);
+`,
+	// 10: waiting. A run in status 'waiting' gave up its worker and lease;
+	// wait_kind says for what ('sleep', 'signal', 'start', 'child'),
+	// wait_name for which event or child run, wake_at until when (NULL
+	// for ever). resume_runs_by_wake lets a claim find the due ones
+	// without reading the others. resume_signals keeps the events sent to
+	// a run until an await consumes one (consumed_key: the await's step
+	// key, at most one signal each). A run that finishes notifies the
+	// schema's done channel, for Engine.Wait (see doneChannel).
+	`
+ALTER TABLE {schema}.resume_runs ADD COLUMN wait_kind text NOT NULL DEFAULT '';
+ALTER TABLE {schema}.resume_runs ADD COLUMN wait_name text NOT NULL DEFAULT '';
+ALTER TABLE {schema}.resume_runs ADD COLUMN wake_at timestamptz;
+CREATE INDEX resume_runs_by_wake ON {schema}.resume_runs (status, wake_at);
+CREATE TABLE {schema}.resume_signals (
+	run_id       text NOT NULL,
+	name         text NOT NULL,
+	seq          bigint NOT NULL,
+	payload      json NOT NULL,
+	sent_at      timestamptz NOT NULL,
+	consumed_key text NOT NULL DEFAULT '',
+	PRIMARY KEY (run_id, seq)
+);
+CREATE INDEX resume_signals_kept ON {schema}.resume_signals (run_id, name, seq) WHERE consumed_key = '';
+CREATE UNIQUE INDEX resume_signals_consumed ON {schema}.resume_signals (run_id, consumed_key) WHERE consumed_key <> '';
+CREATE FUNCTION {schema}.resume_notify_done() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM pg_notify('resume_done_' || left(md5(TG_TABLE_SCHEMA), 16), NEW.run_id);
+	RETURN NULL;
+END
+$$;
+CREATE TRIGGER resume_runs_notify_done AFTER UPDATE OF status ON {schema}.resume_runs
+	FOR EACH ROW WHEN (NEW.status IN ('succeeded', 'failed', 'cancelled', 'needs_attention')) EXECUTE FUNCTION {schema}.resume_notify_done();
+`,
+	// 11: deploys. A manifest's definition is its version's step list (JSON
 	// of deploy.Definition, NULL for one stored before), and seq orders a
 	// workflow's versions by when the journal first saw them; manifests
 	// stored before keep their created_at order. moves lists a run's

@@ -106,6 +106,7 @@ func (st *runState) runChild(sctx context.Context, wf any, args []any) (json.Raw
 		return nil, outcome.bodyErr // the body's own error, with its identity
 	}
 	stored.Status, stored.Output, stored.Error, stored.AttentionStep, stored.AttentionKind = res.Status, res.Output, res.Error, res.AttentionStep, res.AttentionKind
+	stored.WakeAt = res.WakeAt
 	return st.childOutcome(stored, cdef, info.StepKey, err)
 }
 
@@ -166,6 +167,10 @@ func (st *runState) childOutcome(r journal.RunRecord, cdef *WorkflowDef, key str
 		return nil, decodeStepError(codec, r.Error, r.ErrorDetail)
 	case StatusCancelled:
 		return nil, &RunError{RunID: r.RunID, Status: StatusCancelled, Msg: "child run cancelled: " + r.Error}
+	case StatusWaiting:
+		// The child waits: so does its parent, until the child's wake-up
+		// time, or until a signal wakes the child (and with it the parent).
+		return nil, st.suspend(journal.WaitChild, r.RunID, r.WakeAt)
 	case StatusNeedsAttention:
 		return nil, st.parkFor(AttentionKindChild, key, fmt.Sprintf(
 			"child run %s needs attention (%s): %s; settle it there (resumectl runs show %s), and this run continues", r.RunID, r.AttentionKind, r.Error, r.RunID))

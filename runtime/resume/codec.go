@@ -83,7 +83,7 @@ type envelope struct {
 }
 
 // SealJournal returns j with every value [WithCodec] lists sealed through
-// c on the way in and opened on the way out. Engines get it through
+// c on the way in and opened on the way out (signals' payloads too). Engines get it through
 // WithCodec; a program that reads a sealed journal itself (a report, an
 // export) wraps the journal the same way.
 func SealJournal(j Journal, c Codec) Journal {
@@ -330,3 +330,47 @@ func (s *sealedJournal) Resolve(ctx context.Context, runID, stepKey string, res 
 // RenewLease and the other methods carry no sealed value: the embedded
 // journal's serve. This assertion keeps the decorator complete.
 var _ Journal = (*sealedJournal)(nil)
+
+// signalStep names a signal's payload for the codec, as a step key names
+// a result: any signal of that event sent to that run (its seq is the
+// journal's to give).
+func signalStep(name string) string { return "signal " + name }
+
+func (s *sealedJournal) Signal(ctx context.Context, sig journal.SignalRecord) (journal.SignalRecord, error) {
+	plain := sig.Payload
+	var err error
+	if sig.Payload, err = s.seal(sig.Payload, sig.RunID, signalStep(sig.Name), "payload"); err != nil {
+		return sig, err
+	}
+	stored, err := s.Journal.Signal(ctx, sig)
+	stored.Payload = plain
+	return stored, err
+}
+
+func (s *sealedJournal) KeptSignal(ctx context.Context, runID, name string) (journal.SignalRecord, bool, error) {
+	sig, ok, err := s.Journal.KeptSignal(ctx, runID, name)
+	if err != nil || !ok {
+		return sig, ok, err
+	}
+	sig.Payload, err = s.open(sig.Payload, runID, signalStep(name), "payload")
+	return sig, ok, err
+}
+
+func (s *sealedJournal) ListSignals(ctx context.Context, runID string) ([]journal.SignalRecord, error) {
+	sigs, err := s.Journal.ListSignals(ctx, runID)
+	errs := []error{err}
+	for i := range sigs {
+		var oerr error
+		sigs[i].Payload, oerr = s.open(sigs[i].Payload, runID, signalStep(sigs[i].Name), "payload")
+		errs = append(errs, oerr)
+	}
+	return sigs, errors.Join(errs...)
+}
+
+func (s *sealedJournal) TakeSignal(ctx context.Context, l journal.Lease, seq int64, st journal.StepRecord) error {
+	sealed, err := s.sealStep(st, l.RunID)
+	if err != nil {
+		return err
+	}
+	return s.Journal.TakeSignal(ctx, l, seq, sealed)
+}

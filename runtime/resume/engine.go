@@ -28,6 +28,8 @@ type Engine struct {
 	writeTimeout time.Duration
 	logger       *slog.Logger
 	now          func() time.Time
+	// schedClock is the time source of schedules (see WithScheduleClock).
+	schedClock scheduleClock
 
 	faults      []Fault
 	faultAction func()
@@ -119,6 +121,15 @@ func WithLogger(l *slog.Logger) Option {
 	return func(e *Engine) { e.logger = l }
 }
 
+// WithClock makes now the engine's clock, in place of time.Now: what
+// Sleep computes wake-up times from and compares them with, and what
+// Await's timeouts count from. For a test harness that fast-forwards
+// time, together with the journal's own clock (sqlitejournal.WithClock),
+// which decides when a waiting run is due.
+func WithClock(now func() time.Time) Option {
+	return func(e *Engine) { e.now = now }
+}
+
 // NewEngine returns an engine over j.
 func NewEngine(j Journal, opts ...Option) *Engine {
 	e := &Engine{
@@ -202,6 +213,12 @@ type Result struct {
 	// FailedStep is, for a failed run, the step whose failure ended it: the
 	// one a retry executes again ("" when the body failed on its own).
 	FailedStep string
+	// WaitKind, WaitName and WakeAt say what a run in [StatusWaiting] waits
+	// for ("sleep", "signal" and the event's name, "start", or "child"
+	// and the child run's id) and until when (zero: for ever).
+	WaitKind string
+	WaitName string
+	WakeAt   time.Time
 }
 
 // Decode decodes the run's output into v.
@@ -217,6 +234,7 @@ func resultOf(r journal.RunRecord) Result {
 		RunID: r.RunID, Workflow: r.Workflow, Version: r.Version, Status: r.Status,
 		Output: r.Output, Error: r.Error, AttentionStep: r.AttentionStep,
 		AttentionKind: r.AttentionKind, FailedStep: r.FailedStep,
+		WaitKind: r.WaitKind, WaitName: r.WaitName, WakeAt: r.WakeAt,
 	}
 }
 
@@ -226,6 +244,9 @@ func (r Result) err() error {
 		return nil
 	}
 	msg := r.Error
+	if r.Status == StatusWaiting {
+		msg = "waiting for " + describeWait(r.WaitKind, r.WaitName, r.WakeAt)
+	}
 	if msg == "" {
 		msg = "run is " + string(r.Status)
 	}
@@ -292,6 +313,12 @@ func (e *Engine) Enqueue(ctx context.Context, runID string, wf any, args ...any)
 // running under a lease of this engine instead of pending. It reports
 // whether this call created the run.
 func (e *Engine) create(ctx context.Context, runID string, wf any, args []any, hold bool) (journal.RunRecord, bool, error) {
+	return e.createAt(ctx, runID, wf, args, hold, time.Time{})
+}
+
+// createAt is create; a new run not held, and with at set, waits to start
+// until at (see EnqueueAt).
+func (e *Engine) createAt(ctx context.Context, runID string, wf any, args []any, hold bool, at time.Time) (journal.RunRecord, bool, error) {
 	def, err := lookupFunc(wf)
 	if err != nil {
 		return journal.RunRecord{}, false, err
@@ -319,6 +346,9 @@ func (e *Engine) create(ctx context.Context, runID string, wf any, args []any, h
 	r := journal.RunRecord{
 		RunID: runID, Workflow: def.QualifiedName(), Version: def.Version,
 		Status: StatusPending, Input: json.RawMessage(input), CreatedAt: now, UpdatedAt: now,
+	}
+	if !hold && !at.IsZero() {
+		r.WaitKind, r.WakeAt = journal.WaitStart, journalTime(at)
 	}
 	if hold {
 		if err := e.keepAlive(ctx); err != nil {
@@ -355,13 +385,13 @@ func (e *Engine) Resume(ctx context.Context, runID string) (Result, error) {
 	return e.execute(ctx, runID)
 }
 
-// ResumeAll resumes, one after another, every run that is pending or whose
-// process died (running with an expired lease), oldest first: call it at
-// startup. It returns each resumed run's result; a run that did not succeed
-// is reported in its Result, not as an error. The error is the first
-// journal failure.
+// ResumeAll resumes, one after another, every run that is pending, whose
+// process died (running with an expired lease), or whose wait's time has
+// passed, oldest first: call it at startup. It returns each resumed run's
+// result; a run that did not succeed is reported in its Result, not as an
+// error. The error is the first journal failure.
 func (e *Engine) ResumeAll(ctx context.Context) ([]Result, error) {
-	runs, err := e.journal.ListRuns(ctx, journal.RunFilter{Statuses: []Status{StatusPending, StatusRunning}})
+	runs, err := e.journal.ListRuns(ctx, journal.RunFilter{Statuses: []Status{StatusPending, StatusRunning, StatusWaiting}})
 	if err != nil {
 		return nil, fmt.Errorf("resume all: list runs: %w", err)
 	}
@@ -369,6 +399,9 @@ func (e *Engine) ResumeAll(ctx context.Context) ([]Result, error) {
 	for _, r := range runs {
 		if r.Parent != "" {
 			continue // its parent executes it
+		}
+		if r.Status == StatusWaiting && (r.WakeAt.IsZero() || r.WakeAt.After(e.now())) {
+			continue // its wait is not over
 		}
 		if r.Status == StatusRunning && r.LeaseUntil.After(e.now()) && !e.ownerGone(ctx, r.LeaseOwner) {
 			continue // another live process holds it
@@ -569,6 +602,7 @@ func (e *Engine) runClaimed(ctx context.Context, run journal.RunRecord, steps []
 // Result: the error the child's body returned, with its identity.
 type entryOutcome struct {
 	bodyErr error
+	wait    *suspension // what the run waits for, if it suspended
 }
 
 // runEntry is runClaimed for a run that may be a child: outcome, if not
@@ -642,7 +676,15 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 
 	stop := st.stopped()
 	var runErr *RunError
+	var susp *suspension
 	switch {
+	case errors.As(stop, &susp):
+		// The body waits: the run gives up its lease until the wait ends.
+		run.Status, run.Error, run.WaitKind, run.WaitName, run.WakeAt = StatusWaiting, "", susp.kind, susp.name, susp.until
+		if outcome != nil {
+			outcome.wait = susp
+		}
+		stop = nil
 	case errors.As(stop, &runErr):
 		run.Status, run.AttentionStep, run.Error = runErr.Status, runErr.Step, runErr.Msg
 		if runErr.Status == StatusNeedsAttention {
@@ -748,6 +790,9 @@ func (e *Engine) finishBy(ctx context.Context, lease journal.Lease, run journal.
 	}
 	if run.Status != StatusFailed {
 		run.FailedStep = ""
+	}
+	if run.Status != StatusWaiting {
+		run.WaitKind, run.WaitName, run.WakeAt = "", "", time.Time{}
 	}
 	retried := false
 	err := e.retryWrite(ctx, run.RunID, "finish "+string(run.Status), until, func(wctx context.Context) error {

@@ -75,6 +75,9 @@ var builtinErrors = []ErrorDef{
 	ErrorSentinel(resumePkg+".ErrRunFailed", ErrRunFailed),
 	ErrorSentinel(resumePkg+".ErrNeedsAttention", ErrNeedsAttention),
 	ErrorSentinel(resumePkg+".ErrRunCancelled", ErrRunCancelled),
+	ErrorSentinel(resumePkg+".ErrTimeout", ErrTimeout),
+	ErrorSentinel(resumePkg+".ErrRunWaiting", ErrRunWaiting),
+	ErrorSentinel(resumePkg+".ErrRunFinished", ErrRunFinished),
 }
 
 const resumePkg = "github.com/resumegen/resumegen/runtime/resume"

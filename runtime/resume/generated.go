@@ -81,6 +81,13 @@ func Unwind(err error) {
 	panic(&unwinding{err: err})
 }
 
+// Callee returns the function a step's call executes, fn: generated code
+// calls resume.Callee(ctx, Fetch)(ctx, id) inside the step's journaled
+// call, so that a test harness (package resumetest) can see each execution
+// and hand the step a test double of fn's type instead. For generated
+// code only.
+func Callee[F any](ctx context.Context, fn F) F { return callee(ctx, fn) }
+
 // CallChild runs the registered workflow wf as a child run of the run in
 // ctx: the call's step is def, args are the child's input (its parameters
 // after the context). Inside a run it returns the outcome the parent's body

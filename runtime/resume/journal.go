@@ -28,6 +28,7 @@ const (
 	StatusFailed         = journal.StatusFailed
 	StatusNeedsAttention = journal.StatusNeedsAttention
 	StatusCancelled      = journal.StatusCancelled
+	StatusWaiting        = journal.StatusWaiting
 )
 
 // Why a run needs attention, as in [Result.AttentionKind]; see
@@ -58,6 +59,7 @@ var (
 	ErrRunConflict    = journal.ErrRunConflict
 	ErrNotFailed      = journal.ErrNotFailed
 	ErrNotVersionStop = journal.ErrNotVersionStop
+	ErrRunFinished    = journal.ErrRunFinished
 )
 
 // preview quotes b, cut to a length that reads in one line.

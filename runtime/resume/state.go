@@ -151,6 +151,7 @@ func (st *runState) step(ctx context.Context, def *StepDef, callKey stepKey, bod
 		st.delivered("", false) // not a step's failure: a retry replays everything
 		return Permanent(err)
 	}
+	st.reached(ctx, def, key)
 	prev, seen := st.journal[key]
 	if seen {
 		switch {
@@ -423,8 +424,8 @@ func (st *runState) parkFor(kind, key, msg string) error {
 }
 
 // RunError reports a run that did not succeed: it failed, needs a person,
-// or was cancelled. errors.Is matches it against ErrRunFailed,
-// ErrNeedsAttention and ErrRunCancelled by status.
+// was cancelled or waits. errors.Is matches it against ErrRunFailed,
+// ErrNeedsAttention, ErrRunCancelled and ErrRunWaiting by status.
 type RunError struct {
 	RunID  string
 	Status Status
@@ -448,6 +449,8 @@ func (e *RunError) Is(target error) bool {
 		return e.Status == StatusNeedsAttention
 	case ErrRunCancelled:
 		return e.Status == StatusCancelled
+	case ErrRunWaiting:
+		return e.Status == StatusWaiting
 	}
 	return false
 }

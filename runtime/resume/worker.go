@@ -143,10 +143,13 @@ claiming:
 			if ctx.Err() != nil {
 				break claiming
 			}
+			idle := opts.PollInterval
 			if !errors.Is(err, journal.ErrNoRunReady) {
 				e.logger.Warn("claim next run failed", "err", err)
+			} else {
+				idle = e.idleWait(ctx, workflows, idle)
 			}
-			if waitForWork(ctx, wake, opts.PollInterval) != nil {
+			if waitForWork(ctx, wake, idle) != nil {
 				break claiming
 			}
 			continue

@@ -4,19 +4,19 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"time"
 
 	"github.com/resumegen/resumegen/runtime/journal"
 )
 
 // Advertise replaces the versions owner advertised with versions, seen now
-// by the clock read once the write lock is held; nil withdraws them.
+// by the journal's clock read once the write lock is held; nil withdraws
+// them.
 func (j *Journal) Advertise(ctx context.Context, owner string, versions []journal.WorkflowVersion) error {
 	err := j.inTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM resume_workers WHERE owner = ?`, owner); err != nil {
 			return writeLock(err)
 		}
-		now := ts(time.Now())
+		now := ts(j.clock())
 		for _, v := range versions {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO resume_workers (owner, workflow, version, seen_at) VALUES (?, ?, ?, ?)
 				ON CONFLICT (owner, workflow, version) DO UPDATE SET seen_at = excluded.seen_at`, owner, v.Workflow, v.Version, now); err != nil {
@@ -49,7 +49,7 @@ func (j *Journal) MoveRun(ctx context.Context, l journal.Lease, m journal.Move) 
 		if err := j.relabel(ctx, tx, l.RunID, m.Renames); err != nil {
 			return err
 		}
-		now := time.Now().UTC()
+		now := j.clock().UTC()
 		m.At = now
 		if m.Workflow == "" {
 			m.Workflow = r.Workflow

@@ -46,6 +46,27 @@ type Journal struct {
 	writeStepStmt, finishStmt, claimStmt, entryStmt *sql.Stmt
 
 	live liveness // the owners' lock files (see KeepAlive)
+
+	now func() time.Time // the journal's clock (see WithClock); nil: time.Now
+}
+
+// Option configures a Journal at [Open].
+type Option func(*Journal)
+
+// WithClock makes now the journal's clock, in place of time.Now: what
+// leases expire by and what decides whether a waiting run's wake-up time
+// passed (journal.RunRecord.WakeAt). For a test harness that fast-forwards
+// time (sleeps and await timeouts); a program keeps the default.
+func WithClock(now func() time.Time) Option {
+	return func(j *Journal) { j.now = now }
+}
+
+// clock reads the journal's clock.
+func (j *Journal) clock() time.Time {
+	if j.now != nil {
+		return j.now()
+	}
+	return time.Now()
 }
 
 var _ journal.Journal = (*Journal)(nil)
@@ -54,7 +75,7 @@ var _ journal.Journal = (*Journal)(nil)
 // brings its schema up to date. A file it creates is mode 0600, and so are
 // its -wal and -shm files. To read a journal without writing, see
 // [OpenReadOnly].
-func Open(ctx context.Context, path string) (*Journal, error) {
+func Open(ctx context.Context, path string, opts ...Option) (*Journal, error) {
 	if err := checkPath(path, true); err != nil {
 		return nil, err
 	}
@@ -88,6 +109,9 @@ func Open(ctx context.Context, path string) (*Journal, error) {
 	}
 	read.SetMaxOpenConns(4)
 	j := &Journal{db: db, read: read, live: liveness{dir: path + ".owners", held: map[string]*os.File{}}}
+	for _, o := range opts {
+		o(j)
+	}
 	if err := j.prepare(ctx); err != nil {
 		j.Close()
 		return nil, fmt.Errorf("sqlitejournal: prepare: %w", err)
@@ -155,7 +179,7 @@ func nullJSON(b json.RawMessage) any {
 
 const runColumns = `run_id, workflow, version, status, input, output, error, attention_step, attention_kind,
 	attempts, lease_owner, lease_until, epoch, created_at, updated_at, failed_step, parent_run_id, error_detail,
-	attempts - progress_attempt, moves`
+	attempts - progress_attempt, wait_kind, wait_name, wake_at, moves`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -165,7 +189,7 @@ type scanner interface{ Scan(dest ...any) error }
 // row stops its own run instead of every read of the journal.
 func scanRun(s scanner, extra ...any) (journal.RunRecord, error) {
 	var r journal.RunRecord
-	var v [20]any
+	var v [23]any
 	dest := make([]any, 0, len(v)+len(extra))
 	for i := range v {
 		dest = append(dest, &v[i])
@@ -183,7 +207,8 @@ func scanRun(s scanner, extra ...any) (journal.RunRecord, error) {
 	r.CreatedAt, r.UpdatedAt = c.time("created_at", v[13]), c.time("updated_at", v[14])
 	r.FailedStep, r.Parent, r.ErrorDetail = c.text("failed_step", v[15]), c.text("parent_run_id", v[16]), c.json("error_detail", v[17])
 	r.ClaimsSinceProgress = int(c.integer("claims since progress", v[18]))
-	r.Moves = c.moves(v[19])
+	r.WaitKind, r.WaitName, r.WakeAt = c.text("wait_kind", v[19]), c.text("wait_name", v[20]), c.time("wake_at", v[21])
+	r.Moves = c.moves(v[22])
 	r.Unreadable = c.problem()
 	return r, nil
 }
@@ -365,12 +390,14 @@ func (j *Journal) CreateRun(ctx context.Context, r journal.RunRecord) (journal.R
 	}
 	defer tx.Rollback()
 	if r.LeaseOwner != "" {
-		r.LeaseUntil = time.Now().Add(lease)
+		r.LeaseUntil = j.clock().Add(lease)
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO resume_runs
-		(run_id, workflow, version, status, input, lease_owner, lease_until, epoch, attempts, created_at, updated_at, parent_run_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
-		r.RunID, r.Workflow, r.Version, r.Status, string(r.Input), r.LeaseOwner, ts(r.LeaseUntil), r.Epoch, r.Attempts, ts(r.CreatedAt), ts(r.UpdatedAt), r.Parent)
+		(run_id, workflow, version, status, input, lease_owner, lease_until, epoch, attempts, created_at, updated_at, parent_run_id,
+			wait_kind, wake_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
+		r.RunID, r.Workflow, r.Version, r.Status, string(r.Input), r.LeaseOwner, ts(r.LeaseUntil), r.Epoch, r.Attempts, ts(r.CreatedAt), ts(r.UpdatedAt), r.Parent,
+		r.WaitKind, ts(r.WakeAt))
 	if err != nil {
 		return r, false, writeLock(err)
 	}
@@ -391,8 +418,9 @@ func (j *Journal) CreateRun(ctx context.Context, r journal.RunRecord) (journal.R
 // lock is free (resume_owner_gone).
 const claimSQL = `UPDATE resume_runs SET
 		status = 'running', attempts = attempts + 1, epoch = epoch + 1,
-		lease_owner = ?1, lease_until = ?2, updated_at = ?3, error = '', attention_step = '', attention_kind = ''
-	WHERE run_id = ?4 AND (status = 'pending' OR (status = 'running' AND
+		lease_owner = ?1, lease_until = ?2, updated_at = ?3, error = '', attention_step = '', attention_kind = '',
+		` + claimWaitSet + `
+	WHERE run_id = ?4 AND (status = 'pending' OR status = 'waiting' OR (status = 'running' AND
 		((lease_until < ?3 AND (lease_owner = ?1 OR NOT resume_owner_alive(?8, lease_owner))) OR (lease_owner = ?5 AND epoch = ?6)
 		OR (?7 AND lease_owner <> ?1 AND resume_owner_gone(?8, lease_owner)))))
 	RETURNING ` + runColumns
@@ -463,7 +491,7 @@ func (j *Journal) Claim(ctx context.Context, c journal.ClaimRequest) (journal.Ru
 	// Read the clock once the write lock is held: a wait for it must not
 	// eat the lease. The owner's liveness is checked under the same lock:
 	// it cannot renew or write in between.
-	t := time.Now()
+	t := j.clock()
 	r, err := scanRun(tx.StmtContext(ctx, j.claimStmt).QueryRowContext(ctx,
 		c.Owner, ts(t.Add(c.Lease)), ts(t), runID, deadOwner, deadEpoch, c.TakeOverDead, j.live.dir))
 	claimed := err == nil
@@ -498,7 +526,7 @@ func (j *Journal) ClaimNext(ctx context.Context, c journal.ClaimNextRequest) (jo
 		return journal.RunRecord{}, nil, writeLock(err)
 	}
 	defer tx.Rollback()
-	t := time.Now() // once the write lock is held
+	t := j.clock() // once the write lock is held
 	now := ts(t)
 	// A lapsed lease of a live owner is not taken, but for the claimer's
 	// own of a run it does not execute now: it lost track of that run.
@@ -510,18 +538,20 @@ func (j *Journal) ClaimNext(ctx context.Context, c journal.ClaimNextRequest) (jo
 			args = append(args, id)
 		}
 	}
-	args = append(args, c.Owner, j.live.dir)
+	args = append(args, c.Owner, j.live.dir, now)
 	for _, w := range c.Workflows {
 		args = append(args, w)
 	}
 	mine, versionsOK, vargs := claimVersions(c, t)
 	r, err := scanRun(tx.QueryRowContext(ctx, mine+`UPDATE resume_runs SET
 			status = 'running', attempts = attempts + 1, epoch = epoch + 1,
-			lease_owner = ?, lease_until = ?, updated_at = ?, error = '', attention_step = '', attention_kind = ''
+			lease_owner = ?, lease_until = ?, updated_at = ?, error = '', attention_step = '', attention_kind = '',
+			wait_kind = '', wait_name = '', wake_at = CASE WHEN status = 'waiting' THEN wake_at ELSE '' END
 		WHERE run_id = (
 			SELECT run_id FROM resume_runs
 			WHERE (status = 'pending' OR (status = 'running' AND lease_until < ? AND
-					((lease_owner = ? AND `+notHeld+`) OR (lease_owner <> ? AND NOT resume_owner_alive(?, lease_owner)))))
+					((lease_owner = ? AND `+notHeld+`) OR (lease_owner <> ? AND NOT resume_owner_alive(?, lease_owner))))
+					OR `+waitDue+`)
 				AND parent_run_id = ''
 				AND workflow IN (?`+strings.Repeat(", ?", len(c.Workflows)-1)+`)`+versionsOK+`
 			ORDER BY created_at, run_id LIMIT 1)
@@ -586,7 +616,7 @@ func (j *Journal) RenewLease(ctx context.Context, l journal.Lease, d time.Durati
 		var err error
 		res, err = tx.ExecContext(ctx, `UPDATE resume_runs SET lease_until = ?
 			WHERE run_id = ? AND lease_owner = ? AND epoch = ? AND status = 'running'`,
-			ts(time.Now().Add(d)), l.RunID, l.Owner, l.Epoch)
+			ts(j.clock().Add(d)), l.RunID, l.Owner, l.Epoch)
 		if err != nil {
 			return writeLock(err)
 		}
@@ -684,18 +714,39 @@ func (t *stepTx) Rollback() error {
 
 const finishSQL = `UPDATE resume_runs SET
 		status = ?, output = ?, error = ?, attention_step = ?, attention_kind = ?, lease_owner = '', lease_until = '', updated_at = ?,
-		failed_step = ?, error_detail = ?, progress_attempt = attempts
+		failed_step = ?, error_detail = ?, progress_attempt = attempts, wait_kind = ?, wait_name = ?, wake_at = ?
 	WHERE run_id = ? AND lease_owner = ? AND epoch = ?`
 
-// FinishRun records the run's status and releases its lease, fenced.
+// FinishRun records the run's status and releases its lease, fenced. A
+// run suspending for a signal kept already, or for a child that no longer
+// waits, is stored pending instead (see journal.Journal.Signal).
 func (j *Journal) FinishRun(ctx context.Context, l journal.Lease, r journal.RunRecord) error {
-	res, err := j.finishStmt.ExecContext(ctx,
+	if r.Status == journal.StatusWaiting && (r.WaitKind == journal.WaitSignal || r.WaitKind == journal.WaitChild) {
+		return j.inTx(ctx, func(tx *sql.Tx) error {
+			over, err := woken(ctx, tx, r)
+			if err != nil {
+				return err
+			}
+			if over {
+				r.Status, r.WaitKind, r.WaitName, r.WakeAt = journal.StatusPending, "", "", time.Time{}
+			}
+			return j.finish(ctx, tx.StmtContext(ctx, j.finishStmt), l, r)
+		})
+	}
+	err := j.finish(ctx, j.finishStmt, l, r)
+	if err == nil || errors.Is(err, journal.ErrLeaseLost) {
+		j.commits.Add(1)
+	}
+	return err
+}
+
+func (j *Journal) finish(ctx context.Context, stmt *sql.Stmt, l journal.Lease, r journal.RunRecord) error {
+	res, err := stmt.ExecContext(ctx,
 		string(r.Status), nullJSON(r.Output), r.Error, r.AttentionStep, r.AttentionKind, ts(r.UpdatedAt),
-		r.FailedStep, nullJSON(r.ErrorDetail), l.RunID, l.Owner, l.Epoch)
+		r.FailedStep, nullJSON(r.ErrorDetail), r.WaitKind, r.WaitName, ts(r.WakeAt), l.RunID, l.Owner, l.Epoch)
 	if err != nil {
 		return writeLock(err)
 	}
-	j.commits.Add(1)
 	return leaseHeld(res, l)
 }
 
@@ -863,7 +914,7 @@ func (j *Journal) Cancel(ctx context.Context, runID string, opts journal.CancelO
 		switch {
 		case r.Status == journal.StatusSucceeded || r.Status == journal.StatusCancelled:
 			return fmt.Errorf("run %s is already %s: %w", runID, r.Status, journal.ErrRunBusy)
-		case r.Status == journal.StatusRunning && r.LeaseUntil.After(time.Now()) && !opts.Running:
+		case r.Status == journal.StatusRunning && r.LeaseUntil.After(j.clock()) && !opts.Running:
 			return fmt.Errorf("run %s is running under %s until %s: %w", runID, r.LeaseOwner, r.LeaseUntil.UTC().Format(time.RFC3339), journal.ErrRunBusy)
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE resume_runs SET status = 'cancelled', lease_owner = '', lease_until = '',

@@ -117,7 +117,10 @@ func TestOpenNamesDirectoryAndMissingFile(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	for name, open := range map[string]func(context.Context, string) (*sqlitejournal.Journal, error){
-		"Open": sqlitejournal.Open, "OpenReadOnly": sqlitejournal.OpenReadOnly,
+		"Open": func(ctx context.Context, path string) (*sqlitejournal.Journal, error) {
+			return sqlitejournal.Open(ctx, path)
+		},
+		"OpenReadOnly": sqlitejournal.OpenReadOnly,
 	} {
 		if _, err := open(ctx, dir); err == nil || !strings.Contains(err.Error(), "is a directory") {
 			t.Errorf("%s(directory): %v, want an error saying it is a directory", name, err)

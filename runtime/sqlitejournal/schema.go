@@ -101,7 +101,48 @@ CREATE TRIGGER resume_steps_progress_update AFTER UPDATE ON resume_steps BEGIN
 	UPDATE resume_runs SET progress_attempt = attempts WHERE run_id = NEW.run_id AND progress_attempt <> attempts;
 END;
 `,
-	// 6: deploys. A manifest's definition is its version's step list (JSON
+	// 6: schedules (resume.Engine.Schedule). One row per schedule name:
+	// what it starts and when, the last tick started and the next one;
+	// revision counts the row's writes, which compare and set it.
+	`
+CREATE TABLE resume_schedules (
+	name           TEXT PRIMARY KEY,
+	workflow       TEXT NOT NULL,
+	spec           TEXT NOT NULL,
+	missed         TEXT NOT NULL,
+	catch_up_limit INTEGER NOT NULL DEFAULT 0,
+	last_tick      TEXT NOT NULL DEFAULT '',
+	next_tick      TEXT NOT NULL,
+	revision       INTEGER NOT NULL,
+	created_at     TEXT NOT NULL,
+	updated_at     TEXT NOT NULL
+);
+`,
+	// 7: waiting. A run in status 'waiting' gave up its worker and lease;
+	// wait_kind says for what ('sleep', 'signal', 'start', 'child'),
+	// wait_name for which event or child run, wake_at until when (''
+	// for ever). resume_runs_by_wake lets a claim find the due ones
+	// without reading the others. resume_signals keeps the events sent to
+	// a run until an await consumes one (consumed_key: the await's step
+	// key, at most one signal each).
+	`
+ALTER TABLE resume_runs ADD COLUMN wait_kind TEXT NOT NULL DEFAULT '';
+ALTER TABLE resume_runs ADD COLUMN wait_name TEXT NOT NULL DEFAULT '';
+ALTER TABLE resume_runs ADD COLUMN wake_at TEXT NOT NULL DEFAULT '';
+CREATE INDEX resume_runs_by_wake ON resume_runs (status, wake_at);
+CREATE TABLE resume_signals (
+	run_id       TEXT NOT NULL REFERENCES resume_runs (run_id),
+	name         TEXT NOT NULL,
+	seq          INTEGER NOT NULL,
+	payload      TEXT NOT NULL,
+	sent_at      TEXT NOT NULL,
+	consumed_key TEXT NOT NULL DEFAULT '',
+	PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+CREATE INDEX resume_signals_kept ON resume_signals (run_id, name, seq) WHERE consumed_key = '';
+CREATE UNIQUE INDEX resume_signals_consumed ON resume_signals (run_id, consumed_key) WHERE consumed_key <> '';
+`,
+	// 8: deploys. A manifest's definition is its version's step list (JSON
 	// of deploy.Definition, NULL for one stored before), and seq orders a
 	// workflow's versions by when the journal first saw them; manifests
 	// stored before keep their created_at order. moves lists a run's

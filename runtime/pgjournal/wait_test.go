@@ -1,0 +1,58 @@
+package pgjournal_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/resumegen/resumegen/runtime/journal"
+	"github.com/resumegen/resumegen/runtime/pgjournal"
+)
+
+// TestWaitingClaimUsesIndex: with 10,000 runs waiting for later, the claim
+// of the next run reads waiting runs through resume_runs_by_wake instead
+// of scanning them, and finds nothing quickly.
+func TestWaitingClaimUsesIndex(t *testing.T) {
+	ctx := context.Background()
+	pool := testPool(t)
+	schema := freshSchema(t, pool)
+	j, err := pgjournal.Open(ctx, pool, pgjournal.WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	runs := pgx.Identifier{schema, "resume_runs"}.Sanitize()
+	if _, err := pool.Exec(ctx, `INSERT INTO `+runs+` (run_id, workflow, version, status, input, created_at, updated_at, wait_kind, wake_at)
+		SELECT 'w-' || i, 'app.Flow', 'v1', 'waiting', '[]', now(), now(), 'sleep', now() + interval '1 hour' + i * interval '1 second'
+		FROM generate_series(1, 10000) AS i`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `ANALYZE `+runs); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := pool.Query(ctx, `EXPLAIN `+pgjournal.ClaimNextSQL(j), "w", time.Minute, []string{"app.Flow"}, []string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(plan, "\n")
+	t.Logf("plan:\n%s", text)
+	if !strings.Contains(text, "resume_runs_by_wake") || strings.Contains(text, "Seq Scan on resume_runs") {
+		t.Fatalf("the claim does not read waiting runs by resume_runs_by_wake:\n%s", text)
+	}
+	start := time.Now()
+	const n = 50
+	for i := 0; i < n; i++ {
+		if _, _, err := j.ClaimNext(ctx, journal.ClaimNextRequest{Owner: "w", Lease: time.Minute, Workflows: []string{"app.Flow"}}); !errors.Is(err, journal.ErrNoRunReady) {
+			t.Fatalf("ClaimNext with only runs waiting for later: %v", err)
+		}
+	}
+	t.Logf("ClaimNext over 10,000 waiting runs: %v each", time.Since(start)/n)
+}

@@ -1,0 +1,121 @@
+package sqlitejournal_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/resumegen/resumegen/runtime/journal"
+	"github.com/resumegen/resumegen/runtime/journaltest"
+	"github.com/resumegen/resumegen/runtime/resume"
+	"github.com/resumegen/resumegen/runtime/sqlitejournal"
+)
+
+// fakeClock is a clock a test moves by hand.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// TestFastForwardedWait: with the journal's and the engine's clocks both
+// injected (WithClock), a 72-hour approval timeout passes in no time, and
+// a run is not due one microsecond early.
+func TestFastForwardedWait(t *testing.T) {
+	ctx := context.Background()
+	clock := &fakeClock{now: time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)}
+	j, err := sqlitejournal.Open(ctx, filepath.Join(t.TempDir(), "j.db"), sqlitejournal.WithClock(clock.Now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	e := resume.NewEngine(j, resume.WithClock(clock.Now))
+	const timeout = 72 * time.Hour
+	res, err := e.Start(ctx, "expense-1", journaltest.ApproveFlow, journaltest.Gate{TimeoutMS: int(timeout / time.Millisecond)})
+	if !errors.Is(err, resume.ErrRunWaiting) || !res.WakeAt.Equal(clock.Now().Add(timeout)) {
+		t.Fatalf("Start = %+v, %v; want waiting 72h", res, err)
+	}
+	claim := func() error {
+		_, _, err := j.ClaimNext(ctx, journal.ClaimNextRequest{Owner: "w", Lease: time.Minute, Workflows: []string{res.Workflow}})
+		return err
+	}
+	clock.Advance(timeout - time.Microsecond)
+	if err := claim(); !errors.Is(err, journal.ErrNoRunReady) {
+		t.Fatalf("a microsecond before its timeout the run was claimable: %v", err)
+	}
+	if d, ok, err := j.NextWake(ctx, []string{res.Workflow}); err != nil || !ok || d != time.Microsecond {
+		t.Fatalf("NextWake = %v, %v, %v; want 1µs", d, ok, err)
+	}
+	clock.Advance(time.Microsecond)
+	if res, err := e.Resume(ctx, "expense-1"); err != nil || string(res.Output) != `"timeout"` {
+		t.Fatalf("Resume at the timeout = %+v, %v", res, err)
+	}
+}
+
+// TestWaitingClaimUsesIndex: the claim of the next run reads waiting runs
+// through resume_runs_by_wake, not by scanning them, and with 10,000 runs
+// waiting for later it finds nothing quickly.
+func TestWaitingClaimUsesIndex(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "j.db")
+	j, err := sqlitejournal.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if _, err := j.DB().ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10000)
+		INSERT INTO resume_runs (run_id, workflow, version, status, input, created_at, updated_at, wait_kind, wake_at)
+		SELECT 'w-' || i, 'app.Flow', 'v1', 'waiting', '[]', '2026-01-01T00:00:00.000000Z', '2026-01-01T00:00:00.000000Z',
+			'sleep', '2999-01-01T00:00:00.000000Z' FROM n`); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	const n = 50
+	for i := 0; i < n; i++ {
+		if _, _, err := j.ClaimNext(ctx, journal.ClaimNextRequest{Owner: "w", Lease: time.Minute, Workflows: []string{"app.Flow"}}); !errors.Is(err, journal.ErrNoRunReady) {
+			t.Fatalf("ClaimNext with only runs waiting for later: %v", err)
+		}
+	}
+	t.Logf("ClaimNext over 10,000 waiting runs: %v each", time.Since(start)/n)
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, `EXPLAIN QUERY PLAN SELECT run_id FROM resume_runs
+		WHERE (status = 'pending' OR (status = 'running' AND lease_until < ?) OR (status = 'waiting' AND wake_at <> '' AND wake_at <= ?))
+			AND parent_run_id = '' AND workflow IN (?) ORDER BY created_at, run_id LIMIT 1`, "x", "x", "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	t.Logf("plan:\n%s", strings.Join(plan, "\n"))
+	if p := strings.Join(plan, "\n"); !strings.Contains(p, "resume_runs_by_wake (status=? AND wake_at") {
+		t.Fatalf("the claim does not read waiting runs by resume_runs_by_wake:\n%s", p)
+	}
+}
