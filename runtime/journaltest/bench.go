@@ -358,3 +358,63 @@ func BenchResumeNested(b *testing.B, h BenchHarness, half int) {
 	b.ReportMetric(float64(reads)/float64(b.N), "reads/op")
 	b.ReportMetric(float64(commits)/float64(b.N), "commits/op")
 }
+
+// BenchClaimNext times ClaimNext taking a worker's next run when the
+// claim lists the worker's versions, beside (interleaved in one loop, so
+// that machine noise hits both alike) the claim of any version of another
+// workflow: it reports both and their ratio (versions/any). Behind
+// skipped runs at the head of the queue: half of a newer version, half of
+// an older version another worker advertises, which the claim with
+// versions must pass over.
+func BenchClaimNext(b *testing.B, h BenchHarness, skipped int) {
+	ctx := context.Background()
+	j := h.Journal
+	const wf, other = "journaltest.BenchClaimed", "journaltest.BenchAny"
+	for _, v := range []string{"v1", "v2", "v3"} {
+		if err := j.SaveManifest(ctx, journal.ManifestRecord{Workflow: wf, Version: v, Manifest: v}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := j.Advertise(ctx, "bench-v1-worker", []journal.WorkflowVersion{{Workflow: wf, Version: "v1"}}); err != nil {
+		b.Fatal(err)
+	}
+	create := func(wf, version string) {
+		now := time.Now()
+		r := journal.RunRecord{RunID: benchRunID("claim"), Workflow: wf, Version: version, Input: []byte(`[]`), CreatedAt: now, UpdatedAt: now}
+		if _, _, err := j.CreateRun(ctx, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := 0; i < skipped; i++ {
+		create(wf, []string{"v1", "v3"}[i%2])
+	}
+	withVersions := journal.ClaimNextRequest{Owner: "bench-v2-worker", Lease: time.Minute, Workflows: []string{wf},
+		Versions: []journal.WorkflowVersion{{Workflow: wf, Version: "v2"}}, AdvertisedWithin: time.Hour}
+	anyVersion := journal.ClaimNextRequest{Owner: "bench-any-worker", Lease: time.Minute, Workflows: []string{other}}
+	var spent [2]time.Duration
+	claim := func(i int, req journal.ClaimNextRequest) {
+		t0 := time.Now()
+		r, _, err := j.ClaimNext(ctx, req)
+		spent[i] += time.Since(t0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r.Version != "v2" {
+			b.Fatalf("claimed run %s of version %s", r.RunID, r.Version)
+		}
+		l := journal.Lease{RunID: r.RunID, Owner: req.Owner, Epoch: r.Epoch}
+		if err := j.FinishRun(ctx, l, journal.RunRecord{Status: journal.StatusSucceeded, Output: []byte(`null`), UpdatedAt: time.Now()}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		create(other, "v2")
+		claim(0, anyVersion)
+		create(wf, "v2")
+		claim(1, withVersions)
+	}
+	b.ReportMetric(float64(spent[0].Nanoseconds())/float64(b.N), "any-ns/claim")
+	b.ReportMetric(float64(spent[1].Nanoseconds())/float64(b.N), "versions-ns/claim")
+	b.ReportMetric(float64(spent[1])/float64(spent[0]), "versions/any")
+}

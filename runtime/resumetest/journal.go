@@ -124,11 +124,25 @@ func (j *crashJournal) Cancel(ctx context.Context, runID string, opts journal.Ca
 	return j.Journal.Cancel(ctx, runID, opts)
 }
 
-func (j *crashJournal) SaveManifest(ctx context.Context, workflow, version, manifest string) error {
+func (j *crashJournal) SaveManifest(ctx context.Context, m journal.ManifestRecord) error {
 	if err := j.alive(); err != nil {
 		return err
 	}
-	return j.Journal.SaveManifest(ctx, workflow, version, manifest)
+	return j.Journal.SaveManifest(ctx, m)
+}
+
+func (j *crashJournal) Advertise(ctx context.Context, owner string, versions []journal.WorkflowVersion) error {
+	if err := j.alive(); err != nil {
+		return err
+	}
+	return j.Journal.Advertise(ctx, owner, versions)
+}
+
+func (j *crashJournal) MoveRun(ctx context.Context, l journal.Lease, m journal.Move) error {
+	if err := j.alive(); err != nil {
+		return err
+	}
+	return j.Journal.MoveRun(ctx, l, m)
 }
 
 func (j *crashJournal) Signal(ctx context.Context, s journal.SignalRecord) (journal.SignalRecord, error) {
