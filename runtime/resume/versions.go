@@ -158,3 +158,10 @@ func definitionOf(def *WorkflowDef) deploy.Definition {
 func (w *WorkflowDef) named(name string) bool {
 	return name == w.QualifiedName() || slices.Contains(w.Aliases, name)
 }
+
+// notHere is the error of a run entry that gave its run back untouched:
+// the run is pinned to a version left to a process that has it.
+type notHere struct{ err error }
+
+func (e *notHere) Error() string { return e.err.Error() }
+func (e *notHere) Unwrap() error { return e.err }

@@ -690,3 +690,37 @@ func TestVersionChildRunContinues(t *testing.T) {
 		}
 	})
 }
+
+// ResumeAll in a V2 program leaves a V1 run alone while a live worker
+// advertises V1, and continues it on V2 once none does.
+func TestVersionResumeAllLeavesAdvertisedVersions(t *testing.T) {
+	eachJournal(t, func(t *testing.T, j journal.Journal) {
+		ctx := context.Background()
+		id := "all-" + t.Name()
+		useRegistry(t, prog(orderV1, orderDef("V1", orderV1, stepsV1)))
+		if _, err := NewEngine(j).Enqueue(ctx, id, orderV1, 8); err != nil {
+			t.Fatal(err)
+		}
+		if err := j.Advertise(ctx, "worker-v1", []journal.WorkflowVersion{{Workflow: orderID, Version: "V1"}}); err != nil {
+			t.Fatal(err)
+		}
+		useRegistry(t, prog(orderV2, orderDef("V2", orderV2, stepsV2)))
+		e := NewEngine(j)
+		if res, err := e.ResumeAll(ctx); err != nil || len(res) != 0 {
+			t.Fatalf("ResumeAll with V1 advertised: %+v, %v; want nothing resumed", res, err)
+		}
+		if run, _, _ := j.LoadRun(ctx, id); run.Attempts != 0 || run.Version != "V1" {
+			t.Fatalf("ResumeAll touched a run a live V1 worker has: %+v", run)
+		}
+		if err := j.Advertise(ctx, "worker-v1", nil); err != nil {
+			t.Fatal(err)
+		}
+		res, err := e.ResumeAll(ctx)
+		if err != nil || len(res) != 1 || res[0].Version != "V2" || res[0].Status != StatusSucceeded {
+			t.Fatalf("ResumeAll once V1 is gone: %+v, %v", res, err)
+		}
+		if want := uninterrupted(t, orderV2, 8); string(res[0].Output) != string(want) {
+			t.Errorf("output %s, want %s", res[0].Output, want)
+		}
+	})
+}
