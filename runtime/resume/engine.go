@@ -658,23 +658,9 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 		run.Status, run.AttentionStep, run.AttentionKind, run.Error = StatusNeedsAttention, key, AttentionKindJournal, why
 		return e.finish(ctx, lease, run)
 	}
-	v := e.versionFor(ctx, lease, cur, &run, steps)
-	def := v.def
-	switch {
-	case v.park != "":
-		run.Status, run.AttentionStep, run.AttentionKind, run.Error = StatusNeedsAttention, "", AttentionKindVersion, v.park
-		return e.finish(ctx, lease, run)
-	case v.giveBack:
-		// Not this program's run to decide about: give it back untouched.
-		run.Status, run.Error = StatusPending, ""
-		e.finish(ctx, lease, run)
-		return resultOf(run), &notHere{v.err}
-	case errors.Is(v.err, ErrLeaseLost):
-		return resultOf(run), v.err
-	case v.err != nil:
-		run.Status, run.Error = StatusPending, v.err.Error()
-		e.finish(ctx, lease, run)
-		return resultOf(run), v.err
+	def, res, err := e.enterVersion(ctx, lease, cur, &run, steps)
+	if def == nil {
+		return res, err
 	}
 	if err := e.canRun(def); err != nil {
 		// A method without its receiver here: give the run back untouched.
@@ -776,7 +762,7 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 			run.Status, run.Output, run.Error = StatusSucceeded, b, ""
 		}
 	}
-	res, err := e.finishBy(ctx, lease, run, st.leaseDeadline)
+	res, err = e.finishBy(ctx, lease, run, st.leaseDeadline)
 	if stop != nil && runErr == nil && err == nil {
 		err = stop
 	}
