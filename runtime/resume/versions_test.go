@@ -724,3 +724,93 @@ func TestVersionResumeAllLeavesAdvertisedVersions(t *testing.T) {
 		}
 	})
 }
+
+// moveFault makes a journal's MoveRun fail with err, or, with crash, die
+// right after the move commits.
+type moveFault struct {
+	journal.Journal
+	err   error
+	crash bool
+}
+
+func (m *moveFault) KeepAlive(ctx context.Context, owner string) error {
+	return m.Journal.(journal.Liveness).KeepAlive(ctx, owner)
+}
+
+func (m *moveFault) OwnerGone(ctx context.Context, owner string) (bool, error) {
+	return m.Journal.(journal.Liveness).OwnerGone(ctx, owner)
+}
+
+func (m *moveFault) Release(ctx context.Context, owner string) error {
+	return m.Journal.(journal.Liveness).Release(ctx, owner)
+}
+
+func (m *moveFault) MoveRun(ctx context.Context, l journal.Lease, mv journal.Move) error {
+	if m.err != nil {
+		return m.err
+	}
+	if err := m.Journal.MoveRun(ctx, l, mv); err != nil {
+		return err
+	}
+	if m.crash {
+		panic(testCrash{})
+	}
+	return nil
+}
+
+// A move the journal refuses executes nothing: under a lost lease the
+// entry stops, on a journal failure the run is left pending for a resume.
+// A process that dies right after the move commits leaves a run of the new
+// version, which the next entry executes without moving it again.
+func TestVersionMoveFailures(t *testing.T) {
+	eachJournal(t, func(t *testing.T, j journal.Journal) {
+		ctx := context.Background()
+		id := "move-" + t.Name()
+		useRegistry(t, prog(orderV1, orderDef("V1", orderV1, stepsV1)))
+		startKilled(t, j, id, orderV1, 9, "A")
+		useRegistry(t, prog(orderV2, orderDef("V2", orderV2, stepsV2)))
+
+		_, err := NewEngine(&moveFault{Journal: j, err: fmt.Errorf("move: %w", journal.ErrLeaseLost)}, WithOwner("lost")).Resume(ctx, id)
+		if !errors.Is(err, ErrLeaseLost) || executions(id, "B") != 0 {
+			t.Fatalf("a move under a lost lease: %v; B executed %d times", err, executions(id, "B"))
+		}
+		if l, ok := j.(journal.Liveness); ok {
+			if err := l.Release(ctx, "lost"); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		res, err := NewEngine(&moveFault{Journal: j, err: errors.New("disk full")}, WithOwner("full")).Resume(ctx, id)
+		if err == nil || !strings.Contains(err.Error(), "move from version V1 to V2: disk full") || res.Status != StatusPending || executions(id, "B") != 0 {
+			t.Fatalf("a move the journal failed: %+v, %v; B executed %d times", res, err, executions(id, "B"))
+		}
+		if run, _, _ := j.LoadRun(ctx, id); run.Version != "V1" || len(run.Moves) != 0 || run.Status != StatusPending {
+			t.Fatalf("after a failed move: %+v", run)
+		}
+
+		func() {
+			defer func() {
+				if _, ok := recover().(testCrash); !ok {
+					t.Fatal("the engine did not die after the move")
+				}
+			}()
+			e := NewEngine(&moveFault{Journal: j, crash: true}, WithOwner("mover"), WithCrashPanics(func(v any) bool { _, ok := v.(testCrash); return ok }))
+			_, _ = e.Resume(ctx, id)
+		}()
+		if l, ok := j.(journal.Liveness); ok {
+			if err := l.Release(ctx, "mover"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err = NewEngine(j).Resume(ctx, id)
+		if err != nil || res.Version != "V2" {
+			t.Fatalf("resume after a death past the move: %+v, %v", res, err)
+		}
+		if want := uninterrupted(t, orderV2, 9); string(res.Output) != string(want) {
+			t.Errorf("output %s, want %s", res.Output, want)
+		}
+		if run, _, _ := j.LoadRun(ctx, id); len(run.Moves) != 1 || executions(id, "A") != 1 {
+			t.Errorf("moves %+v, A executed %d times; want one move, A once", run.Moves, executions(id, "A"))
+		}
+	})
+}
