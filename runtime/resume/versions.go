@@ -33,9 +33,8 @@ type entry struct {
 
 // versionFor decides which registered version of run's workflow, whose
 // current version is cur, executes run, moving it to cur when it may
-// continue there. run and steps are updated to
-// what the journal holds after a move (version, workflow, relabelled step
-// keys).
+// continue there. run and steps are updated to what the journal holds
+// after a move (workflow, version, relabelled step keys).
 func (e *Engine) versionFor(ctx context.Context, lease journal.Lease, cur *WorkflowDef, run *journal.RunRecord, steps []journal.StepRecord) entry {
 	if def, ok := lookupVersion(run.Workflow, run.Version); ok {
 		if run.Workflow != def.QualifiedName() {

@@ -248,13 +248,37 @@ func TestVersionContinuesOnAnAppendedStep(t *testing.T) {
 		id := "append-" + t.Name()
 		useRegistry(t, prog(orderV1, orderDef("V1", orderV1, stepsV1)))
 		startKilled(t, j, id, orderV1, 7, "C")
+		// The cost of an entry on the run's own version, for comparison.
+		startKilled(t, j, "same-"+id, orderV1, 7, "C")
+		same := NewEngine(j)
+		if err := same.SaveManifests(ctx); err != nil {
+			t.Fatal(err)
+		}
+		c0 := j.Counters()
+		if _, err := same.Resume(ctx, "same-"+id); err != nil {
+			t.Fatal(err)
+		}
+		c1 := j.Counters()
 
 		useRegistry(t, prog(orderV2, orderDef("V2", orderV2, stepsV2)))
 		e := NewEngine(j, WithOwner("v2"))
+		if err := e.SaveManifests(ctx); err != nil {
+			t.Fatal(err)
+		}
+		c2 := j.Counters()
 		res, err := e.Resume(ctx, id)
 		if err != nil {
 			t.Fatalf("resume on V2: %v", err)
 		}
+		// A move costs the two versions' stored definitions (reads), the
+		// move's commit (which may read the run's row in its transaction),
+		// beside the step D the run then executes.
+		c3 := j.Counters()
+		reads, commits := (c3.Reads-c2.Reads)-(c1.Reads-c0.Reads), (c3.Commits-c2.Commits)-(c1.Commits-c0.Commits)
+		if reads < 2 || reads > 3 || commits != 2 {
+			t.Errorf("a moved entry took %d reads and %d commits more than an unmoved one, want 2 or 3 and 2 (the move and D)", reads, commits)
+		}
+		t.Logf("a moved entry: %d reads and %d commits more than an unmoved one (the move and D)", reads, commits)
 		if want := uninterrupted(t, orderV2, 7); string(res.Output) != string(want) || res.Version != "V2" {
 			t.Errorf("resumed on V2: output %s, version %s; want %s, V2", res.Output, res.Version, want)
 		}
