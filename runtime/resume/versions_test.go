@@ -838,3 +838,48 @@ func TestVersionMoveFailures(t *testing.T) {
 		}
 	})
 }
+
+// adverts records a journal's Advertise calls.
+type adverts struct {
+	journal.Journal
+	mu    sync.Mutex
+	calls [][]journal.WorkflowVersion
+}
+
+func (a *adverts) Advertise(ctx context.Context, owner string, v []journal.WorkflowVersion) error {
+	a.mu.Lock()
+	a.calls = append(a.calls, v)
+	a.mu.Unlock()
+	return a.Journal.Advertise(ctx, owner, v)
+}
+
+// A worker advertises every version it executes, under the identity and
+// its aliases, old versions included, when it starts and every third of a
+// lease, and withdraws them when Work returns.
+func TestVersionWorkerAdvertises(t *testing.T) {
+	j, err := sqlitejournal.Open(context.Background(), filepath.Join(t.TempDir(), "journal.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	old := oldDef()
+	old.ID, old.Aliases = "shop.Order", []string{orderID}
+	useRegistry(t, prog(orderV2, namedDef("V2", orderV2, stepsV2), oldOrderV1, old))
+	a := &adverts{Journal: j}
+	work(t, NewEngine(a, WithLease(90*time.Millisecond)), 400*time.Millisecond)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if n := len(a.calls); n < 4 || n > 15 {
+		t.Fatalf("%d advertisements in 400ms with a 90ms lease, want one at start, about one each 30ms, and a withdrawal", n)
+	}
+	want := fmt.Sprint([]journal.WorkflowVersion{{Workflow: orderID, Version: "V1"}, {Workflow: orderID, Version: "V2"},
+		{Workflow: "shop.Order", Version: "V1"}, {Workflow: "shop.Order", Version: "V2"}})
+	for i, c := range a.calls[:len(a.calls)-1] {
+		if fmt.Sprint(c) != want {
+			t.Errorf("advertisement %d = %v, want %s", i, c, want)
+		}
+	}
+	if last := a.calls[len(a.calls)-1]; last != nil {
+		t.Errorf("last advertisement = %v, want the withdrawal (nil)", last)
+	}
+}
