@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 
 	"github.com/resumegen/resumegen/runtime/deploy"
 	"github.com/resumegen/resumegen/runtime/journal"
@@ -37,14 +39,8 @@ type entry struct {
 // after a move (workflow, version, relabelled step keys).
 func (e *Engine) versionFor(ctx context.Context, lease journal.Lease, cur *WorkflowDef, run *journal.RunRecord, steps []journal.StepRecord) entry {
 	if def, ok := lookupVersion(run.Workflow, run.Version); ok {
-		if run.Workflow != def.QualifiedName() {
-			// A run stored under an earlier identity of the workflow,
-			// pinned to a version this program has: only its name moves.
-			m := journal.Move{Workflow: def.QualifiedName(), FromWorkflow: run.Workflow, From: run.Version, To: run.Version,
-				Why: "workflow " + run.Workflow + " is now named " + def.QualifiedName()}
-			if err := e.move(ctx, lease, run, steps, m); err != nil {
-				return entry{err: err}
-			}
+		if err := e.relabel(ctx, lease, def, run, steps); err != nil {
+			return entry{err: err}
 		}
 		return entry{def: def}
 	}
@@ -72,6 +68,61 @@ func (e *Engine) versionFor(ctx context.Context, lease journal.Lease, cur *Workf
 		return entry{err: err}
 	}
 	return entry{def: cur}
+}
+
+// relabel moves a run pinned to def's version, without changing its
+// version, when it is stored under an earlier identity of the workflow
+// (an alias) or has rows journaled under earlier names of def's steps (an
+// operator accepted a version that renames them): the run then replays
+// those rows instead of executing their steps again.
+func (e *Engine) relabel(ctx context.Context, lease journal.Lease, def *WorkflowDef, run *journal.RunRecord, steps []journal.StepRecord) error {
+	m := journal.Move{Workflow: def.QualifiedName(), From: run.Version, To: run.Version, Renames: earlierNames(def, steps)}
+	var why []string
+	if run.Workflow != m.Workflow {
+		m.FromWorkflow = run.Workflow
+		why = append(why, "workflow "+run.Workflow+" is now named "+m.Workflow)
+	}
+	if len(m.Renames) > 0 {
+		var rs []string
+		for _, old := range slices.Sorted(maps.Keys(m.Renames)) {
+			rs = append(rs, old+" -> "+m.Renames[old])
+		}
+		why = append(why, "rows journaled under earlier step names relabelled: "+strings.Join(rs, ", "))
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	m.Why = strings.Join(why, "; ")
+	return e.move(ctx, lease, run, steps, m)
+}
+
+// earlierNames maps the names of step rows that are not def's step names
+// but earlier names of one (renamed-from=) to that step's name; nil when
+// there are none.
+func earlierNames(def *WorkflowDef, steps []journal.StepRecord) map[string]string {
+	earlier := map[string]string{}
+	for _, s := range def.Steps {
+		for _, old := range s.RenamedFrom {
+			earlier[old] = s.Name
+		}
+	}
+	if len(earlier) == 0 {
+		return nil // the common case: nothing to look for
+	}
+	for _, s := range def.Steps {
+		delete(earlier, s.Name) // a current name is never relabelled
+	}
+	var out map[string]string
+	for _, st := range steps {
+		name := journal.StepName(st.StepKey)
+		if to, ok := earlier[name]; ok {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[name] = to
+		}
+	}
+	return out
 }
 
 // enterVersion returns the registered version that executes run (see

@@ -883,3 +883,38 @@ func TestVersionWorkerAdvertises(t *testing.T) {
 		t.Errorf("last advertisement = %v, want the withdrawal (nil)", last)
 	}
 }
+
+// An operator who accepts, for a parked run, a version that renames one of
+// its journaled steps gets it replayed, not executed again: the next
+// entry relabels the rows journaled under the earlier name.
+func TestVersionAcceptedRenameReplays(t *testing.T) {
+	eachJournal(t, func(t *testing.T, j journal.Journal) {
+		ctx := context.Background()
+		id := "accepted-" + t.Name()
+		useRegistry(t, prog(orderV1, orderDef("V1", orderV1, stepsV1)))
+		startKilled(t, j, id, orderV1, 2, "B#2")
+		useRegistry(t, prog(orderV3, orderDef("V3", orderV3, stepsV3)))
+		if res, _ := NewEngine(j).Resume(ctx, id); res.AttentionKind != AttentionKindVersion {
+			t.Fatalf("V3 did not park the run: %+v", res)
+		}
+		if err := j.AcceptVersion(ctx, id, "V4"); err != nil {
+			t.Fatal(err)
+		}
+		useRegistry(t, prog(orderV4, orderDef("V4", orderV4, stepsV4)))
+		res, err := NewEngine(j).Resume(ctx, id)
+		if err != nil || res.Version != "V4" {
+			t.Fatalf("resume after the accept: %+v, %v", res, err)
+		}
+		if want := uninterrupted(t, orderV4, 2); string(res.Output) != string(want) {
+			t.Errorf("output %s, want %s", res.Output, want)
+		}
+		if n := executions(id, "Bee") + executions(id, "Bee#2"); n != 0 {
+			t.Errorf("the renamed step executed again %d times", n)
+		}
+		run, _, _ := j.LoadRun(ctx, id)
+		if last := run.Moves[len(run.Moves)-1]; last.From != "V4" || last.To != "V4" || last.Renames["B"] != "Bee" ||
+			last.Why != "rows journaled under earlier step names relabelled: B -> Bee" {
+			t.Errorf("moves = %+v", run.Moves)
+		}
+	})
+}
