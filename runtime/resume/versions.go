@@ -40,7 +40,7 @@ type entry struct {
 func (e *Engine) versionFor(ctx context.Context, lease journal.Lease, cur *WorkflowDef, run *journal.RunRecord, steps []journal.StepRecord) entry {
 	if def, ok := lookupVersion(run.Workflow, run.Version); ok {
 		if err := e.relabel(ctx, lease, def, run, steps); err != nil {
-			return entry{err: err}
+			return moveFailed(err)
 		}
 		return entry{def: def}
 	}
@@ -64,8 +64,8 @@ func (e *Engine) versionFor(ctx context.Context, lease journal.Lease, cur *Workf
 	if run.Workflow != m.Workflow {
 		m.FromWorkflow = run.Workflow
 	}
-	if err := e.move(ctx, lease, run, steps, m); err != nil {
-		return entry{err: err}
+	if err := e.move(ctx, lease, cur, run, steps, m); err != nil {
+		return moveFailed(err)
 	}
 	return entry{def: cur}
 }
@@ -93,7 +93,7 @@ func (e *Engine) relabel(ctx context.Context, lease journal.Lease, def *Workflow
 		return nil
 	}
 	m.Why = strings.Join(why, "; ")
-	return e.move(ctx, lease, run, steps, m)
+	return e.move(ctx, lease, def, run, steps, m)
 }
 
 // earlierNames maps the names of step rows that are not def's step names
@@ -202,8 +202,11 @@ func (e *Engine) loadDefinition(ctx context.Context, workflow, version string) (
 
 // move re-pins run to m.To in the journal, then relabels the run and its
 // steps as the journal now holds them.
-func (e *Engine) move(ctx context.Context, lease journal.Lease, run *journal.RunRecord, steps []journal.StepRecord, m journal.Move) error {
+func (e *Engine) move(ctx context.Context, lease journal.Lease, to *WorkflowDef, run *journal.RunRecord, steps []journal.StepRecord, m journal.Move) error {
 	m.By = "engine " + e.owner
+	if err := relabelProblem(run.RunID, to, steps, m.Renames); err != nil {
+		return err
+	}
 	if err := e.journal.MoveRun(ctx, lease, m); err != nil {
 		return fmt.Errorf("run %s: move from version %s to %s: %w", run.RunID, m.From, m.To, err)
 	}
@@ -216,6 +219,46 @@ func (e *Engine) move(ctx context.Context, lease journal.Lease, run *journal.Run
 		}
 	}
 	return nil
+}
+
+// relabelRefused is why a move cannot relabel a run's rows: the run
+// parks instead.
+type relabelRefused struct{ error }
+
+// relabelProblem says why the rows of run runID cannot be relabelled by
+// renames for version to (see journal.PlanRelabel): two rows would get one
+// key, or a renamed step of a child call has no settled outcome, so its
+// child run, found by the step's key, would be started anew.
+func relabelProblem(runID string, to *WorkflowDef, steps []journal.StepRecord, renames map[string]string) error {
+	if len(renames) == 0 {
+		return nil
+	}
+	rows := make([]journal.RelabelRow, len(steps))
+	for i, s := range steps {
+		name := journal.StepName(s.StepKey)
+		child := slices.ContainsFunc(to.Steps, func(d StepDef) bool { return d.Child && d.Name == renamed(name, renames) })
+		rows[i] = journal.RelabelRow{Key: s.StepKey, Name: name, Status: s.Status, Final: s.Final, HasChild: child}
+	}
+	if _, err := journal.PlanRelabel(runID, rows, renames); err != nil {
+		return &relabelRefused{fmt.Errorf("moving to version %s: %w", to.Version, err)}
+	}
+	return nil
+}
+
+func renamed(name string, renames map[string]string) string {
+	if to, ok := renames[name]; ok {
+		return to
+	}
+	return name
+}
+
+// moveFailed is the entry of a run whose move failed with err.
+func moveFailed(err error) entry {
+	var refused *relabelRefused
+	if errors.As(err, &refused) {
+		return entry{park: refused.Error() + ": nothing was executed; settle or cancel the run"}
+	}
+	return entry{err: err}
 }
 
 // definitionOf is def's step list as package deploy reads it and the

@@ -918,3 +918,41 @@ func TestVersionAcceptedRenameReplays(t *testing.T) {
 		}
 	})
 }
+
+// A move whose relabelling would lose a row's identity is refused before
+// the journal is asked, and the run parks: two rows would get one key, or
+// a renamed child call has no settled outcome (its child run, found by the
+// step's key, would be started anew).
+func TestVersionRelabelRefusals(t *testing.T) {
+	to := &WorkflowDef{Version: "V9", Steps: []StepDef{{Name: "Purchase", Child: true, RenamedFrom: []string{"Order"}}, {Name: "Bee", RenamedFrom: []string{"B"}}}}
+	row := func(key string, st journal.StepStatus, final bool) journal.StepRecord {
+		return journal.StepRecord{StepKey: key, Status: st, Final: final}
+	}
+	for _, tc := range []struct {
+		name    string
+		steps   []journal.StepRecord
+		renames map[string]string
+		want    string
+	}{
+		{"settled child", []journal.StepRecord{row("Order", journal.StepSucceeded, false), row("Order#2", journal.StepFailed, true)}, map[string]string{"Order": "Purchase"}, ""},
+		{"unsettled child", []journal.StepRecord{row("Order#2", journal.StepFailed, false)}, map[string]string{"Order": "Purchase"},
+			"moving to version V9: run r, step Order#2: its child run r/Order#2 has no settled outcome"},
+		{"in-flight child", []journal.StepRecord{row("Order", journal.StepInFlight, false)}, map[string]string{"Order": "Purchase"}, "its child run r/Order has no settled outcome"},
+		{"plain step", []journal.StepRecord{row("B#2", journal.StepFailed, false)}, map[string]string{"B": "Bee"}, ""},
+		{"collision", []journal.StepRecord{row("B", journal.StepSucceeded, false), row("Bee", journal.StepSucceeded, false)}, map[string]string{"B": "Bee"},
+			"steps B and Bee would both be Bee"},
+		{"no renames", []journal.StepRecord{row("Order", journal.StepInFlight, false)}, nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := relabelProblem("r", to, tc.steps, tc.renames)
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Fatalf("relabelProblem = %v, want %q", err, tc.want)
+			}
+			if err != nil {
+				if e := moveFailed(err); e.park == "" || e.err != nil {
+					t.Errorf("a refused relabelling does not park the run: %+v", e)
+				}
+			}
+		})
+	}
+}
