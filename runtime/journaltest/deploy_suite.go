@@ -46,6 +46,9 @@ func runDeploys(t *testing.T, h Harness, open func(t *testing.T) journal.Journal
 	t.Run("deploys: versions saved at once get distinct seqs", func(t *testing.T) {
 		testManifestSeqConcurrent(t, open(t))
 	})
+	t.Run("a claim cancelled at any moment hands its run back or leaves it claimable", func(t *testing.T) {
+		testClaimCancelled(t, open(t))
+	})
 	if h.Exec != nil {
 		t.Run("deploys: moves that do not decode make the run's row unreadable, not the journal", func(t *testing.T) {
 			testMovesUnreadable(t, h, open(t))
@@ -492,5 +495,45 @@ func testMovesUnreadable(t *testing.T, h Harness, j journal.Journal) {
 	}
 	if r, _, err := j.LoadRun(ctx, "good"); err != nil || r.Problem() != "" || r.Moves != nil {
 		t.Errorf("another run: %+v, %v", r, err)
+	}
+}
+
+// testClaimCancelled cancels ClaimNext at moments spread over its round
+// trips: a run it claimed must come back to the caller, never stay running
+// under an owner that does not know it holds it (a live owner's run no
+// other worker may take).
+func testClaimCancelled(t *testing.T, j journal.Journal) {
+	ctx := context.Background()
+	saveVersions(t, j, "v1")
+	for i := 0; i < 60; i++ {
+		id := fmt.Sprintf("cancel-%02d", i)
+		createAt(t, j, id, "v1", 0)
+		cctx, cancel := context.WithCancel(ctx)
+		go func() {
+			time.Sleep(time.Duration(i%15) * 150 * time.Microsecond)
+			cancel()
+		}()
+		r, _, err := j.ClaimNext(cctx, journal.ClaimNextRequest{Owner: "canceller", Lease: time.Hour, Workflows: []string{deployWF},
+			Versions: wv("v1")[:i%2], AdvertisedWithin: time.Hour})
+		cancel()
+		stored, _, lerr := j.LoadRun(ctx, id)
+		if lerr != nil {
+			t.Fatal(lerr)
+		}
+		switch {
+		case err == nil && r.RunID == id:
+			if ferr := j.FinishRun(ctx, journal.Lease{RunID: id, Owner: "canceller", Epoch: r.Epoch},
+				journal.RunRecord{Status: journal.StatusCancelled, UpdatedAt: time.Now()}); ferr != nil {
+				t.Fatal(ferr)
+			}
+		case err == nil:
+			t.Fatalf("claim %d took run %s, want %s", i, r.RunID, id)
+		case stored.Status != journal.StatusPending:
+			t.Fatalf("claim %d failed (%v) but left run %s %s under %q", i, err, id, stored.Status, stored.LeaseOwner)
+		default:
+			if err := j.Cancel(ctx, id, journal.CancelOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }

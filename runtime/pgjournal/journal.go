@@ -592,6 +592,17 @@ func (j *Journal) ClaimNext(ctx context.Context, c journal.ClaimNextRequest) (jo
 	if holding == nil {
 		holding = []string{}
 	}
+	if err := ctx.Err(); err != nil {
+		return journal.RunRecord{}, nil, fmt.Errorf("claim next for %s: %w", c.Owner, err)
+	}
+	// Once sent, the claim commits whatever becomes of ctx: a claim
+	// cancelled in flight, or a journal read cancelled after it, would
+	// leave a run running under a live owner that does not know it holds
+	// it, and that no other worker may take. The claim takes no lock it
+	// waits for (SKIP LOCKED, try-locks only): the bound covers a server
+	// that stopped answering.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimBound)
+	defer cancel()
 	var r journal.RunRecord
 	var err error
 	if len(c.Versions) == 0 {
@@ -620,6 +631,9 @@ func (j *Journal) ClaimNext(ctx context.Context, c journal.ClaimNextRequest) (jo
 	}
 	return r, steps, nil
 }
+
+// claimBound bounds ClaimNext once sent, whatever its caller's context.
+const claimBound = time.Minute
 
 // RenewLease extends the lease to d from now, by the server's clock, if it
 // is still held.
