@@ -319,7 +319,7 @@ func (e *Engine) create(ctx context.Context, runID string, wf any, args []any, h
 // createAt is create; a new run not held, and with at set, waits to start
 // until at (see EnqueueAt).
 func (e *Engine) createAt(ctx context.Context, runID string, wf any, args []any, hold bool, at time.Time) (journal.RunRecord, bool, error) {
-	def, err := lookupFunc(wf)
+	def, err := lookupStart(wf)
 	if err != nil {
 		return journal.RunRecord{}, false, err
 	}
@@ -364,7 +364,7 @@ func (e *Engine) createAt(ctx context.Context, runID string, wf any, args []any,
 	if created && hold {
 		stored.LeaseUntil = heldUntil(sent, e.lease)
 	}
-	if stored.Workflow != def.QualifiedName() || !bytes.Equal(compactJSON(stored.Input), compactJSON(input)) {
+	if !def.named(stored.Workflow) || !bytes.Equal(compactJSON(stored.Input), compactJSON(input)) {
 		// The stored input is not repeated: inputs hold personal data.
 		return stored, false, fmt.Errorf("run %s: %w: it is a run of %s with other input (runs show %s prints it)", runID, ErrRunConflict, stored.Workflow, runID)
 	}
@@ -387,15 +387,20 @@ func (e *Engine) Resume(ctx context.Context, runID string) (Result, error) {
 
 // ResumeAll resumes, one after another, every run that is pending, whose
 // process died (running with an expired lease), or whose wait's time has
-// passed, oldest first: call it at startup. It returns each resumed run's
-// result; a run that did not succeed is reported in its Result, not as an
-// error. The error is the first journal failure.
+// passed, oldest first: call it at startup. A run pinned to a version of
+// its workflow this program does not have is continued on the program's
+// version, or parked, only when no live worker has its version (as
+// [Engine.Work] decides); one pinned to a newer version is left alone. It
+// returns each resumed run's result; a run that did not succeed is
+// reported in its Result, not as an error. The error is the first journal
+// failure.
 func (e *Engine) ResumeAll(ctx context.Context) ([]Result, error) {
 	runs, err := e.journal.ListRuns(ctx, journal.RunFilter{Statuses: []Status{StatusPending, StatusRunning, StatusWaiting}})
 	if err != nil {
 		return nil, fmt.Errorf("resume all: list runs: %w", err)
 	}
 	var out []Result
+	others := 0
 	for _, r := range runs {
 		if r.Parent != "" {
 			continue // its parent executes it
@@ -406,14 +411,66 @@ func (e *Engine) ResumeAll(ctx context.Context) ([]Result, error) {
 		if r.Status == StatusRunning && r.LeaseUntil.After(e.now()) && !e.ownerGone(ctx, r.LeaseOwner) {
 			continue // another live process holds it
 		}
+		if _, ok := lookupVersion(r.Workflow, r.Version); !ok {
+			// Another program's workflow, or another version: a process
+			// that has it may be running.
+			others++
+			continue
+		}
 		res, err := e.execute(ctx, r.RunID)
-		var runErr *RunError
-		if err != nil && !errors.As(err, &runErr) && !errors.Is(err, ErrRunBusy) {
+		if out, err = appendResumed(out, res, err); err != nil {
 			return out, err
 		}
-		out = append(out, res)
+	}
+	if others == 0 {
+		return out, nil
+	}
+	return e.resumeOtherVersions(ctx, out, others)
+}
+
+// resumeOtherVersions claims, up to n times, a run of this program's
+// workflows pinned to another version that no live process has (see
+// journal.ClaimNextRequest.Versions), and continues or parks it.
+func (e *Engine) resumeOtherVersions(ctx context.Context, out []Result, n int) ([]Result, error) {
+	if err := e.SaveManifests(ctx); err != nil {
+		return out, fmt.Errorf("resume all: %w", err)
+	}
+	if err := e.keepAlive(ctx); err != nil {
+		return out, fmt.Errorf("resume all: %w", err)
+	}
+	versions := e.runnableVersions()
+	for i := 0; i < n && len(versions) > 0; i++ {
+		sent := time.Now()
+		run, steps, err := e.journal.ClaimNext(ctx, journal.ClaimNextRequest{
+			Owner: e.owner, Lease: e.lease, Workflows: workflowsOf(versions), Holding: e.holding(),
+			Versions: versions, AdvertisedWithin: 3 * e.lease,
+		})
+		if errors.Is(err, journal.ErrNoRunReady) {
+			break
+		}
+		if err != nil {
+			return out, fmt.Errorf("resume all: claim: %w", err)
+		}
+		run.LeaseUntil = heldUntil(sent, e.lease)
+		res, err := e.runClaimed(ctx, run, steps, nil)
+		if out, err = appendResumed(out, res, err); err != nil {
+			return out, err
+		}
 	}
 	return out, nil
+}
+
+// appendResumed adds a resumed run's result to out, and returns err if it
+// is a journal failure rather than the run's own outcome.
+func appendResumed(out []Result, res Result, err error) ([]Result, error) {
+	if errors.As(err, new(*notHere)) {
+		return out, nil // pinned to a version left to a process that has it
+	}
+	var runErr *RunError
+	if err != nil && !errors.As(err, &runErr) && !errors.Is(err, ErrRunBusy) {
+		return out, err
+	}
+	return append(out, res), nil
 }
 
 // Resolve applies a person's decision to the in_flight step stepKey of run
@@ -462,7 +519,7 @@ func (e *Engine) checkResolution(ctx context.Context, runID, stepKey string, res
 	if err != nil {
 		return fmt.Errorf("run %s, step %s: resolve: read the manifest of version %s: %w", runID, stepKey, run.Version, err)
 	}
-	if def, ok := Lookup(run.Workflow); ok && def.Version == run.Version && !strings.Contains(manifest, name+": journals ") {
+	if def, ok := lookupVersion(run.Workflow, run.Version); ok && !strings.Contains(manifest, name+": journals ") {
 		manifest = def.Manifest()
 	}
 	if len(result) == 0 {
@@ -522,13 +579,7 @@ func (e *Engine) AcceptVersion(ctx context.Context, runID, version string) error
 // version with the code's before the first run of the new version. Work
 // calls it on start.
 func (e *Engine) SaveManifests(ctx context.Context) error {
-	registry.RLock()
-	defs := make([]*WorkflowDef, 0, len(registry.byName))
-	for _, d := range registry.byName {
-		defs = append(defs, d)
-	}
-	registry.RUnlock()
-	for _, d := range defs {
+	for _, d := range registered() {
 		if err := e.saveManifest(ctx, d); err != nil {
 			return err
 		}
@@ -536,13 +587,23 @@ func (e *Engine) SaveManifests(ctx context.Context) error {
 	return nil
 }
 
+// saveManifest stores def's manifest and definition under its identity
+// and under each of its aliases, once per engine: a run stored under an
+// alias compares its version with the code's among that name's versions.
 func (e *Engine) saveManifest(ctx context.Context, def *WorkflowDef) error {
 	key := def.QualifiedName() + "@" + def.Version
 	if _, ok := e.manifests.Load(key); ok {
 		return nil
 	}
-	if err := e.journal.SaveManifest(ctx, journal.ManifestRecord{Workflow: def.QualifiedName(), Version: def.Version, Manifest: def.Manifest()}); err != nil {
-		return fmt.Errorf("workflow %s: save manifest of version %s: %w", def.QualifiedName(), def.Version, err)
+	defn, err := json.Marshal(definitionOf(def))
+	if err != nil {
+		return fmt.Errorf("workflow %s: encode the definition of version %s: %w", def.QualifiedName(), def.Version, err)
+	}
+	for _, name := range append([]string{def.QualifiedName()}, def.Aliases...) {
+		m := journal.ManifestRecord{Workflow: name, Version: def.Version, Manifest: def.Manifest(), Definition: defn}
+		if err := e.journal.SaveManifest(ctx, m); err != nil {
+			return fmt.Errorf("workflow %s: save manifest of version %s: %w", name, def.Version, err)
+		}
 	}
 	e.manifests.Store(key, struct{}{})
 	return nil
@@ -614,20 +675,14 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 	defer e.hold(runID)()
 	lease := journal.Lease{RunID: runID, Owner: run.LeaseOwner, Epoch: run.Epoch}
 
-	def, ok := Lookup(run.Workflow)
+	cur, ok := Lookup(run.Workflow)
 	if !ok {
 		// Not this binary's workflow: give the run back untouched.
 		run.Status, run.Error = StatusPending, ""
 		e.finish(ctx, lease, run)
 		return resultOf(run), fmt.Errorf("run %s: workflow %s is not registered in this program", runID, run.Workflow)
 	}
-	if err := e.canRun(def); err != nil {
-		// A method without its receiver here: give the run back untouched.
-		run.Status, run.Error = StatusPending, ""
-		e.finish(ctx, lease, run)
-		return resultOf(run), fmt.Errorf("run %s: %w", runID, err)
-	}
-	if err := e.saveManifest(ctx, def); err != nil {
+	if err := e.saveManifest(ctx, cur); err != nil {
 		run.Status = StatusPending
 		e.finish(ctx, lease, run)
 		return resultOf(run), err
@@ -638,10 +693,15 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 		run.Status, run.AttentionStep, run.AttentionKind, run.Error = StatusNeedsAttention, key, AttentionKindJournal, why
 		return e.finish(ctx, lease, run)
 	}
-	if run.Version != def.Version {
-		run.Status, run.AttentionStep, run.AttentionKind = StatusNeedsAttention, "", AttentionKindVersion
-		run.Error = e.versionMismatch(ctx, run, def)
-		return e.finish(ctx, lease, run)
+	def, res, err := e.enterVersion(ctx, lease, cur, &run, steps)
+	if def == nil {
+		return res, err
+	}
+	if err := e.canRun(def); err != nil {
+		// A method without its receiver here: give the run back untouched.
+		run.Status, run.Error = StatusPending, ""
+		e.finish(ctx, lease, run)
+		return resultOf(run), fmt.Errorf("run %s: %w", runID, err)
 	}
 	if n := run.ClaimsSinceProgress - 1; e.crashLoopLimit > 0 && n >= e.crashLoopLimit {
 		run.Status, run.FailedStep = StatusFailed, ""
@@ -745,7 +805,7 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 			run.Status, run.Output, run.Error = StatusSucceeded, b, ""
 		}
 	}
-	res, err := e.finishBy(ctx, lease, run, st.leaseDeadline)
+	res, err = e.finishBy(ctx, lease, run, st.leaseDeadline)
 	if stop != nil && runErr == nil && err == nil {
 		err = stop
 	}
