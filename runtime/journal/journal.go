@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -86,6 +87,9 @@ type RunRecord struct {
 	// "" for a run of its own. Workers never claim a child run: its parent
 	// executes it.
 	Parent string
+	// Moves lists the run's moves between versions, oldest first (see
+	// [Move]). Claim, ClaimNext and LoadRun fill it.
+	Moves []Move
 	// LastStep is the key of the run's most recently journaled step; only
 	// ListRuns fills it, so that listing runs needs no query per run.
 	LastStep string
@@ -188,9 +192,16 @@ const (
 // version of a workflow, as resume.WorkflowDef.Manifest renders it, stored the
 // first time a program registering that version met the journal.
 type ManifestRecord struct {
-	Workflow  string
-	Version   string
-	Manifest  string
+	Workflow string
+	Version  string
+	Manifest string
+	// Definition is the version's step list as package deploy reads it
+	// (JSON of deploy.Definition); nil for a manifest stored before
+	// definitions were.
+	Definition json.RawMessage
+	// Seq orders a workflow's versions by when the journal first saw them:
+	// a version with a smaller Seq is older.
+	Seq       int64
 	CreatedAt time.Time
 }
 
@@ -312,6 +323,46 @@ type ClaimNextRequest struct {
 	// it may be claimed again. A lapsed lease of another live owner may
 	// not, nor one of a run being executed.
 	Holding []string
+	// Versions lists the workflow versions the worker can execute. When
+	// set, a run of Workflows is claimed only if its (workflow, version)
+	// is among them, or if its version is older than one of the worker's
+	// versions of that workflow (its manifest was first saved before:
+	// [ManifestRecord.Seq]) and no worker advertised it ([Journal.Advertise])
+	// within AdvertisedWithin: a run no live process can execute as
+	// pinned, which the engine continues on its own version or parks. Nil
+	// claims runs of any version.
+	Versions []WorkflowVersion
+	// AdvertisedWithin is how recent an advertisement must be to count.
+	AdvertisedWithin time.Duration
+}
+
+// WorkflowVersion is one version of a workflow, by its identity.
+type WorkflowVersion struct {
+	Workflow string
+	Version  string
+}
+
+// Move records a run's move from the version it was pinned to to another
+// one of its workflow.
+type Move struct {
+	// Workflow is the run's workflow after the move; FromWorkflow is the
+	// one before it when the move changed it (an earlier identity, see
+	// resume.WorkflowDef.Aliases), "" otherwise.
+	Workflow     string `json:"workflow"`
+	FromWorkflow string `json:"from_workflow,omitempty"`
+	// From and To are the versions before and after the move.
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Why says what made the move safe ("no step journaled", "steps A, B
+	// are an unchanged prefix of version T") or who accepted it.
+	Why string `json:"why"`
+	// Renames maps step names journaled under an earlier name to their
+	// name in To (renamed-from=); the move relabels those rows.
+	Renames map[string]string `json:"renames,omitempty"`
+	// By is who moved the run: "engine OWNER" or "operator".
+	By string `json:"by"`
+	// At is when, by the journal's clock.
+	At time.Time `json:"at"`
 }
 
 // Liveness is an optional interface of a [Journal] that tells a live
@@ -485,9 +536,24 @@ type Journal interface {
 	// that nothing can write it any more. A run a live lease holds is
 	// refused with ErrRunBusy unless opts.Running.
 	Cancel(ctx context.Context, runID string, opts CancelOptions) error
-	// SaveManifest stores a workflow version's manifest the first time it is
-	// seen, so a version mismatch can show which steps differ.
-	SaveManifest(ctx context.Context, workflow, version, manifest string) error
+	// SaveManifest stores m the first time its workflow version is seen
+	// (giving it the next Seq), so a version mismatch can show which steps
+	// differ and a run can be continued on a newer version; a row stored
+	// without a Definition gets m's.
+	SaveManifest(ctx context.Context, m ManifestRecord) error
+	// LoadManifest returns a stored manifest row; found is false when the
+	// version is unknown.
+	LoadManifest(ctx context.Context, workflow, version string) (m ManifestRecord, found bool, err error)
+	// Advertise records that owner's process can execute versions, at the
+	// journal's clock, replacing what owner advertised before; nil
+	// withdraws them. Workers leave runs pinned to an advertised version
+	// to the processes that have it (see [ClaimNextRequest.Versions]).
+	Advertise(ctx context.Context, owner string, versions []WorkflowVersion) error
+	// MoveRun re-pins the run l holds to m.To (and to m.Workflow), relabels
+	// its step rows by m.Renames, and appends m, stamped with the journal's
+	// clock, to the run's moves, in one commit. A write under a lost lease
+	// is refused with ErrLeaseLost.
+	MoveRun(ctx context.Context, l Lease, m Move) error
 	// Manifest returns a stored manifest, or "" when the version is unknown.
 	Manifest(ctx context.Context, workflow, version string) (string, error)
 	// ListManifests returns the stored manifests of a workflow, newest
@@ -497,7 +563,8 @@ type Journal interface {
 	// with AttentionKind [AttentionKindVersion]) to version, pending, with its
 	// attention cleared: its journaled steps replay under the new code by
 	// key. Any other run is refused with ErrNotVersionStop (ErrRunNotFound
-	// for an unknown one) and left unchanged.
+	// for an unknown one) and left unchanged. It appends a Move{By:
+	// "operator", Why: "accepted by an operator"} to the run's moves.
 	AcceptVersion(ctx context.Context, runID, version string) error
 	// Counters returns the operation counts since the journal was opened.
 	Counters() Counters
@@ -559,4 +626,22 @@ func DecodeHistory(b []byte) ([]AttemptRecord, error) {
 		return nil, fmt.Errorf("history %s is not a list of attempts: %v", preview(b), err)
 	}
 	return out, nil
+}
+
+// StepName returns the step name of a journal key: "A#2" -> "A", "A[k]" -> "A".
+func StepName(key string) string {
+	if i := strings.IndexAny(key, "#["); i >= 0 {
+		return key[:i]
+	}
+	return key
+}
+
+// RenameKey relabels a journal key by renames (old name -> new name):
+// "A#2" -> "B#2", "A[k]" -> "B[k]"; a key whose name is not renamed is returned as is.
+func RenameKey(key string, renames map[string]string) string {
+	name := StepName(key)
+	if to, ok := renames[name]; ok {
+		return to + key[len(name):]
+	}
+	return key
 }

@@ -500,7 +500,8 @@ func Run(t *testing.T, h Harness) {
 		if _, _, err := j.CreateRun(ctx, old); err != nil {
 			t.Fatal(err)
 		}
-		if err := j.SaveManifest(ctx, chainDef.QualifiedName(), "chain-v0", "Fetch journaltest.Fetch func(context.Context) (string, error) default\n"); err != nil {
+		if err := j.SaveManifest(ctx, journal.ManifestRecord{Workflow: chainDef.QualifiedName(), Version: "chain-v0",
+			Manifest: "Fetch journaltest.Fetch func(context.Context) (string, error) default\n"}); err != nil {
 			t.Fatal(err)
 		}
 		res, err := resume.NewEngine(j).Resume(ctx, id)
@@ -545,8 +546,9 @@ func Run(t *testing.T, h Harness) {
 		name := chainDef.QualifiedName()
 		// A run of version chain-v0 that journaled Fetch and Notify, then
 		// stopped: what an old binary leaves behind.
-		if err := j.SaveManifest(ctx, name, "chain-v0", "Fetch journaltest.Fetch func(context.Context, Plan) (string, error) default\n"+
-			"Notify journaltest.Notify func(context.Context, Plan) error once\n"); err != nil {
+		if err := j.SaveManifest(ctx, journal.ManifestRecord{Workflow: name, Version: "chain-v0",
+			Manifest: "Fetch journaltest.Fetch func(context.Context, Plan) (string, error) default\n" +
+				"Notify journaltest.Notify func(context.Context, Plan) error once\n"}); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(2 * time.Millisecond) // the new manifest is the newer one

@@ -911,7 +911,8 @@ func (j *Journal) Cancel(ctx context.Context, runID string, opts journal.CancelO
 }
 
 // SaveManifest stores a version's manifest the first time it is seen.
-func (j *Journal) SaveManifest(ctx context.Context, workflow, version, manifest string) error {
+func (j *Journal) SaveManifest(ctx context.Context, m journal.ManifestRecord) error {
+	workflow, version, manifest := m.Workflow, m.Version, m.Manifest
 	if _, err := j.pool.Exec(ctx, j.sql.saveManifest, workflow, version, manifest, time.Now()); err != nil {
 		return fmt.Errorf("workflow %s, version %s: save manifest: %w", workflow, version, err)
 	}
@@ -997,3 +998,22 @@ func (j *Journal) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
 	j.commits.Add(1)
 	return nil
 }
+
+// LoadManifest returns a stored manifest row; found is false when the
+// version is unknown.
+func (j *Journal) LoadManifest(ctx context.Context, workflow, version string) (journal.ManifestRecord, bool, error) {
+	return journal.ManifestRecord{}, false, fmt.Errorf("workflow %s, version %s: load manifest: %w", workflow, version, errNotYet)
+}
+
+// Advertise records the versions owner's process can execute.
+func (j *Journal) Advertise(ctx context.Context, owner string, versions []journal.WorkflowVersion) error {
+	return fmt.Errorf("owner %s: advertise: %w", owner, errNotYet)
+}
+
+// MoveRun re-pins the run l holds to another version of its workflow.
+func (j *Journal) MoveRun(ctx context.Context, l journal.Lease, m journal.Move) error {
+	return fmt.Errorf("run %s: move to version %s: %w", l.RunID, m.To, errNotYet)
+}
+
+// errNotYet is the error of the deploy methods until they are implemented.
+var errNotYet = errors.New("not implemented yet")

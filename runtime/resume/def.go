@@ -74,6 +74,14 @@ type StepDef struct {
 	// so it does not enter the version; "" in code generated before it was
 	// recorded.
 	JSON string
+	// Key is the step's key= expression as written, "" for a step
+	// journaled by occurrence (Name, Name#2, ...). It is part of the
+	// version.
+	Key string
+	// RenamedFrom lists the step's earlier names (renamed-from=): rows
+	// journaled under them count for this step, and a run that moves to
+	// this version has them relabelled. It does not enter the version.
+	RenamedFrom []string
 }
 
 // Default backoff bounds for a step that sets retry=N without backoff=.
@@ -96,6 +104,17 @@ type WorkflowDef struct {
 	Package string
 	// Name is the workflow function's name.
 	Name string
+	// ID is the workflow's stable name (name=), its identity in the
+	// journal; "" means Package + "." + Name.
+	ID string
+	// Aliases are earlier identities of the workflow (its import-path name
+	// once name= is set): runs stored under them are this workflow's.
+	Aliases []string
+	// Old marks an old version kept so that the runs pinned to it finish
+	// (old-version-of=): it executes them and never starts a run. Name is
+	// then the Go function that holds it, and ID the current workflow's
+	// identity.
+	Old bool
 	// Version is the hash of the step signature list.
 	Version string
 	// Steps lists the steps in source order.
@@ -117,9 +136,14 @@ type WorkflowDef struct {
 	Run func(ctx context.Context, args Args) (any, error)
 }
 
-// QualifiedName is the workflow's name in the journal: the package path, a
-// dot, and the function name.
-func (w *WorkflowDef) QualifiedName() string { return w.Package + "." + w.Name }
+// QualifiedName is the workflow's identity in the journal: its ID, or the
+// package path, a dot, and the function name.
+func (w *WorkflowDef) QualifiedName() string {
+	if w.ID != "" {
+		return w.ID
+	}
+	return w.Package + "." + w.Name
+}
 
 // Manifest renders what the generator hashed into Version, one line each:
 // first the JSON shape of the run's input and output, then each step,

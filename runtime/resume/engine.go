@@ -508,7 +508,7 @@ func (e *Engine) saveManifest(ctx context.Context, def *WorkflowDef) error {
 	if _, ok := e.manifests.Load(key); ok {
 		return nil
 	}
-	if err := e.journal.SaveManifest(ctx, def.QualifiedName(), def.Version, def.Manifest()); err != nil {
+	if err := e.journal.SaveManifest(ctx, journal.ManifestRecord{Workflow: def.QualifiedName(), Version: def.Version, Manifest: def.Manifest()}); err != nil {
 		return fmt.Errorf("workflow %s: save manifest of version %s: %w", def.QualifiedName(), def.Version, err)
 	}
 	e.manifests.Store(key, struct{}{})

@@ -1,0 +1,264 @@
+// Package deploy decides whether a run pinned to one version of a workflow
+// may continue on another: the continuation rule of a deploy.
+//
+// A run pinned to version F continues on version T iff its input's JSON
+// shape is unchanged (the "input ..." lines of the definitions' Shape; the
+// output may change, it is not journaled before the run ends) and either
+// it journaled no step, or F's steps up to the last one it journaled (by
+// position in F's step list, rows of any status) are, one by one, the same
+// in T: name (after T's renamed-from), callee, signature, policy, key=,
+// journaled shape and type, child call. Anything else would stop the run:
+// it parks for a person with the reason. The package is pure: the engine
+// and resumectl check-deploy give it the definitions the journal stores.
+package deploy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/resumegen/resumegen/runtime/journal"
+)
+
+// Definition is a workflow version's step list, as the journal stores it
+// beside the version's manifest (journal.ManifestRecord.Definition).
+type Definition struct {
+	// Workflow is the workflow's identity; Version its version.
+	Workflow string `json:"workflow"`
+	Version  string `json:"version"`
+	// Shape is the JSON shape of the run's input and output, one field a
+	// line ("input arg 1 Order: ID string", "output Receipt: Total int").
+	Shape []string `json:"shape,omitempty"`
+	// Steps lists the steps in source order.
+	Steps []Step `json:"steps"`
+}
+
+// Step is one step of a [Definition].
+type Step struct {
+	// Name is the step's journal name; Callee the qualified name of what
+	// it calls; Signature the callee's type; Policy "default", "once" or
+	// "tx".
+	Name      string `json:"name"`
+	Callee    string `json:"callee"`
+	Signature string `json:"signature"`
+	Policy    string `json:"policy"`
+	// Key is the key= expression as written, "" for a step journaled by
+	// occurrence.
+	Key string `json:"key,omitempty"`
+	// JSON is the Go type of the value the step journals; Shape that
+	// value's JSON shape, one field a line.
+	JSON  string   `json:"json,omitempty"`
+	Shape []string `json:"shape,omitempty"`
+	// RenamedFrom lists the step's earlier names (renamed-from=).
+	RenamedFrom []string `json:"renamed_from,omitempty"`
+	// Child marks a call of another workflow (a child run).
+	Child bool `json:"child,omitempty"`
+}
+
+// Decision says whether a run continues on the other version, and why.
+type Decision struct {
+	// Continues is true when the run may be moved to the other version
+	// and executed there; false when it would stop.
+	Continues bool
+	// Why names what made the move safe, or the step that differs and how
+	// ("step 3 Score: signature func(int) error -> func(string) error").
+	Why string
+	// Renames maps the names of the run's journaled rows that the other
+	// version calls otherwise (renamed-from=) to that name; nil when none.
+	Renames map[string]string
+}
+
+// Unknown is the decision for a run pinned to a version whose definition
+// the journal does not hold: it would stop.
+func Unknown(version string) Decision {
+	return Decision{Why: "the journal has no step list for version " + version + ": saved by an older resumegen"}
+}
+
+// Decide applies the continuation rule to a run pinned to version from
+// that journaled the rows journaledKeys (step keys: "A", "A#2", "A[k]"),
+// for the version to.
+func Decide(from, to Definition, journaledKeys []string) Decision {
+	if why := inputChange(from, to); why != "" {
+		return Decision{Why: why}
+	}
+	if len(journaledKeys) == 0 {
+		return Decision{Continues: true, Why: "no step journaled"}
+	}
+	renames := renamesOf(to)
+	last := -1
+	var names []string // journaled step names, first seen first
+	for _, key := range journaledKeys {
+		name := journal.StepName(key)
+		i := lastIndex(from.Steps, name)
+		if i < 0 {
+			return Decision{Why: fmt.Sprintf("step %s journaled by the run is not a step of version %s", name, from.Version)}
+		}
+		last = max(last, i)
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	for i := 0; i <= last; i++ {
+		f := from.Steps[i]
+		if i >= len(to.Steps) {
+			return Decision{Why: fmt.Sprintf("step %d %s: version %s has %d steps, and the run journaled up to step %d", i+1, f.Name, to.Version, len(to.Steps), last+1)}
+		}
+		if diff := stepChange(f, to.Steps[i], renames); diff != "" {
+			return Decision{Why: fmt.Sprintf("step %d %s: %s", i+1, f.Name, diff)}
+		}
+	}
+	return continued(from, to, names, last, renames)
+}
+
+// continued is the decision for a run whose journaled steps are the
+// unchanged prefix from.Steps[:last+1] of to.
+func continued(from, to Definition, journaled []string, last int, renames map[string]string) Decision {
+	d := Decision{Continues: true}
+	var prefix []string
+	for _, s := range to.Steps[:last+1] {
+		if !slices.Contains(prefix, s.Name) {
+			prefix = append(prefix, s.Name)
+		}
+	}
+	for _, n := range journaled {
+		fromName := from.Steps[lastIndex(from.Steps, n)].Name
+		if toName := renamed(fromName, renames); toName != n {
+			if d.Renames == nil {
+				d.Renames = map[string]string{}
+			}
+			d.Renames[n] = toName
+		}
+	}
+	word := "steps"
+	if len(prefix) == 1 {
+		word = "step"
+	}
+	d.Why = fmt.Sprintf("%s %s journaled: an unchanged prefix of version %s", word, strings.Join(prefix, ", "), to.Version)
+	if len(d.Renames) > 0 {
+		var rs []string
+		for _, n := range journaled {
+			if m, ok := d.Renames[n]; ok {
+				rs = append(rs, n+" -> "+m)
+			}
+		}
+		d.Why += " (renamed " + strings.Join(rs, ", ") + ")"
+	}
+	return d
+}
+
+// inputChange says how the run's input shape differs between the
+// versions, or "" when it does not.
+func inputChange(from, to Definition) string {
+	a, b := inputLines(from.Shape), inputLines(to.Shape)
+	if slices.Equal(a, b) {
+		return ""
+	}
+	return "the run's input changed: " + lineDiff(a, b)
+}
+
+func inputLines(shape []string) []string {
+	var out []string
+	for _, l := range shape {
+		if strings.HasPrefix(l, "input ") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// lineDiff lists the lines only in a ("- line") and only in b ("+ line").
+func lineDiff(a, b []string) string {
+	var out []string
+	for _, l := range a {
+		if !slices.Contains(b, l) {
+			out = append(out, "- "+l)
+		}
+	}
+	for _, l := range b {
+		if !slices.Contains(a, l) {
+			out = append(out, "+ "+l)
+		}
+	}
+	if len(out) == 0 {
+		return "the same lines in another order"
+	}
+	return strings.Join(out, ", ")
+}
+
+// renamesOf maps every earlier name of a step of d to the step's name.
+func renamesOf(d Definition) map[string]string {
+	m := map[string]string{}
+	for _, s := range d.Steps {
+		for _, old := range s.RenamedFrom {
+			m[old] = s.Name
+		}
+	}
+	return m
+}
+
+func renamed(name string, renames map[string]string) string {
+	if n, ok := renames[name]; ok {
+		return n
+	}
+	return name
+}
+
+// lastIndex is the index of the last step of steps that a row named name
+// counts for (its name, or one of its earlier names), or -1.
+func lastIndex(steps []Step, name string) int {
+	for i := len(steps) - 1; i >= 0; i-- {
+		if steps[i].Name == name || slices.Contains(steps[i].RenamedFrom, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// stepChange says how step t of the new version differs from step f of
+// the old, "" when it is the same step: "policy default -> once; key none
+// -> o.ID".
+func stepChange(f, t Step, renames map[string]string) string {
+	var out []string
+	change := func(what, a, b string) {
+		if a != b {
+			out = append(out, fmt.Sprintf("%s %s -> %s", what, orNone(a), orNone(b)))
+		}
+	}
+	name := renamed(f.Name, renames)
+	change("name", name, t.Name)
+	if t.Callee != f.Callee && !renamedCallee(f, name, t.Callee) {
+		change("callee", f.Callee, t.Callee)
+	}
+	change("signature", f.Signature, t.Signature)
+	change("policy", f.Policy, t.Policy)
+	change("key", f.Key, t.Key)
+	change("journaled type", f.JSON, t.JSON)
+	if !slices.Equal(f.Shape, t.Shape) {
+		out = append(out, "journaled shape "+lineDiff(f.Shape, t.Shape))
+	}
+	if f.Child != t.Child {
+		out = append(out, kind(f.Child)+" -> "+kind(t.Child))
+	}
+	return strings.Join(out, "; ")
+}
+
+// renamedCallee reports whether callee is f's callee renamed with its step
+// (renamed-from= on the declaration: pkg.Score -> pkg.Rate).
+func renamedCallee(f Step, name, callee string) bool {
+	return name != f.Name && strings.HasSuffix(f.Callee, "."+f.Name) &&
+		callee == strings.TrimSuffix(f.Callee, f.Name)+name
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+func kind(child bool) string {
+	if child {
+		return "a child workflow call"
+	}
+	return "a step call"
+}

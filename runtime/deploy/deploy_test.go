@@ -1,0 +1,149 @@
+package deploy
+
+import (
+	"encoding/json"
+	"maps"
+	"strings"
+	"testing"
+)
+
+func step(name string) Step {
+	return Step{Name: name, Callee: "example.com/shop." + name, Signature: "func(context.Context, Order) (int, error)",
+		Policy: "default", JSON: "int", Shape: []string{"result int"}}
+}
+
+func def(version string, steps ...Step) Definition {
+	return Definition{Workflow: "shop.Checkout", Version: version,
+		Shape: []string{"input arg 1 Order: ID string", "output Receipt: Total int"}, Steps: steps}
+}
+
+// edit returns d with step i changed by f, under version v.
+func edit(d Definition, v string, i int, f func(*Step)) Definition {
+	d.Version = v
+	d.Steps = append([]Step(nil), d.Steps...)
+	f(&d.Steps[i])
+	return d
+}
+
+func TestDecide(t *testing.T) {
+	v1 := def("V1", step("Validate"), step("Score"), step("Charge"))
+	v2 := def("V2", step("Validate"), step("Score"), step("Charge"), step("Notify")) // appended
+	keyed := edit(v1, "VK", 1, func(s *Step) { s.Key = "o.Owner" })
+
+	for _, tc := range []struct {
+		name     string
+		from, to Definition
+		keys     []string
+		cont     bool
+		why      string // a substring of Why
+		renames  map[string]string
+	}{
+		{"empty journal", v1, v2, nil, true, "no step journaled", nil},
+		{"empty journal, a changed middle step", v1, edit(v1, "V3", 1, func(s *Step) { s.Policy = "once" }), nil, true, "no step journaled", nil},
+		{"appended step", v1, v2, []string{"Validate", "Score", "Charge"}, true, "steps Validate, Score, Charge journaled: an unchanged prefix of version V2", nil},
+		{"one step journaled", v1, v2, []string{"Validate"}, true, "step Validate journaled: an unchanged prefix of version V2", nil},
+		{"output changed", v1, func() Definition {
+			d := v2
+			d.Shape = []string{"input arg 1 Order: ID string", "output Receipt: Total int64"}
+			return d
+		}(),
+			[]string{"Validate"}, true, "unchanged prefix", nil},
+		{"input changed", v1, func() Definition {
+			d := v2
+			d.Shape = []string{"input arg 1 Order: ID int", "output Receipt: Total int"}
+			return d
+		}(),
+			nil, false, "the run's input changed: - input arg 1 Order: ID string, + input arg 1 Order: ID int", nil},
+		{"input field added", v1, func() Definition {
+			d := v2
+			d.Shape = append([]string{"input arg 1 Order: Coupon string"}, v1.Shape...)
+			return d
+		}(),
+			[]string{"Validate"}, false, "+ input arg 1 Order: Coupon string", nil},
+
+		// A middle step changed: the run stops only if it journaled it or
+		// a step after it.
+		{"middle step changed, journaled before it", v1, edit(v1, "V3", 1, func(s *Step) { s.Signature = "func(context.Context, Order) (string, error)" }),
+			[]string{"Validate"}, true, "step Validate journaled", nil},
+		{"middle step changed, journaled it", v1, edit(v1, "V3", 1, func(s *Step) { s.Signature = "func(context.Context, Order) (string, error)" }),
+			[]string{"Validate", "Score"}, false, "step 2 Score: signature func(context.Context, Order) (int, error) -> func(context.Context, Order) (string, error)", nil},
+		{"middle step changed, journaled past it", v1, edit(v1, "V3", 1, func(s *Step) { s.Signature = "func(context.Context, Order) (string, error)" }),
+			[]string{"Charge"}, false, "step 2 Score: signature", nil},
+		{"policy", v1, edit(v1, "V3", 0, func(s *Step) { s.Policy = "once" }), []string{"Validate"}, false, "step 1 Validate: policy default -> once", nil},
+		{"callee", v1, edit(v1, "V3", 0, func(s *Step) { s.Callee = "example.com/other.Validate" }), []string{"Validate"}, false,
+			"step 1 Validate: callee example.com/shop.Validate -> example.com/other.Validate", nil},
+		{"key added", v1, keyed, []string{"Score#2"}, false, "step 2 Score: key none -> o.Owner", nil},
+		{"key removed", keyed, v1, []string{"Score[alice]"}, false, "step 2 Score: key o.Owner -> none", nil},
+		{"keyed rows continue", keyed, func() Definition { d := keyed; d.Version = "VK2"; d.Steps = append(d.Steps, step("Notify")); return d }(),
+			[]string{"Validate", "Score[alice]", "Score[bob]"}, true, "steps Validate, Score journaled", nil},
+		{"occurrence rows continue", v1, v2, []string{"Validate", "Score", "Score#2", "Score#3"}, true, "steps Validate, Score journaled", nil},
+		{"journaled type", v1, edit(v1, "V3", 0, func(s *Step) { s.JSON = "int64" }), []string{"Validate"}, false, "step 1 Validate: journaled type int -> int64", nil},
+		{"journaled shape", v1, edit(v1, "V3", 0, func(s *Step) { s.Shape = []string{"result int64"} }), []string{"Validate"}, false,
+			"step 1 Validate: journaled shape - result int, + result int64", nil},
+		{"child", v1, edit(v1, "V3", 0, func(s *Step) { s.Child = true }), []string{"Validate"}, false, "step 1 Validate: a step call -> a child workflow call", nil},
+		{"inserted step", v1, def("V3", step("Validate"), step("Audit"), step("Score"), step("Charge")), []string{"Score"}, false,
+			"step 2 Score: name Score -> Audit; callee example.com/shop.Score -> example.com/shop.Audit", nil},
+		{"removed steps", v1, def("V3", step("Validate")), []string{"Charge"}, false, "step 2 Score: version V3 has 1 steps, and the run journaled up to step 3", nil},
+		{"removed step after the journaled ones", v1, def("V3", step("Validate"), step("Score")), []string{"Score"}, true, "unchanged prefix of version V3", nil},
+		{"unknown journaled name", v1, v2, []string{"Validate", "Refund#2"}, false, "step Refund journaled by the run is not a step of version V1", nil},
+		{"renamed without renamed-from", v1, edit(v1, "V3", 1, func(s *Step) { s.Name, s.Callee = "Rate", "example.com/shop.Rate" }), []string{"Charge"}, false,
+			"step 2 Score: name Score -> Rate", nil},
+		{"renamed at the declaration", v1, edit(v1, "V3", 1, func(s *Step) { s.Name, s.Callee, s.RenamedFrom = "Rate", "example.com/shop.Rate", []string{"Score"} }),
+			[]string{"Validate", "Score", "Score#2", "Charge"}, true, "steps Validate, Rate, Charge journaled: an unchanged prefix of version V3 (renamed Score -> Rate)",
+			map[string]string{"Score": "Rate"}},
+		{"renamed at the call site", v1, edit(v1, "V3", 1, func(s *Step) { s.Name, s.RenamedFrom = "Rate", []string{"Score"} }),
+			[]string{"Score[k]"}, true, "renamed Score -> Rate", map[string]string{"Score": "Rate"}},
+		{"renamed, other callee", v1, edit(v1, "V3", 1, func(s *Step) { s.Name, s.Callee, s.RenamedFrom = "Rate", "example.com/shop.Other", []string{"Score"} }),
+			[]string{"Score"}, false, "step 2 Score: callee example.com/shop.Score -> example.com/shop.Other", nil},
+		{"renamed, not journaled", v1, edit(v1, "V3", 2, func(s *Step) { s.Name, s.Callee, s.RenamedFrom = "Pay", "example.com/shop.Pay", []string{"Charge"} }),
+			[]string{"Validate"}, true, "step Validate journaled", nil},
+		{"rows of an earlier name of the run's own version", edit(v1, "V1b", 1, func(s *Step) { s.Name, s.Callee, s.RenamedFrom = "Rate", "example.com/shop.Rate", []string{"Score"} }),
+			def("V4", step("Validate"), Step{Name: "Rate", Callee: "example.com/shop.Rate", Signature: step("x").Signature, Policy: "default", JSON: "int", Shape: []string{"result int"}}, step("Charge")),
+			[]string{"Score"}, true, "renamed Score -> Rate", map[string]string{"Score": "Rate"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Decide(tc.from, tc.to, tc.keys)
+			if d.Continues != tc.cont || !strings.Contains(d.Why, tc.why) {
+				t.Errorf("Decide = %v, %q; want %v, containing %q", d.Continues, d.Why, tc.cont, tc.why)
+			}
+			if !maps.Equal(d.Renames, tc.renames) {
+				t.Errorf("renames = %v, want %v", d.Renames, tc.renames)
+			}
+		})
+	}
+}
+
+// A step called at two call sites is listed twice, and its rows do not
+// say which call site journaled them: the rule takes the step's last
+// position, the one that checks more.
+func TestDecideTakesTheLastPositionOfAStep(t *testing.T) {
+	from := def("V1", step("Fetch"), step("Score"), step("Fetch"))
+	to := def("V2", step("Fetch"), step("Score"), edit(def("", step("Fetch")), "", 0, func(s *Step) { s.Policy = "once" }).Steps[0])
+	if d := Decide(from, to, []string{"Fetch"}); d.Continues || !strings.Contains(d.Why, "step 3 Fetch: policy default -> once") {
+		t.Errorf("Decide = %v, %q; want a stop at step 3", d.Continues, d.Why)
+	}
+}
+
+func TestUnknown(t *testing.T) {
+	d := Unknown("V0")
+	if d.Continues || d.Why != "the journal has no step list for version V0: saved by an older resumegen" {
+		t.Errorf("Unknown = %+v", d)
+	}
+}
+
+func TestDefinitionJSON(t *testing.T) {
+	d := def("V1", Step{Name: "A", Callee: "p.A", Signature: "func()", Policy: "tx", Key: "k", JSON: "int", Shape: []string{"result int"}, RenamedFrom: []string{"Z"}, Child: true})
+	b, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"workflow":"shop.Checkout","version":"V1","shape":["input arg 1 Order: ID string","output Receipt: Total int"],` +
+		`"steps":[{"name":"A","callee":"p.A","signature":"func()","policy":"tx","key":"k","json":"int","shape":["result int"],"renamed_from":["Z"],"child":true}]}`
+	if string(b) != want {
+		t.Errorf("JSON = %s\nwant %s", b, want)
+	}
+	var back Definition
+	if err := json.Unmarshal(b, &back); err != nil || Decide(d, back, []string{"A"}).Continues != true {
+		t.Errorf("round trip: %v, %+v", err, back)
+	}
+}
