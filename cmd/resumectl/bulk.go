@@ -214,7 +214,7 @@ func (c *cli) bulk(o *options, a bulkAction) error {
 	case len(runs) == 0:
 		return c.bulkReport(o, out, "no run matches the filter: nothing changed")
 	case dry:
-		return c.bulkReport(o, out, fmt.Sprintf("dry run: %s would %s: %s. Nothing changed.", a.name, describe(runs, f), firstIDs(runs, 10)))
+		return c.bulkReport(o, out, fmt.Sprintf("dry run: %s would act on %s: %s. Nothing changed.", a.name, describe(runs, f), firstIDs(runs, 10)))
 	}
 	if flagValue(o.fs, "yes") != "true" {
 		if err := c.confirm(a.question(describe(runs, f)), runs); err != nil {

@@ -69,7 +69,7 @@ func TestBulkRefusesUntilConfirmed(t *testing.T) {
 		}
 
 		out := e.mustCtl("runs", "retry", "-workflow", "onboard.Onboard", "-dry-run")
-		if !strings.Contains(out, "dry run: retry would 3 run(s) of onboard.Onboard: f1, f2, f3") || !strings.Contains(out, "Nothing changed") {
+		if !strings.Contains(out, "dry run: retry would act on 3 run(s) of onboard.Onboard: f1, f2, f3") || !strings.Contains(out, "Nothing changed") {
 			t.Errorf("dry run said %q", out)
 		}
 		out = e.mustCtl("runs", "retry", "-status", "failed", "-dry-run", "-json")

@@ -213,6 +213,11 @@ type showJSON struct {
 	Children      []childJSON     `json:"children,omitempty"` // the child runs this run started
 	Steps         []stepJSON      `json:"steps"`
 	VersionChange *versionChange  `json:"version_change,omitempty"`
+	// Moves lists the run's moves between versions, oldest first.
+	Moves []journal.Move `json:"moves"`
+	// Manifest is the stored manifest of the run's version: its steps and
+	// the shapes of what they journal; "" when the journal lacks it.
+	Manifest string `json:"manifest"`
 	// Problem says why the run's own row cannot be used as stored.
 	Problem string `json:"problem,omitempty"`
 }
@@ -228,7 +233,13 @@ func runsShow(c *cli, o *options, args []string) error {
 		return err
 	}
 	out := showJSON{Run: c.runJSON(r, steps), Input: storedJSON(r.Input), Output: storedJSON(r.Output), Error: r.Error, LeaseOwner: r.LeaseOwner,
-		Parent: r.Parent, Steps: []stepJSON{}, Problem: r.Problem()}
+		Parent: r.Parent, Steps: []stepJSON{}, Moves: r.Moves, Problem: r.Problem()}
+	if out.Moves == nil {
+		out.Moves = []journal.Move{}
+	}
+	if out.Manifest, err = j.Manifest(c.ctx, r.Workflow, r.Version); err != nil {
+		return fmt.Errorf("run %s: manifest of version %s: %w", runID, r.Version, err)
+	}
 	kids, err := j.ListRuns(c.ctx, journal.RunFilter{Parent: runID})
 	if err != nil {
 		return err
@@ -387,6 +398,8 @@ func (c *cli) printRun(r journal.RunRecord, out showJSON) {
 		t.flush()
 		c.printAttempts(out.Steps)
 	}
+	c.printMoves(out.Moves)
+	c.printManifest(r.Version, out.Manifest)
 	if len(out.Children) > 0 {
 		fmt.Fprintln(c.stdout)
 		t = c.table("STEP", "CHILD RUN", "WORKFLOW", "STATUS")
@@ -429,6 +442,37 @@ func (c *cli) printRun(r journal.RunRecord, out showJSON) {
 		fmt.Fprintf(c.stdout, "\nThe failure of step %s ended the run. To execute it again, with a fresh retry budget (nothing else executes again): resumectl runs retry %s\n", r.FailedStep, r.RunID)
 	case r.Status == journal.StatusFailed:
 		fmt.Fprintf(c.stdout, "\nThe workflow failed on its own, not with a step's failure: a retry executes no step again, and replays the journal to the body: resumectl runs retry %s\n", r.RunID)
+	}
+}
+
+// printMoves lists the run's moves between versions, oldest first.
+func (c *cli) printMoves(moves []journal.Move) {
+	if len(moves) == 0 {
+		return
+	}
+	fmt.Fprintln(c.stdout)
+	fmt.Fprintln(c.stdout, "Moved between versions:")
+	t := c.table("FROM", "TO", "BY", "AT (UTC)", "WHY")
+	for _, m := range moves {
+		from, to := m.From, m.To
+		if m.FromWorkflow != "" && m.FromWorkflow != m.Workflow {
+			from, to = shortName(m.FromWorkflow)+" "+from, shortName(m.Workflow)+" "+to
+		}
+		t.row(from, to, m.By, stamp(m.At), oneLine(m.Why))
+	}
+	t.flush()
+}
+
+// printManifest prints the manifest of the run's version, indented.
+func (c *cli) printManifest(version, manifest string) {
+	fmt.Fprintln(c.stdout)
+	if manifest == "" {
+		fmt.Fprintf(c.stdout, "The manifest of version %s is not in the journal.\n", esc(version))
+		return
+	}
+	fmt.Fprintf(c.stdout, "Version %s (manifest):\n", esc(version))
+	for _, l := range strings.Split(strings.TrimRight(manifest, "\n"), "\n") {
+		fmt.Fprintln(c.stdout, "  "+esc(l))
 	}
 }
 

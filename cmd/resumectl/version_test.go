@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/resumegen/resumegen/internal/fixture"
 )
@@ -175,6 +176,25 @@ func TestCheckDeployNamesField(t *testing.T) {
 		if human := e.mustCtl("runs", "show", "r1"); !strings.Contains(human, field) {
 			t.Errorf("runs show r1 does not name the field %q:\n%s", field, human)
 		}
+
+		// r2 stops too; both are accepted by one filter.
+		e.mustExample(oldBin, "r2", -9, "-crash", "WriteScores:before")
+		e.mustExample(newBin, "r2", 3)
+		newVersion := d.Stopping[0].CodeVersion
+		dry := e.mustCtl("runs", "accept-version", "-workflow", "Onboard", "-version", oldVersion, "-to", newVersion, "-dry-run")
+		if !strings.Contains(dry, "would act on 2 run(s) of onboardfixture.Onboard (version "+oldVersion+"): r1, r2") {
+			t.Errorf("accept-version dry run said %q", dry)
+		}
+		if r := e.list(); r["r1"].Version != oldVersion || r["r2"].Version != oldVersion {
+			t.Errorf("a dry run moved runs: %+v", r)
+		}
+		out = e.mustCtl("runs", "accept-version", "-workflow", "Onboard", "-to", newVersion, "-yes")
+		if !strings.Contains(out, "accept-version: 2 of 2 run(s) done, 0 failed") {
+			t.Errorf("accept-version by filter said %q", out)
+		}
+		for _, id := range []string{"r1", "r2"} {
+			wantOperatorMove(t, e, id, oldVersion, newVersion, "ScoreAll: result Score: Region string")
+		}
 	})
 }
 
@@ -227,6 +247,33 @@ func TestVersionChange(t *testing.T) {
 		}
 		wantExecutions(t, rep, map[string]int{"FetchRecords": 1, "ScoreAll": 1, "WriteScores": 1, "NotifyOwner": 3, "AuditOnboarding": 1, "MarkComplete": 1})
 	})
+}
+
+// wantOperatorMove checks that runs show lists run id's move by an
+// operator from one version to the other, and the manifest of the new one.
+func wantOperatorMove(t *testing.T, e env, id, from, to, manifestHas string) {
+	t.Helper()
+	var s struct {
+		Moves []struct {
+			From, To, By, Why string
+			At                time.Time
+		} `json:"moves"`
+		Manifest string `json:"manifest"`
+	}
+	out := e.mustCtl("runs", "show", id, "-json")
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Moves) != 1 || s.Moves[0].From != from || s.Moves[0].To != to || s.Moves[0].By != "operator" || s.Moves[0].At.IsZero() {
+		t.Errorf("runs show %s -json: moves %+v, want one by an operator from %s to %s", id, s.Moves, from, to)
+	}
+	if !strings.Contains(s.Manifest, manifestHas) {
+		t.Errorf("runs show %s -json: manifest %q, want the new version's", id, s.Manifest)
+	}
+	human := e.mustCtl("runs", "show", id)
+	if !regexpLine(human, `^`+from+`\s+`+to+`\s+operator\s+\d{4}-\d\d-\d\d .*accepted by an operator$`) || !strings.Contains(human, "Version "+to+" (manifest):") {
+		t.Errorf("runs show %s does not list the move %s -> %s and the manifest:\n%s", id, from, to, human)
+	}
 }
 
 func equalCounts(a, b map[string]int) bool {
