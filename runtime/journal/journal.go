@@ -645,3 +645,72 @@ func RenameKey(key string, renames map[string]string) string {
 	}
 	return key
 }
+
+// EncodeMoves is a run's moves as journals store them: a JSON list, or nil
+// (NULL) when there is none.
+func EncodeMoves(m []Move) (json.RawMessage, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encode moves: %w", err)
+	}
+	return b, nil
+}
+
+// DecodeMoves reads a run's stored moves; empty (NULL) is none. An error
+// says what makes the value unusable, for [RunRecord.Unreadable].
+func DecodeMoves(b []byte) ([]Move, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	var out []Move
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("moves %s is not a list of moves: %v", preview(b), err)
+	}
+	return out, nil
+}
+
+// RelabelRow is one step row of a run a move relabels (see
+// [Journal.MoveRun] and [PlanRelabel]), as a journal reads it.
+type RelabelRow struct {
+	Key, Name string
+	Status    StepStatus
+	Final     bool
+	// HasChild reports whether a run with the child run id of the row's key
+	// (the run's id, a slash, the key) exists.
+	HasChild bool
+	// NewKey and NewName are the row's key and name after the move
+	// (PlanRelabel fills them).
+	NewKey, NewName string
+}
+
+// PlanRelabel returns the rows of run runID that renames relabel, with
+// their new key and name, or why the move cannot relabel them: two rows
+// would get one key, or a renamed row whose outcome is not settled
+// (succeeded, or failed final) has a child run, which the engine finds by
+// the row's key: relabelled, the step would start its child anew.
+func PlanRelabel(runID string, rows []RelabelRow, renames map[string]string) ([]RelabelRow, error) {
+	var plan []RelabelRow
+	byKey := make(map[string]string, len(rows))
+	for _, s := range rows {
+		s.NewKey, s.NewName = RenameKey(s.Key, renames), s.Name
+		if to, ok := renames[s.Name]; ok {
+			s.NewName = to
+		}
+		if prev, ok := byKey[s.NewKey]; ok {
+			return nil, fmt.Errorf("run %s: steps %s and %s would both be %s after the rename", runID, prev, s.Key, s.NewKey)
+		}
+		byKey[s.NewKey] = s.Key
+		if s.NewKey == s.Key && s.NewName == s.Name {
+			continue
+		}
+		if s.HasChild && s.Status != StepSucceeded && !(s.Status == StepFailed && s.Final) {
+			return nil, fmt.Errorf("run %s, step %s: its child run %s/%s has no settled outcome in the journal: renamed %s, the step would start a new child run",
+				runID, s.Key, runID, s.Key, s.NewKey)
+		}
+		plan = append(plan, s)
+	}
+	return plan, nil
+}

@@ -358,3 +358,56 @@ func BenchResumeNested(b *testing.B, h BenchHarness, half int) {
 	b.ReportMetric(float64(reads)/float64(b.N), "reads/op")
 	b.ReportMetric(float64(commits)/float64(b.N), "commits/op")
 }
+
+// BenchClaimNext times ClaimNext taking a worker's next run, one pending
+// run of the worker's version at a time, behind skipped runs at the head
+// of the queue: half of a newer version, half of an older version another
+// worker advertises. With versions false the claim lists no versions (the
+// claim of any version, which skips nothing) and skipped must be 0.
+func BenchClaimNext(b *testing.B, h BenchHarness, skipped int, versions bool) {
+	ctx := context.Background()
+	j := h.Journal
+	const wf = "journaltest.BenchClaimed"
+	for _, v := range []string{"v1", "v2", "v3"} {
+		if err := j.SaveManifest(ctx, journal.ManifestRecord{Workflow: wf, Version: v, Manifest: v}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := j.Advertise(ctx, "bench-v1-worker", []journal.WorkflowVersion{{Workflow: wf, Version: "v1"}}); err != nil {
+		b.Fatal(err)
+	}
+	create := func(version string) {
+		now := time.Now()
+		r := journal.RunRecord{RunID: benchRunID("claim"), Workflow: wf, Version: version, Input: []byte(`[]`), CreatedAt: now, UpdatedAt: now}
+		if _, _, err := j.CreateRun(ctx, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := 0; i < skipped; i++ {
+		create([]string{"v1", "v3"}[i%2])
+	}
+	req := journal.ClaimNextRequest{Owner: "bench-v2-worker", Lease: time.Minute, Workflows: []string{wf}}
+	if versions {
+		req.Versions = []journal.WorkflowVersion{{Workflow: wf, Version: "v2"}}
+		req.AdvertisedWithin = time.Hour
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		create("v2")
+		b.StartTimer()
+		r, _, err := j.ClaimNext(ctx, req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if r.Version != "v2" {
+			b.Fatalf("claimed run %s of version %s", r.RunID, r.Version)
+		}
+		l := journal.Lease{RunID: r.RunID, Owner: req.Owner, Epoch: r.Epoch}
+		if err := j.FinishRun(ctx, l, journal.RunRecord{Status: journal.StatusSucceeded, Output: []byte(`null`), UpdatedAt: time.Now()}); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}

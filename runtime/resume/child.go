@@ -60,7 +60,7 @@ func ChildRunID(runID, stepKey string) string { return runID + "/" + stepKey }
 func (st *runState) runChild(sctx context.Context, wf any, args []any) (json.RawMessage, error) {
 	e := st.e
 	info, _ := StepFromContext(sctx)
-	cdef, err := lookupFunc(wf)
+	cdef, err := lookupStart(wf)
 	if err != nil {
 		return nil, Permanent(err)
 	}
@@ -89,7 +89,7 @@ func (st *runState) runChild(sctx context.Context, wf any, args []any) (json.Raw
 	if created {
 		stored.LeaseUntil = heldUntil(sent, e.lease)
 	}
-	if !created && (stored.Workflow != rec.Workflow || !bytes.Equal(compactJSON(stored.Input), compactJSON(input))) {
+	if !created && (!cdef.named(stored.Workflow) || !bytes.Equal(compactJSON(stored.Input), compactJSON(input))) {
 		return nil, Permanent(fmt.Errorf("run %s, step %s: child run %s: %w: it is %s with other input", st.run.RunID, info.StepKey, childID, ErrRunConflict, stored.Workflow))
 	}
 	var steps []journal.StepRecord

@@ -217,17 +217,87 @@ func encodeArgs(args []any) (Args, error) {
 // the package keeps, like database/sql's drivers.
 var registry = struct {
 	sync.RWMutex
-	byFunc map[string]*WorkflowDef // runtime function name of the original
-	byName map[string]*WorkflowDef // QualifiedName
-}{byFunc: map[string]*WorkflowDef{}, byName: map[string]*WorkflowDef{}}
+	byFunc   map[string]*WorkflowDef            // runtime function name of the original
+	byName   map[string]*WorkflowDef            // identity → its current (not Old) version
+	versions map[string]map[string]*WorkflowDef // identity → version → def, current and old
+	aliases  map[string]string                  // earlier identity → identity
+}{
+	byFunc: map[string]*WorkflowDef{}, byName: map[string]*WorkflowDef{},
+	versions: map[string]map[string]*WorkflowDef{}, aliases: map[string]string{},
+}
 
-// Lookup returns the registered definition of the workflow named by its
-// qualified name (package path, dot, function name).
-func Lookup(qualifiedName string) (*WorkflowDef, bool) {
+// Lookup returns the registered definition of the current version of the
+// workflow with identity name (see [WorkflowDef.QualifiedName]), or of an
+// earlier identity of it (see [WorkflowDef.Aliases]).
+func Lookup(name string) (*WorkflowDef, bool) {
 	registry.RLock()
 	defer registry.RUnlock()
-	d, ok := registry.byName[qualifiedName]
+	d, ok := registry.byName[identityOf(name)]
 	return d, ok
+}
+
+// lookupVersion returns the registered definition of version of the
+// workflow with identity or alias name, current or old.
+func lookupVersion(name, version string) (*WorkflowDef, bool) {
+	registry.RLock()
+	defer registry.RUnlock()
+	d, ok := registry.versions[identityOf(name)][version]
+	return d, ok
+}
+
+// identityOf returns the identity of the workflow name names: name, or
+// the identity it is an alias of. The caller holds the registry's lock.
+func identityOf(name string) string {
+	if id, ok := registry.aliases[name]; ok {
+		return id
+	}
+	return name
+}
+
+// register adds def, the definition of the function named key, to the
+// registry, or says why it cannot be. The caller holds the registry's
+// lock.
+func register(key string, def *WorkflowDef) error {
+	id := def.QualifiedName()
+	if other, ok := registry.versions[id][def.Version]; ok {
+		return fmt.Errorf("workflow %s: version %s registered twice (by %s.%s and %s.%s)", id, def.Version, other.Package, other.Name, def.Package, def.Name)
+	}
+	if cur, ok := registry.byName[id]; ok && !def.Old {
+		return fmt.Errorf("workflow %s registered twice (by %s.%s and %s.%s): one current version per identity, mark the other old-version-of=", id, cur.Package, cur.Name, def.Package, def.Name)
+	}
+	if other, ok := registry.aliases[id]; ok {
+		return fmt.Errorf("workflow %s: its identity is an earlier name of workflow %s", id, other)
+	}
+	for _, a := range def.Aliases {
+		if other, ok := registry.aliases[a]; (ok && other != id) || registry.versions[a] != nil {
+			return fmt.Errorf("workflow %s: its earlier name %s is taken by workflow %s", id, a, identityOf(a))
+		}
+	}
+	if registry.versions[id] == nil {
+		registry.versions[id] = map[string]*WorkflowDef{}
+	}
+	registry.versions[id][def.Version] = def
+	if !def.Old {
+		registry.byName[id] = def
+	}
+	for _, a := range def.Aliases {
+		registry.aliases[a] = id
+	}
+	registry.byFunc[key] = def
+	return nil
+}
+
+// registered lists every registered definition, current and old.
+func registered() []*WorkflowDef {
+	registry.RLock()
+	defer registry.RUnlock()
+	var out []*WorkflowDef
+	for _, vs := range registry.versions {
+		for _, d := range vs {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 func lookupFunc(fn any) (*WorkflowDef, error) {
@@ -242,6 +312,21 @@ func lookupFunc(fn any) (*WorkflowDef, error) {
 		return nil, fmt.Errorf("resume: %s is not a registered workflow: mark it //resume:workflow and run go generate", key)
 	}
 	return d, nil
+}
+
+// lookupStart is lookupFunc for a function that starts a run: an old
+// version kept to drain its runs is refused, naming the current workflow.
+func lookupStart(fn any) (*WorkflowDef, error) {
+	d, err := lookupFunc(fn)
+	if err != nil || !d.Old {
+		return d, err
+	}
+	cur := "its current version is not registered"
+	if c, ok := Lookup(d.QualifiedName()); ok {
+		cur = "start " + c.Package + "." + c.Name + " instead"
+	}
+	return nil, fmt.Errorf("resume: %s.%s is version %s of workflow %s, kept so that the runs pinned to it finish (old-version-of=): it starts no run; %s",
+		d.Package, d.Name, d.Version, d.QualifiedName(), cur)
 }
 
 func funcName(fn any) string {

@@ -292,7 +292,7 @@ func (e *Engine) Enqueue(ctx context.Context, runID string, wf any, args ...any)
 // running under a lease of this engine instead of pending. It reports
 // whether this call created the run.
 func (e *Engine) create(ctx context.Context, runID string, wf any, args []any, hold bool) (journal.RunRecord, bool, error) {
-	def, err := lookupFunc(wf)
+	def, err := lookupStart(wf)
 	if err != nil {
 		return journal.RunRecord{}, false, err
 	}
@@ -334,7 +334,7 @@ func (e *Engine) create(ctx context.Context, runID string, wf any, args []any, h
 	if created && hold {
 		stored.LeaseUntil = heldUntil(sent, e.lease)
 	}
-	if stored.Workflow != def.QualifiedName() || !bytes.Equal(compactJSON(stored.Input), compactJSON(input)) {
+	if !def.named(stored.Workflow) || !bytes.Equal(compactJSON(stored.Input), compactJSON(input)) {
 		// The stored input is not repeated: inputs hold personal data.
 		return stored, false, fmt.Errorf("run %s: %w: it is a run of %s with other input (runs show %s prints it)", runID, ErrRunConflict, stored.Workflow, runID)
 	}
@@ -429,7 +429,7 @@ func (e *Engine) checkResolution(ctx context.Context, runID, stepKey string, res
 	if err != nil {
 		return fmt.Errorf("run %s, step %s: resolve: read the manifest of version %s: %w", runID, stepKey, run.Version, err)
 	}
-	if def, ok := Lookup(run.Workflow); ok && def.Version == run.Version && !strings.Contains(manifest, name+": journals ") {
+	if def, ok := lookupVersion(run.Workflow, run.Version); ok && !strings.Contains(manifest, name+": journals ") {
 		manifest = def.Manifest()
 	}
 	if len(result) == 0 {
@@ -489,13 +489,7 @@ func (e *Engine) AcceptVersion(ctx context.Context, runID, version string) error
 // version with the code's before the first run of the new version. Work
 // calls it on start.
 func (e *Engine) SaveManifests(ctx context.Context) error {
-	registry.RLock()
-	defs := make([]*WorkflowDef, 0, len(registry.byName))
-	for _, d := range registry.byName {
-		defs = append(defs, d)
-	}
-	registry.RUnlock()
-	for _, d := range defs {
+	for _, d := range registered() {
 		if err := e.saveManifest(ctx, d); err != nil {
 			return err
 		}
@@ -503,13 +497,23 @@ func (e *Engine) SaveManifests(ctx context.Context) error {
 	return nil
 }
 
+// saveManifest stores def's manifest and definition under its identity
+// and under each of its aliases, once per engine: a run stored under an
+// alias compares its version with the code's among that name's versions.
 func (e *Engine) saveManifest(ctx context.Context, def *WorkflowDef) error {
 	key := def.QualifiedName() + "@" + def.Version
 	if _, ok := e.manifests.Load(key); ok {
 		return nil
 	}
-	if err := e.journal.SaveManifest(ctx, journal.ManifestRecord{Workflow: def.QualifiedName(), Version: def.Version, Manifest: def.Manifest()}); err != nil {
-		return fmt.Errorf("workflow %s: save manifest of version %s: %w", def.QualifiedName(), def.Version, err)
+	defn, err := json.Marshal(definitionOf(def))
+	if err != nil {
+		return fmt.Errorf("workflow %s: encode the definition of version %s: %w", def.QualifiedName(), def.Version, err)
+	}
+	for _, name := range append([]string{def.QualifiedName()}, def.Aliases...) {
+		m := journal.ManifestRecord{Workflow: name, Version: def.Version, Manifest: def.Manifest(), Definition: defn}
+		if err := e.journal.SaveManifest(ctx, m); err != nil {
+			return fmt.Errorf("workflow %s: save manifest of version %s: %w", name, def.Version, err)
+		}
 	}
 	e.manifests.Store(key, struct{}{})
 	return nil
@@ -580,20 +584,14 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 	defer e.hold(runID)()
 	lease := journal.Lease{RunID: runID, Owner: run.LeaseOwner, Epoch: run.Epoch}
 
-	def, ok := Lookup(run.Workflow)
+	cur, ok := Lookup(run.Workflow)
 	if !ok {
 		// Not this binary's workflow: give the run back untouched.
 		run.Status, run.Error = StatusPending, ""
 		e.finish(ctx, lease, run)
 		return resultOf(run), fmt.Errorf("run %s: workflow %s is not registered in this program", runID, run.Workflow)
 	}
-	if err := e.canRun(def); err != nil {
-		// A method without its receiver here: give the run back untouched.
-		run.Status, run.Error = StatusPending, ""
-		e.finish(ctx, lease, run)
-		return resultOf(run), fmt.Errorf("run %s: %w", runID, err)
-	}
-	if err := e.saveManifest(ctx, def); err != nil {
+	if err := e.saveManifest(ctx, cur); err != nil {
 		run.Status = StatusPending
 		e.finish(ctx, lease, run)
 		return resultOf(run), err
@@ -604,10 +602,29 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 		run.Status, run.AttentionStep, run.AttentionKind, run.Error = StatusNeedsAttention, key, AttentionKindJournal, why
 		return e.finish(ctx, lease, run)
 	}
-	if run.Version != def.Version {
-		run.Status, run.AttentionStep, run.AttentionKind = StatusNeedsAttention, "", AttentionKindVersion
-		run.Error = e.versionMismatch(ctx, run, def)
+	v := e.versionFor(ctx, lease, cur, &run, steps)
+	def := v.def
+	switch {
+	case v.park != "":
+		run.Status, run.AttentionStep, run.AttentionKind, run.Error = StatusNeedsAttention, "", AttentionKindVersion, v.park
 		return e.finish(ctx, lease, run)
+	case v.giveBack:
+		// Not this program's run to decide about: give it back untouched.
+		run.Status, run.Error = StatusPending, ""
+		e.finish(ctx, lease, run)
+		return resultOf(run), v.err
+	case errors.Is(v.err, ErrLeaseLost):
+		return resultOf(run), v.err
+	case v.err != nil:
+		run.Status, run.Error = StatusPending, v.err.Error()
+		e.finish(ctx, lease, run)
+		return resultOf(run), v.err
+	}
+	if err := e.canRun(def); err != nil {
+		// A method without its receiver here: give the run back untouched.
+		run.Status, run.Error = StatusPending, ""
+		e.finish(ctx, lease, run)
+		return resultOf(run), fmt.Errorf("run %s: %w", runID, err)
 	}
 	if n := run.ClaimsSinceProgress - 1; e.crashLoopLimit > 0 && n >= e.crashLoopLimit {
 		run.Status, run.FailedStep = StatusFailed, ""

@@ -23,8 +23,12 @@ import (
 const SupportPackageIsVersion1 = true
 
 // Register records def as the durable form of the workflow function fn, so
-// that [Engine.Start] and [Run] accept fn itself. It panics when fn is not a
-// function or is registered twice. For generated code only.
+// that [Engine.Start] and [Run] accept fn itself (unless def is Old: an old
+// version only executes the runs pinned to it). A workflow identity has
+// one current version and any number of old ones. Register panics when fn
+// is not a function, when an identity gets two current versions or one
+// version twice, and when an alias names another workflow. For generated
+// code only.
 func Register(fn any, def *WorkflowDef) {
 	key := funcName(fn)
 	if key == "" {
@@ -32,11 +36,9 @@ func Register(fn any, def *WorkflowDef) {
 	}
 	registry.Lock()
 	defer registry.Unlock()
-	if _, dup := registry.byName[def.QualifiedName()]; dup {
-		panic("resume: workflow " + def.QualifiedName() + " registered twice")
+	if err := register(key, def); err != nil {
+		panic("resume: " + err.Error())
 	}
-	registry.byFunc[key] = def
-	registry.byName[def.QualifiedName()] = def
 }
 
 // Call runs one step that returns a result and an error. Inside a run it

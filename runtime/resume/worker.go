@@ -1,9 +1,11 @@
 package resume
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -51,10 +53,11 @@ func (e *Engine) Work(ctx context.Context, opts WorkerOptions) error {
 	if opts.ShutdownGrace <= 0 {
 		opts.ShutdownGrace = 30 * time.Second
 	}
-	workflows := e.runnableNames()
-	if len(workflows) == 0 {
+	versions := e.runnableVersions()
+	if len(versions) == 0 {
 		return errors.New("resume: no workflow is registered in this program: nothing to work on")
 	}
+	workflows := workflowsOf(versions)
 	if err := e.SaveManifests(ctx); err != nil {
 		if ctx.Err() != nil {
 			// Stopped while starting (a SIGTERM right after launch): nothing
@@ -63,11 +66,19 @@ func (e *Engine) Work(ctx context.Context, opts WorkerOptions) error {
 		}
 		return fmt.Errorf("resume: worker: %w", err)
 	}
+	stopAdvertising, err := e.advertise(ctx, versions)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("resume: worker: %w", err)
+	}
+	defer stopAdvertising()
 
 	// Runs held by a process that ended (typically this worker's previous
 	// incarnation, restarted after a crash) are taken over first: their
 	// lease need not be waited out.
-	orphans, err := e.deadOwnerRuns(ctx, workflows)
+	orphans, err := e.deadOwnerRuns(ctx, versions)
 	if err != nil && ctx.Err() == nil {
 		e.logger.Warn("looking for runs of dead workers failed", "err", err)
 	}
@@ -136,6 +147,7 @@ claiming:
 			}
 			run, steps, err = e.journal.ClaimNext(ctx, journal.ClaimNextRequest{
 				Owner: e.owner, Lease: e.lease, Workflows: workflows, Holding: e.holding(),
+				Versions: versions, AdvertisedWithin: 3 * e.lease,
 			})
 		}
 		if err != nil {
@@ -205,9 +217,11 @@ func waitForWork(ctx context.Context, wake <-chan struct{}, d time.Duration) err
 	}
 }
 
-// deadOwnerRuns lists the running runs of workflows whose lease owner's
-// process ended, by the journal's liveness signal.
-func (e *Engine) deadOwnerRuns(ctx context.Context, workflows []string) ([]journal.RunRecord, error) {
+// deadOwnerRuns lists the running runs pinned to versions whose lease
+// owner's process ended, by the journal's liveness signal. A run of
+// another version is left to ClaimNext, which knows whether a live process
+// has its version.
+func (e *Engine) deadOwnerRuns(ctx context.Context, versions []journal.WorkflowVersion) ([]journal.RunRecord, error) {
 	if _, ok := livenessOf(e.journal); !ok {
 		return nil, nil
 	}
@@ -215,14 +229,14 @@ func (e *Engine) deadOwnerRuns(ctx context.Context, workflows []string) ([]journ
 	if err != nil {
 		return nil, err
 	}
-	known := make(map[string]bool, len(workflows))
-	for _, w := range workflows {
-		known[w] = true
+	known := make(map[journal.WorkflowVersion]bool, len(versions))
+	for _, v := range versions {
+		known[v] = true
 	}
 	var dead []journal.RunRecord
 	gone := map[string]bool{} // by owner: one check each
 	for _, r := range runs {
-		if !known[r.Workflow] || r.Parent != "" {
+		if !known[journal.WorkflowVersion{Workflow: r.Workflow, Version: r.Version}] || r.Parent != "" {
 			continue // a child run is left to its parent, which resumes it
 		}
 		g, checked := gone[r.LeaseOwner]
@@ -237,29 +251,70 @@ func (e *Engine) deadOwnerRuns(ctx context.Context, workflows []string) ([]journ
 	return dead, nil
 }
 
-// runnableNames lists the qualified names of the registered workflows
-// this engine can execute, and logs each method workflow it was not given
-// a receiver for: its runs are left to workers that were.
-func (e *Engine) runnableNames() []string {
-	var out []string
-	for _, name := range registeredNames() {
-		def, _ := Lookup(name)
+// runnableVersions lists the workflow versions this engine can execute,
+// current and old, each under the workflow's identity and its aliases, and
+// logs each method workflow it was not given a receiver for: its runs are
+// left to workers that were.
+func (e *Engine) runnableVersions() []journal.WorkflowVersion {
+	var out []journal.WorkflowVersion
+	for _, def := range registered() {
 		if err := e.canRun(def); err != nil {
-			e.logger.Warn("not working on a workflow", "why", err.Error())
+			e.logger.Warn("not working on a workflow", "version", def.Version, "why", err.Error())
 			continue
 		}
-		out = append(out, name)
+		for _, name := range append([]string{def.QualifiedName()}, def.Aliases...) {
+			out = append(out, journal.WorkflowVersion{Workflow: name, Version: def.Version})
+		}
+	}
+	slices.SortFunc(out, func(a, b journal.WorkflowVersion) int {
+		return cmp.Or(cmp.Compare(a.Workflow, b.Workflow), cmp.Compare(a.Version, b.Version))
+	})
+	return out
+}
+
+// workflowsOf lists the workflows of versions, once each.
+func workflowsOf(versions []journal.WorkflowVersion) []string {
+	var out []string
+	for _, v := range versions {
+		if !slices.Contains(out, v.Workflow) {
+			out = append(out, v.Workflow)
+		}
 	}
 	return out
 }
 
-// registeredNames lists the qualified names of the registered workflows.
-func registeredNames() []string {
-	registry.RLock()
-	defer registry.RUnlock()
-	names := make([]string, 0, len(registry.byName))
-	for name := range registry.byName {
-		names = append(names, name)
+// advertise tells the journal which versions this worker executes, then
+// again every third of a lease while ctx lasts, so that other workers leave
+// runs pinned to them to this one (see journal.ClaimNextRequest.Versions).
+// stop ends the refreshes and withdraws the advertisement.
+func (e *Engine) advertise(ctx context.Context, versions []journal.WorkflowVersion) (stop func(), err error) {
+	if err := e.journal.Advertise(ctx, e.owner, versions); err != nil {
+		return nil, fmt.Errorf("advertise the versions this worker executes: %w", err)
 	}
-	return names
+	actx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(e.lease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-actx.Done():
+				return
+			case <-t.C:
+				if err := e.journal.Advertise(actx, e.owner, versions); err != nil && actx.Err() == nil {
+					e.logger.Warn("advertising the versions this worker executes failed", "err", err)
+				}
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+		wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), e.writeTimeout)
+		defer wcancel()
+		if err := e.journal.Advertise(wctx, e.owner, nil); err != nil {
+			e.logger.Warn("withdrawing the versions this worker executes failed", "err", err)
+		}
+	}, nil
 }

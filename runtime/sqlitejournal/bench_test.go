@@ -134,3 +134,12 @@ func BenchmarkReattachFinished1000(b *testing.B) {
 func BenchmarkResumeNested1000(b *testing.B) {
 	journaltest.BenchResumeNested(b, openBench(b), 500)
 }
+
+// BenchmarkClaimNext: ClaimNext of any version, of the worker's versions,
+// and of its versions behind 200 runs it must skip (newer, or older and
+// advertised).
+func BenchmarkClaimNext(b *testing.B) {
+	b.Run("any", func(b *testing.B) { journaltest.BenchClaimNext(b, openBench(b), 0, false) })
+	b.Run("versions", func(b *testing.B) { journaltest.BenchClaimNext(b, openBench(b), 0, true) })
+	b.Run("versions-skip200", func(b *testing.B) { journaltest.BenchClaimNext(b, openBench(b), 200, true) })
+}

@@ -155,7 +155,7 @@ func nullJSON(b json.RawMessage) any {
 
 const runColumns = `run_id, workflow, version, status, input, output, error, attention_step, attention_kind,
 	attempts, lease_owner, lease_until, epoch, created_at, updated_at, failed_step, parent_run_id, error_detail,
-	attempts - progress_attempt`
+	attempts - progress_attempt, moves`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -165,7 +165,7 @@ type scanner interface{ Scan(dest ...any) error }
 // row stops its own run instead of every read of the journal.
 func scanRun(s scanner, extra ...any) (journal.RunRecord, error) {
 	var r journal.RunRecord
-	var v [19]any
+	var v [20]any
 	dest := make([]any, 0, len(v)+len(extra))
 	for i := range v {
 		dest = append(dest, &v[i])
@@ -183,6 +183,7 @@ func scanRun(s scanner, extra ...any) (journal.RunRecord, error) {
 	r.CreatedAt, r.UpdatedAt = c.time("created_at", v[13]), c.time("updated_at", v[14])
 	r.FailedStep, r.Parent, r.ErrorDetail = c.text("failed_step", v[15]), c.text("parent_run_id", v[16]), c.json("error_detail", v[17])
 	r.ClaimsSinceProgress = int(c.integer("claims since progress", v[18]))
+	r.Moves = c.moves(v[19])
 	r.Unreadable = c.problem()
 	return r, nil
 }
@@ -305,6 +306,15 @@ func (c *cells) json(col string, v any) json.RawMessage {
 // history reads the history column: a JSON list of attempts, or NULL.
 func (c *cells) history(v any) []journal.AttemptRecord {
 	out, err := journal.DecodeHistory([]byte(c.text("history", v)))
+	if err != nil && c.bad == "" {
+		c.bad = err.Error()
+	}
+	return out
+}
+
+// moves reads the moves column: a JSON list of moves, or NULL.
+func (c *cells) moves(v any) []journal.Move {
+	out, err := journal.DecodeMoves([]byte(c.text("moves", v)))
 	if err != nil && c.bad == "" {
 		c.bad = err.Error()
 	}
@@ -504,7 +514,8 @@ func (j *Journal) ClaimNext(ctx context.Context, c journal.ClaimNextRequest) (jo
 	for _, w := range c.Workflows {
 		args = append(args, w)
 	}
-	r, err := scanRun(tx.QueryRowContext(ctx, `UPDATE resume_runs SET
+	mine, versionsOK, vargs := claimVersions(c, t)
+	r, err := scanRun(tx.QueryRowContext(ctx, mine+`UPDATE resume_runs SET
 			status = 'running', attempts = attempts + 1, epoch = epoch + 1,
 			lease_owner = ?, lease_until = ?, updated_at = ?, error = '', attention_step = '', attention_kind = ''
 		WHERE run_id = (
@@ -512,9 +523,9 @@ func (j *Journal) ClaimNext(ctx context.Context, c journal.ClaimNextRequest) (jo
 			WHERE (status = 'pending' OR (status = 'running' AND lease_until < ? AND
 					((lease_owner = ? AND `+notHeld+`) OR (lease_owner <> ? AND NOT resume_owner_alive(?, lease_owner)))))
 				AND parent_run_id = ''
-				AND workflow IN (?`+strings.Repeat(", ?", len(c.Workflows)-1)+`)
+				AND workflow IN (?`+strings.Repeat(", ?", len(c.Workflows)-1)+`)`+versionsOK+`
 			ORDER BY created_at, run_id LIMIT 1)
-		RETURNING `+runColumns, args...))
+		RETURNING `+runColumns, append(vargs, args...)...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, nil, journal.ErrNoRunReady
 	}
@@ -531,6 +542,41 @@ func (j *Journal) ClaimNext(ctx context.Context, c journal.ClaimNextRequest) (jo
 	j.commits.Add(1)
 	return r, steps, nil
 }
+
+// claimVersions is ClaimNext's rule for c.Versions (see
+// journal.ClaimNextRequest): a WITH clause listing the versions the worker
+// may claim, the condition on a candidate run, and the WITH clause's
+// arguments; all empty when c.Versions is nil (any version). t is the
+// journal's clock. The list is computed once per claim from the manifests
+// and advertisements, not per candidate run, so that runs skipped at the
+// head of the queue cost no more than a lookup each.
+func claimVersions(c journal.ClaimNextRequest, t time.Time) (with, cond string, args []any) {
+	if len(c.Versions) == 0 {
+		return "", "", nil
+	}
+	with = `WITH mine (workflow, version) AS (VALUES (?, ?)` + strings.Repeat(", (?, ?)", len(c.Versions)-1) + `),
+		cutoff (at) AS (VALUES (?)),` + claimableVersions
+	for _, v := range c.Versions {
+		args = append(args, v.Workflow, v.Version)
+	}
+	args = append(args, ts(t.Add(-c.AdvertisedWithin)))
+	return with, `
+				AND (workflow, version) IN (SELECT workflow, version FROM claimable)`, args
+}
+
+// claimableVersions lists the versions a worker may claim runs of: its
+// own (mine), and those whose manifest was first saved before one of its
+// own (seq) that no worker advertised since the cutoff.
+const claimableVersions = `
+		claimable (workflow, version) AS (
+			SELECT workflow, version FROM mine
+			UNION
+			SELECT pinned.workflow, pinned.version FROM resume_manifests pinned
+			WHERE EXISTS (SELECT 1 FROM resume_manifests newer JOIN mine ON newer.workflow = mine.workflow AND newer.version = mine.version
+					WHERE newer.workflow = pinned.workflow AND newer.seq > pinned.seq)
+				AND NOT EXISTS (SELECT 1 FROM resume_workers w
+					WHERE w.workflow = pinned.workflow AND w.version = pinned.version AND w.seen_at >= (SELECT at FROM cutoff)))
+		`
 
 // RenewLease extends the lease to d from the moment the write lock is
 // held, if it is still held.
@@ -829,15 +875,19 @@ func (j *Journal) Cancel(ctx context.Context, runID string, opts journal.CancelO
 	})
 }
 
-// SaveManifest stores a version's manifest the first time it is seen.
+// SaveManifest stores a version's manifest the first time it is seen,
+// with the next seq; a stored row without a definition gets m's.
 func (j *Journal) SaveManifest(ctx context.Context, m journal.ManifestRecord) error {
-	workflow, version, manifest := m.Workflow, m.Version, m.Manifest
-	_, err := j.db.ExecContext(ctx, `INSERT INTO resume_manifests (workflow, version, manifest, created_at)
-		VALUES (?, ?, ?, ?) ON CONFLICT (workflow, version) DO NOTHING`, workflow, version, manifest, ts(time.Now()))
-	if err == nil {
-		j.commits.Add(1)
+	_, err := j.db.ExecContext(ctx, `INSERT INTO resume_manifests (workflow, version, manifest, created_at, definition, seq)
+		VALUES (?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM resume_manifests))
+		ON CONFLICT (workflow, version) DO UPDATE SET definition = excluded.definition
+		WHERE resume_manifests.definition IS NULL AND excluded.definition IS NOT NULL`,
+		m.Workflow, m.Version, m.Manifest, ts(time.Now()), nullJSON(m.Definition))
+	if err != nil {
+		return fmt.Errorf("workflow %s, version %s: save manifest: %w", m.Workflow, m.Version, writeLock(err))
 	}
-	return writeLock(err)
+	j.commits.Add(1)
+	return nil
 }
 
 // Manifest returns a stored manifest, or "" when the version is unknown.
@@ -851,23 +901,53 @@ func (j *Journal) Manifest(ctx context.Context, workflow, version string) (strin
 	return m, err
 }
 
-// ListManifests returns a workflow's stored manifests, newest first.
+const manifestColumns = `workflow, version, manifest, created_at, definition, seq`
+
+func scanManifest(s scanner) (journal.ManifestRecord, error) {
+	var m journal.ManifestRecord
+	var created string
+	var def sql.NullString
+	if err := s.Scan(&m.Workflow, &m.Version, &m.Manifest, &created, &def, &m.Seq); err != nil {
+		return m, err
+	}
+	m.CreatedAt, _ = time.Parse(timeFormat, created)
+	if def.Valid {
+		m.Definition = json.RawMessage(def.String)
+	}
+	return m, nil
+}
+
+// LoadManifest returns a stored manifest row; found is false when the
+// version is unknown.
+func (j *Journal) LoadManifest(ctx context.Context, workflow, version string) (journal.ManifestRecord, bool, error) {
+	j.reads.Add(1)
+	m, err := scanManifest(j.read.QueryRowContext(ctx, `SELECT `+manifestColumns+` FROM resume_manifests
+		WHERE workflow = ? AND version = ?`, workflow, version))
+	if errors.Is(err, sql.ErrNoRows) {
+		return m, false, nil
+	}
+	if err != nil {
+		return m, false, fmt.Errorf("workflow %s, version %s: load manifest: %w", workflow, version, err)
+	}
+	return m, true, nil
+}
+
+// ListManifests returns a workflow's stored manifests, newest (highest
+// seq) first.
 func (j *Journal) ListManifests(ctx context.Context, workflow string) ([]journal.ManifestRecord, error) {
 	j.reads.Add(1)
-	rows, err := j.read.QueryContext(ctx, `SELECT workflow, version, manifest, created_at FROM resume_manifests
-		WHERE workflow = ? ORDER BY created_at DESC, version`, workflow)
+	rows, err := j.read.QueryContext(ctx, `SELECT `+manifestColumns+` FROM resume_manifests
+		WHERE workflow = ? ORDER BY seq DESC, version`, workflow)
 	if err != nil {
 		return nil, fmt.Errorf("workflow %s: list manifests: %w", workflow, err)
 	}
 	defer rows.Close()
 	var out []journal.ManifestRecord
 	for rows.Next() {
-		var m journal.ManifestRecord
-		var created string
-		if err := rows.Scan(&m.Workflow, &m.Version, &m.Manifest, &created); err != nil {
+		m, err := scanManifest(rows)
+		if err != nil {
 			return nil, fmt.Errorf("workflow %s: list manifests: %w", workflow, err)
 		}
-		m.CreatedAt, _ = time.Parse(timeFormat, created)
 		out = append(out, m)
 	}
 	return out, rows.Err()
@@ -884,8 +964,14 @@ func (j *Journal) AcceptVersion(ctx context.Context, runID, version string) erro
 		if err := acceptable(r); err != nil {
 			return err
 		}
+		now := time.Now()
+		moves, err := journal.EncodeMoves(append(r.Moves, journal.Move{Workflow: r.Workflow, From: r.Version, To: version,
+			Why: "accepted by an operator", By: "operator", At: now.UTC()}))
+		if err != nil {
+			return fmt.Errorf("run %s: accept version %s: %w", runID, version, err)
+		}
 		_, err = tx.ExecContext(ctx, `UPDATE resume_runs SET version = ?, status = 'pending', error = '',
-			attention_step = '', attention_kind = '', updated_at = ? WHERE run_id = ?`, version, ts(time.Now()), runID)
+			attention_step = '', attention_kind = '', updated_at = ?, moves = ? WHERE run_id = ?`, version, ts(now), nullJSON(moves), runID)
 		if err != nil {
 			return err
 		}
@@ -919,22 +1005,3 @@ func (j *Journal) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	j.commits.Add(1)
 	return nil
 }
-
-// LoadManifest returns a stored manifest row; found is false when the
-// version is unknown.
-func (j *Journal) LoadManifest(ctx context.Context, workflow, version string) (journal.ManifestRecord, bool, error) {
-	return journal.ManifestRecord{}, false, fmt.Errorf("workflow %s, version %s: load manifest: %w", workflow, version, errNotYet)
-}
-
-// Advertise records the versions owner's process can execute.
-func (j *Journal) Advertise(ctx context.Context, owner string, versions []journal.WorkflowVersion) error {
-	return fmt.Errorf("owner %s: advertise: %w", owner, errNotYet)
-}
-
-// MoveRun re-pins the run l holds to another version of its workflow.
-func (j *Journal) MoveRun(ctx context.Context, l journal.Lease, m journal.Move) error {
-	return fmt.Errorf("run %s: move to version %s: %w", l.RunID, m.To, errNotYet)
-}
-
-// errNotYet is the error of the deploy methods until they are implemented.
-var errNotYet = errors.New("not implemented yet")

@@ -3,6 +3,7 @@ package sqlitejournal_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -31,6 +32,9 @@ func TestUpgradeFromSchemaVersion1(t *testing.T) {
 		`INSERT INTO resume_steps (run_id, step_key, name, status, attempt, seq, started_at) VALUES
 			('parked-step', 'Notify', 'Notify', 'in_flight', 1, 1, '2026-01-01T00:00:00.000000Z')`,
 		`INSERT INTO resume_manifests (workflow, version, manifest, created_at) VALUES ('w', 'v1', 'Notify x func() once', '2026-01-01T00:00:00.000000Z')`,
+		// Inserted out of their created_at order: seq follows created_at.
+		`INSERT INTO resume_manifests (workflow, version, manifest, created_at) VALUES
+			('w', 'v2', 'v2', '2026-01-03T00:00:00.000000Z'), ('w', 'v0', 'v0', '2025-12-31T00:00:00.000000Z')`,
 		// Runs entered many times before progress was tracked are not crash loops.
 		`UPDATE resume_runs SET attempts = 9`,
 	} {
@@ -71,6 +75,7 @@ func TestUpgradeFromSchemaVersion1(t *testing.T) {
 	if m, err := j.Manifest(ctx, "w", "v1"); err != nil || m != "Notify x func() once" {
 		t.Errorf("manifest after upgrade = %q, %v", m, err)
 	}
+	checkManifestSeq(t, j)
 	// Opening again applies nothing twice.
 	j2, err := sqlitejournal.Open(ctx, path)
 	if err != nil {
@@ -130,5 +135,26 @@ func TestUpgradeKeepsFailedRunsRetryable(t *testing.T) {
 	r, steps, _ = j.LoadRun(ctx, "failed")
 	if r.Status != journal.StatusPending || r.FailedStep != "" || !steps[0].Final || steps[2].Final || steps[2].AttemptBase != 1 || steps[0].AttemptBase != 0 {
 		t.Errorf("after retry: %s, failed step %q, A %+v, C %+v; want pending, only C reopened with a fresh budget", r.Status, r.FailedStep, steps[0], steps[2])
+	}
+}
+
+// checkManifestSeq checks the manifests of an upgraded version 1 database:
+// seq follows created_at, no definition, and a new version comes last.
+func checkManifestSeq(t *testing.T, j *sqlitejournal.Journal) {
+	t.Helper()
+	ctx := context.Background()
+	if err := j.SaveManifest(ctx, journal.ManifestRecord{Workflow: "w", Version: "v3", Manifest: "v3", Definition: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := j.ListManifests(ctx, "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range ms {
+		got = append(got, fmt.Sprintf("%s:%d:%s", m.Version, m.Seq, m.Definition))
+	}
+	if want := "[v3:4:{} v2:3: v1:2: v0:1:]"; fmt.Sprint(got) != want {
+		t.Errorf("manifests after upgrade: %v, want %s", got, want)
 	}
 }

@@ -101,6 +101,28 @@ CREATE TRIGGER resume_steps_progress_update AFTER UPDATE ON resume_steps BEGIN
 	UPDATE resume_runs SET progress_attempt = attempts WHERE run_id = NEW.run_id AND progress_attempt <> attempts;
 END;
 `,
+	// 6: deploys. A manifest's definition is its version's step list (JSON
+	// of deploy.Definition, NULL for one stored before), and seq orders a
+	// workflow's versions by when the journal first saw them; manifests
+	// stored before keep their created_at order. moves lists a run's
+	// moves between versions (JSON, NULL for none). resume_workers holds
+	// the versions each worker process advertised, and when.
+	`
+ALTER TABLE resume_manifests ADD COLUMN definition TEXT;
+ALTER TABLE resume_manifests ADD COLUMN seq INTEGER NOT NULL DEFAULT 0;
+UPDATE resume_manifests SET seq = (SELECT COUNT(*) FROM resume_manifests m
+	WHERE m.created_at < resume_manifests.created_at OR (m.created_at = resume_manifests.created_at
+		AND (m.workflow < resume_manifests.workflow OR (m.workflow = resume_manifests.workflow AND m.version <= resume_manifests.version))));
+ALTER TABLE resume_runs ADD COLUMN moves TEXT;
+CREATE TABLE resume_workers (
+	owner    TEXT NOT NULL,
+	workflow TEXT NOT NULL,
+	version  TEXT NOT NULL,
+	seen_at  TEXT NOT NULL,
+	PRIMARY KEY (owner, workflow, version)
+) WITHOUT ROWID;
+CREATE INDEX resume_workers_by_version ON resume_workers (workflow, version, seen_at);
+`,
 }
 
 // SchemaVersion returns the schema version this package creates and reads.
