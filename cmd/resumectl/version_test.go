@@ -60,6 +60,47 @@ func addScoreField(src string) (string, bool) {
 	return strings.Replace(src, points, points+"\tRegion   string\n", 1), true
 }
 
+// asIs leaves the example as it is.
+func asIs(src string) (string, bool) { return src, true }
+
+// codeDir makes (once per name) a fixture module of the example with the
+// edit, generated but not built: code for check-deploy to read.
+func codeDir(t *testing.T, name string, change edit) string {
+	t.Helper()
+	fixturesMu.Lock()
+	f := fixtures["code-"+name]
+	if f == nil {
+		f = &builtFixture{}
+		fixtures["code-"+name] = f
+	}
+	fixturesMu.Unlock()
+	f.once.Do(func() {
+		f.dir = filepath.Join(binDir, "code-"+name)
+		f.err = func() error {
+			m, err := fixture.FromExample("../..", "onboard", f.dir)
+			if err != nil {
+				return err
+			}
+			src, err := m.ReadFile("onboard.go")
+			if err != nil {
+				return err
+			}
+			changed, ok := change(string(src))
+			if !ok {
+				return errors.New("the fixture cannot edit onboard.go: the example changed")
+			}
+			if err := m.WriteFile("onboard.go", []byte(changed)); err != nil {
+				return err
+			}
+			return m.Go("generate", "./...")
+		}()
+	})
+	if f.err != nil {
+		t.Fatal(f.err)
+	}
+	return f.dir
+}
+
 // buildFixture builds (once per name) the example as committed (oldBin)
 // and with the edit (newBin).
 func buildFixture(t *testing.T, name string, change edit) (dir, oldBin, newBin string) {
@@ -198,54 +239,98 @@ func TestCheckDeployNamesField(t *testing.T) {
 	})
 }
 
-// TestVersionChange proves the version gate on an inserted step:
-// check-deploy names it, the new code parks the old run, and after
-// accept-version the run finishes without repeating a step.
-func TestVersionChange(t *testing.T) {
+// checked is check-deploy -json's verdicts.
+type checked struct {
+	OK   bool `json:"ok"`
+	Runs []struct {
+		RunID   string `json:"run_id"`
+		Version string `json:"version"`
+		Verdict string `json:"verdict"`
+		To      string `json:"to"`
+		Why     string `json:"why"`
+	} `json:"runs"`
+	Stranded []string          `json:"stranded"`
+	Hints    map[string]string `json:"hints"`
+	Old      []struct {
+		Version string `json:"version"`
+		Func    string `json:"func"`
+		Runs    int    `json:"runs"`
+	} `json:"old_versions"`
+}
+
+// checkDeploy runs check-deploy -json on the code in dir, wants exit
+// status code, and returns the verdicts by run id.
+func (e env) checkDeploy(dir string, code int) (checked, map[string]string) {
+	e.t.Helper()
+	got, out, errOut := e.ctlIn(dir, "check-deploy", "-json", "./...")
+	var c checked
+	if err := json.Unmarshal([]byte(out), &c); err != nil || got != code {
+		e.t.Fatalf("check-deploy -json in %s: exit %d, want %d (%v)\n%s%s", dir, got, code, err, out, errOut)
+	}
+	verdicts := map[string]string{}
+	for _, r := range c.Runs {
+		verdicts[r.RunID] = r.Verdict + " " + r.To + ": " + r.Why
+	}
+	return c, verdicts
+}
+
+// TestDeployContinues proves the continuation rule end to end on a step
+// appended after what the runs journaled: check-deploy says each run
+// moves to the new version and why, exit 0; the new code moves and
+// finishes them without executing a journaled step again, and runs show
+// lists the engine's move.
+func TestDeployContinues(t *testing.T) {
 	dir, oldBin, newBin := buildFixture(t, "step", insertStep)
-	const audit = "AuditOnboarding example.com/onboardfixture.AuditOnboarding func(context.Context, string) error default"
 	backends(t, func(t *testing.T, e env) {
 		e.mustExample(oldBin, "r0", 0)
 		e.mustExample(oldBin, "r1", -9, "-crash", "MarkComplete:before")
+		e.mustExample(oldBin, "r2", -9, "-crash", "FetchRecords:before")
+		oldVersion := e.list()["r1"].Version
 
+		c, v := e.checkDeploy(dir, 0)
+		if len(c.Runs) != 2 || !c.OK {
+			t.Fatalf("check-deploy: %+v, want r1 and r2 only, ok", c)
+		}
+		newVersion := c.Runs[0].To
+		if want := "moves " + newVersion + ": steps FetchRecords, ScoreAll, WriteScores, NotifyOwner journaled: an unchanged prefix of version " + newVersion; v["r1"] != want {
+			t.Errorf("check-deploy on r1: %q, want %q", v["r1"], want)
+		}
+		if want := "moves " + newVersion + ": no step journaled"; v["r2"] != want {
+			t.Errorf("check-deploy on r2: %q, want %q", v["r2"], want)
+		}
+		if newVersion == oldVersion || newVersion == "" {
+			t.Fatalf("check-deploy: the code's version %q", newVersion)
+		}
 		code, out, errOut := e.ctlIn(dir, "check-deploy", "./...")
-		if code != 1 || !strings.Contains(out, "r1") || !strings.Contains(out, "+ "+audit) || strings.Contains(out, "r0") {
-			t.Errorf("check-deploy exited %d, want 1 listing r1 and + %s\nstdout: %s\nstderr: %s", code, audit, out, errOut)
-		}
-		code, out, _ = e.ctlIn(dir, "check-deploy", "-json", "./...")
-		var d deployed
-		if err := json.Unmarshal([]byte(out), &d); err != nil || code != 1 || len(d.Diffs) != 1 {
-			t.Fatalf("check-deploy -json: exit %d, %v\n%s", code, err, out)
-		}
-		newVersion := d.Stopping[0].CodeVersion
-		var changed []string
-		for _, l := range d.Diffs[0].Diff {
-			if l.Op != " " {
-				changed = append(changed, l.Op+" "+l.Step)
-			}
-		}
-		// The added step, and the type of what it journals (nothing but null).
-		if len(changed) != 2 || changed[0] != "+ "+audit || changed[1] != "+ AuditOnboarding: journals null" {
-			t.Errorf("check-deploy diff: changed lines %q, want only + %s and its journals line", changed, audit)
+		if code != 0 || !regexpLine(out, `^r1\s+onboardfixture\.Onboard\s+\S+\s+`+oldVersion+`\s+moves to `+newVersion+`: steps FetchRecords`) || !strings.Contains(out, "ok: none of the 2 unfinished run(s)") {
+			t.Errorf("check-deploy: exit %d\n%s%s", code, out, errOut)
 		}
 
-		e.mustExample(newBin, "r1", 3)
-		if r := e.list()["r1"]; r.Status != "needs_attention" || r.AttentionKind != "version" {
-			t.Fatalf("r1 after the new binary: %+v", r)
-		}
-		out = e.mustCtl("runs", "accept-version", "r1")
-		if !strings.Contains(out, newVersion) {
-			t.Errorf("accept-version said %q", out)
-		}
-		if code, out, errOut := e.ctlIn(dir, "check-deploy", "./..."); code != 0 || !strings.Contains(out, "ok") {
-			t.Errorf("check-deploy after the accept: exit %d\n%s%s", code, out, errOut)
-		}
 		e.mustExample(newBin, "r1", 0)
 		rep := e.report("r1")
 		if rep.Status != "succeeded" {
 			t.Errorf("r1: %s, want succeeded", rep.Status)
 		}
 		wantExecutions(t, rep, map[string]int{"FetchRecords": 1, "ScoreAll": 1, "WriteScores": 1, "NotifyOwner": 3, "AuditOnboarding": 1, "MarkComplete": 1})
+		var s struct {
+			Moves []struct{ From, To, By, Why string } `json:"moves"`
+		}
+		if err := json.Unmarshal([]byte(e.mustCtl("runs", "show", "r1", "-json")), &s); err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Moves) != 1 || s.Moves[0].From != oldVersion || s.Moves[0].To != newVersion || !strings.HasPrefix(s.Moves[0].By, "engine ") || !strings.Contains(s.Moves[0].Why, "unchanged prefix") {
+			t.Errorf("runs show r1: moves %+v, want one by the engine from %s to %s", s.Moves, oldVersion, newVersion)
+		}
+		if _, v := e.checkDeploy(dir, 0); v["r1"] != "" || v["r2"] == "" {
+			t.Errorf("check-deploy after r1 finished: %v", v)
+		}
+
+		// Rolled back: a run pinned to the new version waits for it.
+		e.mustExample(newBin, "r3", -9, "-crash", "ScoreAll:before")
+		_, v = e.checkDeploy(codeDir(t, "asis", asIs), 0)
+		if want := "waits : waits for version " + newVersion + ": no code here has it"; !strings.HasPrefix(v["r3"], want) {
+			t.Errorf("check-deploy with the old code on r3: %q, want %q", v["r3"], want)
+		}
 	})
 }
 
