@@ -372,3 +372,31 @@ func equalCounts(a, b map[string]int) bool {
 	}
 	return true
 }
+
+// TestDeployStranded: the example's package "moved" (the same code in
+// another module): its unfinished runs are stranded, check-deploy fails
+// naming them and says how name= keeps their identity; code without any
+// such function gets the general hint.
+func TestDeployStranded(t *testing.T) {
+	moved := codeDir(t, "asis", asIs)
+	backends(t, func(t *testing.T, e env) {
+		e.mustExample(onboardBin, "r1", -9, "-crash", "ScoreAll:before")
+		e.mustExample(onboardBin, "r2", 0)
+		old := e.list()["r1"].Workflow
+		c, v := e.checkDeploy(moved, 1)
+		if c.OK || len(c.Stranded) != 1 || c.Stranded[0] != "r1" || v["r1"] != "stranded : workflow "+old+" is not in these packages" {
+			t.Errorf("check-deploy: %+v", c)
+		}
+		if h := c.Hints[old]; !strings.Contains(h, "the code has example.com/onboardfixture.Onboard") || !strings.Contains(h, "name="+old) {
+			t.Errorf("check-deploy hint for %s: %q", old, h)
+		}
+		code, out, errOut := e.ctlIn(moved, "check-deploy", "./...")
+		if code != 1 || !strings.Contains(out, "stranded: workflow "+old+" is not in these packages: the code has") || !strings.Contains(errOut, "1 are stranded") {
+			t.Errorf("check-deploy: exit %d\n%s%s", code, out, errOut)
+		}
+		c, _ = e.checkDeploy("../../examples/batch", 1)
+		if h := c.Hints[old]; !strings.Contains(h, "pass it to check-deploy") {
+			t.Errorf("check-deploy of another program: hint %q", h)
+		}
+	})
+}
