@@ -138,11 +138,12 @@ type queries struct {
 	retrySteps, retryRun, cancel, saveManifest, manifest, listRuns    string
 	wakeParents                                                       string
 	acceptVersion, listManifests                                      string
+	deploy                                                            deployQueries
 }
 
 const runColumns = `run_id, workflow, version, status, input, output, error, attention_step, attention_kind,
 	attempts, lease_owner, lease_until, epoch, created_at, updated_at, failed_step, parent_run_id, error_detail,
-	attempts - progress_attempt`
+	attempts - progress_attempt, moves`
 
 const stepColumns = `run_id, step_key, name, status, result, error, attempt, attempt_base, seq, started_at, finished_at,
 	error_detail, final, history`
@@ -269,9 +270,9 @@ func newQueries(schema string) queries {
 		makePending: `UPDATE {schema}.resume_runs SET status = 'pending', error = '', attention_step = '', attention_kind = '',
 			updated_at = $1 WHERE run_id = $2`,
 		acceptVersion: `UPDATE {schema}.resume_runs SET version = $1, status = 'pending', error = '',
-			attention_step = '', attention_kind = '', updated_at = $2 WHERE run_id = $3`,
-		listManifests: `SELECT workflow, version, manifest, created_at FROM {schema}.resume_manifests
-			WHERE workflow = $1 ORDER BY created_at DESC, version`,
+			attention_step = '', attention_kind = '', updated_at = $2, moves = ` + appendMove + ` WHERE run_id = $3`,
+		listManifests: `SELECT ` + manifestColumns + ` FROM {schema}.resume_manifests
+			WHERE workflow = $1 ORDER BY seq DESC, version`,
 		retrySteps: `UPDATE {schema}.resume_steps SET attempt_base = attempt, final = false
 			WHERE run_id = $1 AND step_key = $2 AND status = 'failed'`,
 		retryRun: `UPDATE {schema}.resume_runs SET status = 'pending', error = '', failed_step = '', updated_at = $1 WHERE run_id = $2`,
@@ -291,8 +292,12 @@ func newQueries(schema string) queries {
 		forgetOwners: `DELETE FROM {schema}.resume_owners o
 			WHERE NOT EXISTS (SELECT 1 FROM {schema}.resume_runs r WHERE r.lease_owner = o.owner AND r.status = 'running')
 			AND pg_try_advisory_xact_lock(` + livenessLockSQL + `, hashtext(o.owner))`,
-		saveManifest: `INSERT INTO {schema}.resume_manifests (workflow, version, manifest, created_at)
-			VALUES ($1, $2, $3, $4) ON CONFLICT (workflow, version) DO NOTHING`,
+		// saveManifest runs after manifestLock, so that max(seq) is read
+		// after any concurrent save committed.
+		saveManifest: `INSERT INTO {schema}.resume_manifests (workflow, version, manifest, created_at, definition, seq)
+			VALUES ($1, $2, $3, $4, $5, (SELECT COALESCE(max(seq), 0) + 1 FROM {schema}.resume_manifests))
+			ON CONFLICT (workflow, version) DO UPDATE SET definition = excluded.definition
+			WHERE resume_manifests.definition IS NULL AND excluded.definition IS NOT NULL`,
 		manifest: `SELECT manifest FROM {schema}.resume_manifests WHERE workflow = $1 AND version = $2`,
 		// Each run with the key of its last journaled step, in one query.
 		listRuns: `SELECT ` + runColumns + `, COALESCE((SELECT s.step_key FROM {schema}.resume_steps s
@@ -322,6 +327,7 @@ func newQueries(schema string) queries {
 	} {
 		*s = qualify(*s, schema)
 	}
+	q.deploy = newDeployQueries(schema)
 	return q
 }
 
@@ -358,12 +364,12 @@ func jsonArg(b json.RawMessage) any {
 // scanRun scans runColumns, then extra destinations.
 func scanRun(row pgx.Row, extra ...any) (journal.RunRecord, error) {
 	var r journal.RunRecord
-	var input, output, detail []byte
+	var input, output, detail, moves []byte
 	var leaseUntil *time.Time
 	var created, updated time.Time
 	err := row.Scan(append([]any{&r.RunID, &r.Workflow, &r.Version, &r.Status, &input, &output, &r.Error,
 		&r.AttentionStep, &r.AttentionKind, &r.Attempts, &r.LeaseOwner, &leaseUntil, &r.Epoch, &created, &updated, &r.FailedStep,
-		&r.Parent, &detail, &r.ClaimsSinceProgress}, extra...)...)
+		&r.Parent, &detail, &r.ClaimsSinceProgress, &moves}, extra...)...)
 	if err != nil {
 		return r, err
 	}
@@ -375,6 +381,9 @@ func scanRun(row pgx.Row, extra ...any) (journal.RunRecord, error) {
 		r.Output = output
 	}
 	r.LeaseUntil, r.CreatedAt, r.UpdatedAt = timeOf(leaseUntil), created.UTC(), updated.UTC()
+	if r.Moves, err = journal.DecodeMoves(moves); err != nil {
+		r.Unreadable = err.Error()
+	}
 	return r, nil
 }
 
@@ -583,7 +592,15 @@ func (j *Journal) ClaimNext(ctx context.Context, c journal.ClaimNextRequest) (jo
 	if holding == nil {
 		holding = []string{}
 	}
-	r, err := scanRun(j.pool.QueryRow(ctx, j.sql.claimNext, c.Owner, c.Lease, c.Workflows, holding))
+	var r journal.RunRecord
+	var err error
+	if len(c.Versions) == 0 {
+		r, err = scanRun(j.pool.QueryRow(ctx, j.sql.claimNext, c.Owner, c.Lease, c.Workflows, holding))
+	} else {
+		workflows, versions := splitVersions(c.Versions)
+		r, err = scanRun(j.pool.QueryRow(ctx, j.sql.deploy.claimNext, c.Owner, c.Lease, c.Workflows, holding,
+			workflows, versions, c.AdvertisedWithin))
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return r, nil, fmt.Errorf("claim next for %s: %w", c.Owner, journal.ErrNoRunReady)
 	}
@@ -910,16 +927,6 @@ func (j *Journal) Cancel(ctx context.Context, runID string, opts journal.CancelO
 	})
 }
 
-// SaveManifest stores a version's manifest the first time it is seen.
-func (j *Journal) SaveManifest(ctx context.Context, m journal.ManifestRecord) error {
-	workflow, version, manifest := m.Workflow, m.Version, m.Manifest
-	if _, err := j.pool.Exec(ctx, j.sql.saveManifest, workflow, version, manifest, time.Now()); err != nil {
-		return fmt.Errorf("workflow %s, version %s: save manifest: %w", workflow, version, err)
-	}
-	j.commits.Add(1)
-	return nil
-}
-
 // Manifest returns a stored manifest, or "" when the version is unknown.
 func (j *Journal) Manifest(ctx context.Context, workflow, version string) (string, error) {
 	var m string
@@ -932,29 +939,6 @@ func (j *Journal) Manifest(ctx context.Context, workflow, version string) (strin
 		return "", fmt.Errorf("workflow %s, version %s: read manifest: %w", workflow, version, err)
 	}
 	return m, nil
-}
-
-// ListManifests returns a workflow's stored manifests, newest first.
-func (j *Journal) ListManifests(ctx context.Context, workflow string) ([]journal.ManifestRecord, error) {
-	j.reads.Add(1)
-	rows, err := j.pool.Query(ctx, j.sql.listManifests, workflow)
-	if err != nil {
-		return nil, fmt.Errorf("workflow %s: list manifests: %w", workflow, err)
-	}
-	defer rows.Close()
-	var out []journal.ManifestRecord
-	for rows.Next() {
-		var m journal.ManifestRecord
-		if err := rows.Scan(&m.Workflow, &m.Version, &m.Manifest, &m.CreatedAt); err != nil {
-			return nil, fmt.Errorf("workflow %s: list manifests: %w", workflow, err)
-		}
-		m.CreatedAt = m.CreatedAt.UTC()
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("workflow %s: list manifests: %w", workflow, err)
-	}
-	return out, nil
 }
 
 // AcceptVersion moves a run stopped on a version change to version,
@@ -972,7 +956,12 @@ func (j *Journal) AcceptVersion(ctx context.Context, runID, version string) erro
 		if r.AttentionKind != journal.AttentionKindVersion {
 			return fmt.Errorf("run %s needs attention for step %s, not for a version: %w", runID, r.AttentionStep, journal.ErrNotVersionStop)
 		}
-		if _, err := tx.Exec(ctx, j.sql.acceptVersion, version, time.Now(), runID); err != nil {
+		move, err := json.Marshal(journal.Move{Workflow: r.Workflow, From: r.Version, To: version,
+			Why: "accepted by an operator", By: "operator"})
+		if err != nil {
+			return fmt.Errorf("run %s: accept version: %w", runID, err)
+		}
+		if _, err := tx.Exec(ctx, j.sql.acceptVersion, version, time.Now(), runID, string(move)); err != nil {
 			return fmt.Errorf("run %s: accept version: %w", runID, err)
 		}
 		if _, err := tx.Exec(ctx, j.sql.wakeParents, time.Now(), runID); err != nil {
@@ -998,22 +987,3 @@ func (j *Journal) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
 	j.commits.Add(1)
 	return nil
 }
-
-// LoadManifest returns a stored manifest row; found is false when the
-// version is unknown.
-func (j *Journal) LoadManifest(ctx context.Context, workflow, version string) (journal.ManifestRecord, bool, error) {
-	return journal.ManifestRecord{}, false, fmt.Errorf("workflow %s, version %s: load manifest: %w", workflow, version, errNotYet)
-}
-
-// Advertise records the versions owner's process can execute.
-func (j *Journal) Advertise(ctx context.Context, owner string, versions []journal.WorkflowVersion) error {
-	return fmt.Errorf("owner %s: advertise: %w", owner, errNotYet)
-}
-
-// MoveRun re-pins the run l holds to another version of its workflow.
-func (j *Journal) MoveRun(ctx context.Context, l journal.Lease, m journal.Move) error {
-	return fmt.Errorf("run %s: move to version %s: %w", l.RunID, m.To, errNotYet)
-}
-
-// errNotYet is the error of the deploy methods until they are implemented.
-var errNotYet = errors.New("not implemented yet")

@@ -2,6 +2,7 @@ package pgjournal_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -30,6 +31,9 @@ func TestUpgradeFromSchemaVersion1(t *testing.T) {
 		`INSERT INTO ` + s + `.resume_steps (run_id, step_key, name, status, attempt, seq, started_at) VALUES
 			('parked-step', 'Notify', 'Notify', 'in_flight', 1, 1, '2026-01-01T00:00:00Z')`,
 		`INSERT INTO ` + s + `.resume_manifests (workflow, version, manifest, created_at) VALUES ('w', 'v1', 'Notify x func() once', '2026-01-01T00:00:00Z')`,
+		// Inserted out of their created_at order: seq follows created_at.
+		`INSERT INTO ` + s + `.resume_manifests (workflow, version, manifest, created_at) VALUES
+			('w', 'v2', 'v2', '2026-01-03T00:00:00Z'), ('w', 'v0', 'v0', '2025-12-31T00:00:00Z')`,
 	} {
 		if _, err := pool.Exec(ctx, q); err != nil {
 			t.Fatalf("write a version 1 schema: %v\n%s", err, q)
@@ -63,8 +67,30 @@ func TestUpgradeFromSchemaVersion1(t *testing.T) {
 	if m, err := j.Manifest(ctx, "w", "v1"); err != nil || m != "Notify x func() once" {
 		t.Errorf("manifest after upgrade = %q, %v", m, err)
 	}
+	checkManifestSeq(t, j)
 	if _, err := pgjournal.Open(ctx, pool, pgjournal.WithSchema(schema)); err != nil {
 		t.Fatalf("reopen: %v", err)
+	}
+}
+
+// checkManifestSeq checks the manifests of an upgraded version 1 schema:
+// seq follows created_at, no definition, and a new version comes last.
+func checkManifestSeq(t *testing.T, j *pgjournal.Journal) {
+	t.Helper()
+	ctx := context.Background()
+	if err := j.SaveManifest(ctx, journal.ManifestRecord{Workflow: "w", Version: "v3", Manifest: "v3", Definition: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := j.ListManifests(ctx, "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range ms {
+		got = append(got, fmt.Sprintf("%s:%d:%s", m.Version, m.Seq, m.Definition))
+	}
+	if want := "[v3:4:{} v2:3: v1:2: v0:1:]"; fmt.Sprint(got) != want {
+		t.Errorf("manifests after upgrade: %v, want %s", got, want)
 	}
 }
 

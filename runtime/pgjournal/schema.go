@@ -146,6 +146,31 @@ CREATE TABLE {schema}.resume_owners (
 	since timestamptz NOT NULL
 );
 `,
+	// 9: deploys. A manifest's definition is its version's step list (JSON
+	// of deploy.Definition, NULL for one stored before), and seq orders a
+	// workflow's versions by when the journal first saw them; manifests
+	// stored before keep their created_at order. moves lists a run's
+	// moves between versions (NULL for none; jsonb, so that a move is
+	// appended in place). resume_workers holds the versions each worker
+	// process advertised, and when.
+	`
+ALTER TABLE {schema}.resume_manifests ADD COLUMN definition json;
+ALTER TABLE {schema}.resume_manifests ADD COLUMN seq bigint;
+UPDATE {schema}.resume_manifests m SET seq = o.n
+FROM (SELECT workflow, version, row_number() OVER (ORDER BY created_at, workflow, version) AS n FROM {schema}.resume_manifests) o
+WHERE m.workflow = o.workflow AND m.version = o.version;
+ALTER TABLE {schema}.resume_manifests ALTER COLUMN seq SET NOT NULL;
+CREATE UNIQUE INDEX resume_manifests_by_seq ON {schema}.resume_manifests (workflow, seq);
+ALTER TABLE {schema}.resume_runs ADD COLUMN moves jsonb;
+CREATE TABLE {schema}.resume_workers (
+	owner    text NOT NULL,
+	workflow text NOT NULL,
+	version  text NOT NULL,
+	seen_at  timestamptz NOT NULL,
+	PRIMARY KEY (owner, workflow, version)
+);
+CREATE INDEX resume_workers_by_version ON {schema}.resume_workers (workflow, version, seen_at);
+`,
 }
 
 // leaseLostCode is the SQLSTATE resume_lease_lost raises.

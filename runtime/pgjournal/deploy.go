@@ -1,0 +1,256 @@
+package pgjournal
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/resumegen/resumegen/runtime/journal"
+)
+
+// deployQueries are the statements of deploys: the claim of a worker that
+// lists its versions, advertisements, moves and manifests.
+type deployQueries struct {
+	claimNext, manifestLock, loadManifest, deleteWorkers, advertise string
+	selectRelabel, relabel, moveRun                                 string
+}
+
+// manifestLockKey is the first key of the advisory lock that serializes
+// manifest saves (the second is the schema name's hash): a save reads the
+// highest seq once the lock is held, so two versions never share one.
+const manifestLockKey = 0x7265_736d // "resm"
+
+// appendMove is resume_runs.moves with the move in $4 (JSON) appended,
+// stamped with the server's clock.
+const appendMove = `COALESCE(moves, '[]'::jsonb) || jsonb_build_array(jsonb_set($4::jsonb, '{at}', to_jsonb(clock_timestamp())))`
+
+const manifestColumns = `workflow, version, manifest, created_at, definition, seq`
+
+// claimableVersions lists, for a claim with versions ($5 workflows, $6
+// versions, paired), the versions whose runs the worker may take: its own,
+// and those whose manifest was first saved before one of its own (seq)
+// that no worker advertised within $7. It is computed once per claim, not
+// per candidate run.
+const claimableVersions = `WITH mine AS (SELECT * FROM unnest($5::text[], $6::text[]) AS m (workflow, version)),
+	claimable AS (
+		SELECT workflow, version FROM mine
+		UNION
+		SELECT pinned.workflow, pinned.version FROM {schema}.resume_manifests pinned
+		WHERE EXISTS (SELECT 1 FROM {schema}.resume_manifests newer JOIN mine ON newer.workflow = mine.workflow AND newer.version = mine.version
+				WHERE newer.workflow = pinned.workflow AND newer.seq > pinned.seq)
+			AND NOT EXISTS (SELECT 1 FROM {schema}.resume_workers w
+				WHERE w.workflow = pinned.workflow AND w.version = pinned.version AND w.seen_at >= clock_timestamp() - $7::interval))
+`
+
+func newDeployQueries(schema string) deployQueries {
+	q := deployQueries{
+		// claimNext is the claim of ClaimNext restricted to claimable
+		// versions: one statement, the oldest run locked FOR UPDATE SKIP
+		// LOCKED as without versions.
+		claimNext: claimableVersions + claimSet + `
+			WHERE run_id = (
+				SELECT run_id FROM {schema}.resume_runs
+				WHERE workflow = ANY($3::text[]) AND parent_run_id = '' AND ` + claimableNext + `
+					AND (workflow, version) IN (SELECT workflow, version FROM claimable)
+				ORDER BY created_at, run_id LIMIT 1
+				FOR UPDATE SKIP LOCKED)
+			AND ` + claimableNext + `
+			RETURNING ` + runColumns,
+		manifestLock:  `SELECT pg_advisory_xact_lock($1, hashtext($2))`,
+		loadManifest:  `SELECT ` + manifestColumns + ` FROM {schema}.resume_manifests WHERE workflow = $1 AND version = $2`,
+		deleteWorkers: `DELETE FROM {schema}.resume_workers WHERE owner = $1`,
+		advertise: `INSERT INTO {schema}.resume_workers (owner, workflow, version, seen_at)
+			SELECT $1, w, v, clock_timestamp() FROM unnest($2::text[], $3::text[]) AS a (w, v)
+			ON CONFLICT (owner, workflow, version) DO UPDATE SET seen_at = excluded.seen_at`,
+		selectRelabel: `SELECT s.step_key, s.name, s.status, s.final,
+				EXISTS (SELECT 1 FROM {schema}.resume_runs c WHERE c.run_id = s.run_id || '/' || s.step_key)
+			FROM {schema}.resume_steps s WHERE s.run_id = $1`,
+		relabel: `UPDATE {schema}.resume_steps SET step_key = $1, name = $2 WHERE run_id = $3 AND step_key = $4`,
+		// $1 workflow, $2 version, $3 failed step, $4 the move, $5 run,
+		// $6 owner, $7 epoch.
+		moveRun: `UPDATE {schema}.resume_runs SET workflow = $1, version = $2, failed_step = $3, moves = ` + appendMove + `,
+				updated_at = clock_timestamp()
+			WHERE run_id = $5 AND lease_owner = $6 AND epoch = $7`,
+	}
+	for _, s := range []*string{&q.claimNext, &q.loadManifest, &q.deleteWorkers, &q.advertise, &q.selectRelabel, &q.relabel, &q.moveRun} {
+		*s = qualify(*s, schema)
+	}
+	return q
+}
+
+// splitVersions returns the workflows and versions of vs as two lists, for
+// unnest.
+func splitVersions(vs []journal.WorkflowVersion) (workflows, versions []string) {
+	for _, v := range vs {
+		workflows, versions = append(workflows, v.Workflow), append(versions, v.Version)
+	}
+	return workflows, versions
+}
+
+// SaveManifest stores a version's manifest the first time it is seen,
+// with the next seq, under an advisory lock so that concurrent saves get
+// distinct ones; a stored row without a definition gets m's.
+func (j *Journal) SaveManifest(ctx context.Context, m journal.ManifestRecord) error {
+	err := j.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, j.sql.deploy.manifestLock, manifestLockKey, j.schema); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, j.sql.saveManifest, m.Workflow, m.Version, m.Manifest, time.Now(), jsonArg(m.Definition))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("workflow %s, version %s: save manifest: %w", m.Workflow, m.Version, err)
+	}
+	return nil
+}
+
+func scanManifest(row pgx.Row) (journal.ManifestRecord, error) {
+	var m journal.ManifestRecord
+	var def []byte
+	if err := row.Scan(&m.Workflow, &m.Version, &m.Manifest, &m.CreatedAt, &def, &m.Seq); err != nil {
+		return m, err
+	}
+	m.CreatedAt = m.CreatedAt.UTC()
+	if def != nil {
+		m.Definition = def
+	}
+	return m, nil
+}
+
+// LoadManifest returns a stored manifest row; found is false when the
+// version is unknown.
+func (j *Journal) LoadManifest(ctx context.Context, workflow, version string) (journal.ManifestRecord, bool, error) {
+	j.reads.Add(1)
+	m, err := scanManifest(j.pool.QueryRow(ctx, j.sql.deploy.loadManifest, workflow, version))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return m, false, nil
+	}
+	if err != nil {
+		return m, false, fmt.Errorf("workflow %s, version %s: load manifest: %w", workflow, version, err)
+	}
+	return m, true, nil
+}
+
+// ListManifests returns a workflow's stored manifests, newest (highest
+// seq) first.
+func (j *Journal) ListManifests(ctx context.Context, workflow string) ([]journal.ManifestRecord, error) {
+	j.reads.Add(1)
+	rows, err := j.pool.Query(ctx, j.sql.listManifests, workflow)
+	if err != nil {
+		return nil, fmt.Errorf("workflow %s: list manifests: %w", workflow, err)
+	}
+	defer rows.Close()
+	var out []journal.ManifestRecord
+	for rows.Next() {
+		m, err := scanManifest(rows)
+		if err != nil {
+			return nil, fmt.Errorf("workflow %s: list manifests: %w", workflow, err)
+		}
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("workflow %s: list manifests: %w", workflow, err)
+	}
+	return out, nil
+}
+
+// Advertise replaces the versions owner advertised with versions, seen at
+// the server's clock; nil withdraws them.
+func (j *Journal) Advertise(ctx context.Context, owner string, versions []journal.WorkflowVersion) error {
+	err := j.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, j.sql.deploy.deleteWorkers, owner); err != nil {
+			return err
+		}
+		if len(versions) == 0 {
+			return nil
+		}
+		workflows, vs := splitVersions(versions)
+		_, err := tx.Exec(ctx, j.sql.deploy.advertise, owner, workflows, vs)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("owner %s: advertise: %w", owner, err)
+	}
+	return nil
+}
+
+// MoveRun re-pins the run l holds to m.To and m.Workflow, relabels its step
+// rows by m.Renames and appends m, stamped with the server's clock, to its
+// moves, in one transaction holding the run's row: nothing is written
+// unless l is still the run's.
+func (j *Journal) MoveRun(ctx context.Context, l journal.Lease, m journal.Move) error {
+	err := j.inTx(ctx, func(tx pgx.Tx) error {
+		r, err := j.run(ctx, tx, j.sql.selectRunForUpdate, l.RunID)
+		if err != nil {
+			return err
+		}
+		if r.LeaseOwner != l.Owner || r.Epoch != l.Epoch {
+			return fmt.Errorf("epoch %d: %w", l.Epoch, journal.ErrLeaseLost)
+		}
+		if r.Unreadable != "" {
+			return fmt.Errorf("its row cannot be read: %s", r.Unreadable)
+		}
+		if err := j.relabel(ctx, tx, l.RunID, m.Renames); err != nil {
+			return err
+		}
+		if m.Workflow == "" {
+			m.Workflow = r.Workflow
+		}
+		move, err := json.Marshal(m)
+		if err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, j.sql.deploy.moveRun, m.Workflow, m.To, journal.RenameKey(r.FailedStep, m.Renames), string(move),
+			l.RunID, l.Owner, l.Epoch)
+		if err != nil {
+			return err
+		}
+		return leaseHeld(tag, l)
+	})
+	if err != nil {
+		return fmt.Errorf("run %s: move to version %s: %w", l.RunID, m.To, err)
+	}
+	return nil
+}
+
+// relabel renames the run's step rows by renames, in tx: first to a key no
+// step can have (a name holds no ':'), then to their new key, so that
+// renames that swap or chain names never meet a row half renamed.
+func (j *Journal) relabel(ctx context.Context, tx pgx.Tx, runID string, renames map[string]string) error {
+	if len(renames) == 0 {
+		return nil
+	}
+	j.reads.Add(1)
+	rows, err := tx.Query(ctx, j.sql.deploy.selectRelabel, runID)
+	if err != nil {
+		return err
+	}
+	all, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (journal.RelabelRow, error) {
+		var s journal.RelabelRow
+		err := row.Scan(&s.Key, &s.Name, &s.Status, &s.Final, &s.HasChild)
+		return s, err
+	})
+	if err != nil {
+		return err
+	}
+	plan, err := journal.PlanRelabel(runID, all, renames)
+	if err != nil {
+		return err
+	}
+	for _, phase := range [2]func(journal.RelabelRow) (from, to string){
+		func(s journal.RelabelRow) (string, string) { return s.Key, ":" + s.NewKey },
+		func(s journal.RelabelRow) (string, string) { return ":" + s.NewKey, s.NewKey },
+	} {
+		for _, s := range plan {
+			from, to := phase(s)
+			if _, err := tx.Exec(ctx, j.sql.deploy.relabel, to, s.NewName, runID, from); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
