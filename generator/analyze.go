@@ -19,7 +19,9 @@ func analyze(pkg *typedPackage, ds *diagnostics) *packageModel {
 		w.errorIDs = collectErrorIdentities(w.errorScopes(), m.pkg.Types, ds)
 		w.Shape = m.workflowShape(w)
 		w.Version = versionOf(w)
+		checkRenames(w, ds)
 	}
+	m.resolveIdentities(ds)
 	return m
 }
 
@@ -41,7 +43,8 @@ func Check(fset *token.FileSet, files []*ast.File, pkg *types.Package, info *typ
 		}
 	}
 	ds := &diagnostics{fset: fset}
-	analyze(&typedPackage{PkgPath: pkg.Path(), Name: pkg.Name(), Fset: fset, Syntax: own, Types: pkg, TypesInfo: info}, ds)
+	m := analyze(&typedPackage{PkgPath: pkg.Path(), Name: pkg.Name(), Fset: fset, Syntax: own, Types: pkg, TypesInfo: info}, ds)
+	checkIdentities(m.workflows, ds)
 	for _, d := range ds.list {
 		report(d.pos, d.Message)
 	}

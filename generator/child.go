@@ -36,6 +36,10 @@ func (m *packageModel) childAt(w *Workflow, call *ast.CallExpr, fn *types.Func, 
 			return nil
 		}
 	}
+	if cur, old := m.oldFuncs[fn]; old {
+		ds.errorf(call.Pos(), "%s is an old version of workflow %s, kept only to finish the runs pinned to it: it starts no run, so it cannot run as a child; call %s", fn.Name(), cur, cur)
+		return nil
+	}
 	sig := fn.Type().(*types.Signature)
 	if sig.Recv() != nil {
 		ds.errorf(call.Pos(), "workflow %s is a method: calling it from a workflow as a child run is not supported yet; make the child a function that takes what it needs as input, or call its steps here", fn.Name())
@@ -55,6 +59,7 @@ func (m *packageModel) childAt(w *Workflow, call *ast.CallExpr, fn *types.Func, 
 	s.values, s.hasErr, _ = splitResults(sig.Results())
 	if hasSite {
 		s.opts.name, s.opts.key = site.opts.name, site.opts.key
+		s.opts.renamed, s.opts.renamedPos = site.opts.renamed, site.opts.renamedPos
 	}
 	s.Callee, s.display = calleeNames(fn, w.pkg.Types)
 	s.Name = fn.Name()

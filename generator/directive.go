@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,8 +31,19 @@ type directive struct {
 	text string // the whole comment, for messages
 	pos  token.Pos
 	opts stepOptions
+	// wf are the options of //resume:workflow.
+	wf workflowOptions
 	// reason is the reason= of //resume:allow.
 	reason string
+}
+
+// workflowOptions are the options of a //resume:workflow directive.
+type workflowOptions struct {
+	// name is name=, the workflow's stable identity, or "".
+	name string
+	// oldOf is old-version-of=, the Go name of the workflow of which this
+	// function keeps an old version, or "".
+	oldOf string
 }
 
 // stepOptions are the options of a //resume:step directive. The has* fields
@@ -49,12 +61,23 @@ type stepOptions struct {
 	// key is the call site's key=EXPR, printed canonically (go/types
 	// ExprString), or "".
 	key string
+	// renamed are the step's earlier names (renamed-from=), and
+	// renamedPos the position of the directive that gave them in the
+	// package's file set (NoPos for a directive read from another
+	// package's source).
+	renamed    []string
+	renamedPos token.Pos
 }
 
 // override returns o with every option set in site replacing o's.
 func (o stepOptions) override(site stepOptions) stepOptions {
 	if site.name != "" {
-		o.name = site.name
+		// A call site's name= names the step itself: the declaration's
+		// renamed-from= was about the callee's name.
+		o.name, o.renamed, o.renamedPos = site.name, nil, token.NoPos
+	}
+	if site.renamed != nil {
+		o.renamed, o.renamedPos = site.renamed, site.renamedPos
 	}
 	if site.hasPolicy {
 		o.policy, o.hasPolicy = site.policy, true
@@ -93,14 +116,19 @@ func parseDirective(c *ast.Comment, callSite bool) (directive, error) {
 	d.verb = fields[0]
 	switch d.verb {
 	case "workflow":
-		if len(fields) > 1 {
-			return d, fmt.Errorf("%s: //resume:workflow takes no options", c.Text)
+		wf, err := parseWorkflowOptions(fields[1:])
+		if err != nil {
+			return d, fmt.Errorf("%s: %w", c.Text, err)
 		}
+		d.wf = wf
 		return d, nil
 	case "step":
 		opts, err := parseStepOptions(fields[1:], callSite)
 		if err != nil {
 			return d, fmt.Errorf("%s: %w", c.Text, err)
+		}
+		if opts.renamed != nil {
+			opts.renamedPos = c.Slash
 		}
 		d.opts = opts
 		return d, nil
@@ -143,6 +171,12 @@ func parseStepOptions(fields []string, callSite bool) (stepOptions, error) {
 				return o, fmt.Errorf("bad name=%q: a step name is letters, digits, '_', '.', '-' or '/'", val)
 			}
 			o.name = val
+		case "renamed-from":
+			names, err := parseRenamedFrom(val)
+			if err != nil {
+				return o, err
+			}
+			o.renamed = names
 		case "retry":
 			n, err := strconv.Atoi(val)
 			if err != nil || n < 1 {
@@ -183,10 +217,140 @@ func parseStepOptions(fields []string, callSite bool) (stepOptions, error) {
 			o.key = types.ExprString(expr)
 			return o, nil
 		default:
-			return o, fmt.Errorf("unknown option %q (want name=, once, tx, retry=, backoff=, timeout=, key=)", f)
+			return o, unknownOption(f, key, stepOptionNames, workflowOptionNames, "//resume:workflow")
 		}
 	}
 	return o, nil
+}
+
+// stepOptionNames and workflowOptionNames are the options of
+// //resume:step and //resume:workflow, as listed in messages.
+var (
+	stepOptionNames     = []string{"name=", "once", "tx", "retry=", "backoff=", "timeout=", "key=", "renamed-from="}
+	workflowOptionNames = []string{"name=", "old-version-of="}
+)
+
+// parseWorkflowOptions parses the options after //resume:workflow.
+func parseWorkflowOptions(fields []string) (workflowOptions, error) {
+	var o workflowOptions
+	seen := map[string]bool{}
+	for _, f := range fields {
+		key, val, _ := strings.Cut(f, "=")
+		if seen[key] {
+			return o, fmt.Errorf("option %s given twice", key)
+		}
+		seen[key] = true
+		switch key {
+		case "name":
+			if !validStepName(val) {
+				return o, fmt.Errorf("bad name=%s: a workflow's name is a non-empty token of letters, digits, '.', '/', '_' and '-', such as name=billing.Onboard%s", val, quotedFix(val))
+			}
+			o.name = val
+		case "old-version-of":
+			if !validGoName(val) {
+				return o, fmt.Errorf("bad old-version-of=%s: want the Go name of a workflow of this package, such as old-version-of=Onboard (or Type.Method for a method)", val)
+			}
+			o.oldOf = val
+		default:
+			return o, unknownOption(f, key, workflowOptionNames, stepOptionNames, "//resume:step")
+		}
+	}
+	if o.name != "" && o.oldOf != "" {
+		return o, fmt.Errorf("name= and old-version-of= exclude each other: an old version takes the identity of the workflow it is a version of; drop name=")
+	}
+	return o, nil
+}
+
+// quotedFix suggests the name without its quotes when val is quoted.
+func quotedFix(val string) string {
+	if u, err := strconv.Unquote(val); err == nil && validStepName(u) {
+		return ": write name=" + u + " without quotes"
+	}
+	return ""
+}
+
+// parseRenamedFrom parses the value of renamed-from=: one or more earlier
+// step names, separated by commas.
+func parseRenamedFrom(val string) ([]string, error) {
+	var names []string
+	for _, n := range strings.Split(val, ",") {
+		if !validStepName(n) {
+			return nil, fmt.Errorf("bad renamed-from=%s: want the step's earlier name (letters, digits, '_', '.', '-' or '/'), several separated by commas, such as renamed-from=Score", val)
+		}
+		if slices.Contains(names, n) {
+			return nil, fmt.Errorf("bad renamed-from=%s: %s is listed twice", val, n)
+		}
+		names = append(names, n)
+	}
+	return names, nil
+}
+
+// validGoName reports whether s is an identifier or Type.Method.
+func validGoName(s string) bool {
+	typ, method, isMethod := strings.Cut(s, ".")
+	if isMethod {
+		return token.IsIdentifier(typ) && token.IsIdentifier(method)
+	}
+	return token.IsIdentifier(s)
+}
+
+// unknownOption is the error for an option the directive does not have:
+// it names an option the field is close to (renamed_from=, oldversionof=),
+// and one that belongs on the other directive.
+func unknownOption(field, key string, own, other []string, otherVerb string) error {
+	list := strings.Join(own, ", ")
+	for _, o := range other {
+		if strings.TrimSuffix(o, "=") == key && !slices.Contains(own, o) {
+			return fmt.Errorf("option %s belongs on %s, not here (want %s)", o, otherVerb, list)
+		}
+	}
+	if near := nearOption(key, own); near != "" {
+		return fmt.Errorf("unknown option %q: did you mean %s? (want %s)", field, near, list)
+	}
+	return fmt.Errorf("unknown option %q (want %s)", field, list)
+}
+
+// nearOption returns the option of opts that key is a near miss of: equal
+// but for case, '-' and '_', or one edit away, or "".
+func nearOption(key string, opts []string) string {
+	norm := func(s string) string {
+		return strings.NewReplacer("-", "", "_", "", "=", "").Replace(strings.ToLower(s))
+	}
+	k := norm(key)
+	for _, o := range opts {
+		if n := norm(o); len(n) > 2 && (n == k || editDistance(n, k) <= 1+len(n)/8) {
+			return o
+		}
+	}
+	return ""
+}
+
+// editDistance is the optimal string alignment distance of a and b: the
+// edits are inserting, deleting or replacing a byte, or swapping two
+// adjacent ones (nmae= is one edit from name=).
+func editDistance(a, b string) int {
+	rows := make([][]int, len(a)+1)
+	for i := range rows {
+		rows[i] = make([]int, len(b)+1)
+		rows[i][0] = i
+	}
+	for j := range rows[0] {
+		rows[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d := min(rows[i-1][j]+1, rows[i][j-1]+1, rows[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d = min(d, rows[i-2][j-2]+1)
+			}
+			rows[i][j] = d
+		}
+	}
+	return rows[len(a)][len(b)]
 }
 
 func parsePositiveDuration(s string) (time.Duration, error) {

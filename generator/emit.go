@@ -174,9 +174,12 @@ func (e *workflowEmitter) emit(f *jen.File) error {
 func (e *workflowEmitter) manifest(f *jen.File) {
 	w := e.w
 	var b strings.Builder
+	identity := identityComment(w)
+	b.WriteString(identity)
 	fmt.Fprintf(&b, "// %s (version %s) runs these steps, in source order:\n//\n", w.Name, w.Version)
 	if len(w.Steps) == 0 {
 		b.Reset()
+		b.WriteString(identity)
 		fmt.Fprintf(&b, "// %s (version %s) runs no steps.", w.Name, w.Version)
 	} else {
 		var table bytes.Buffer
@@ -188,6 +191,9 @@ func (e *workflowEmitter) manifest(f *jen.File) {
 			}
 			if s.key != nil {
 				policy += " key=" + s.opts.key
+			}
+			if len(s.RenamedFrom) > 0 {
+				policy += " renamed-from " + strings.Join(s.RenamedFrom, ",")
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.display, s.Signature, policy)
 		}
@@ -215,6 +221,28 @@ func (e *workflowEmitter) manifest(f *jen.File) {
 	f.Comment(b.String())
 	f.Const().Id(versionName(w)).Op("=").Lit(w.Version)
 	f.Line()
+}
+
+// identityComment is the start of the manifest comment of a workflow
+// whose identity in the journal is not its import-path name: one with
+// name=, or an old version. It is "" for the others.
+func identityComment(w *Workflow) string {
+	var b strings.Builder
+	switch {
+	case w.Old:
+		fmt.Fprintf(&b, "// %s is an old version of %s (kept to drain runs pinned to version %s).\n", w.Name, w.OldVersionOf, w.Version)
+		fmt.Fprintf(&b, "// It executes them as workflow %s and starts no run.\n", w.ID)
+		if len(w.Aliases) > 0 {
+			fmt.Fprintf(&b, "// Runs stored under %s, its earlier identity, are %s's too.\n", strings.Join(w.Aliases, ", "), w.OldVersionOf)
+		}
+	case len(w.Aliases) > 0:
+		fmt.Fprintf(&b, "// %s is workflow %s in the journal (name=); runs stored under\n", w.Name, w.ID)
+		fmt.Fprintf(&b, "// %s, its earlier identity, are its too.\n", strings.Join(w.Aliases, ", "))
+	default:
+		return ""
+	}
+	b.WriteString("//\n")
+	return b.String()
 }
 
 // manifestShape lists the JSON shape lines of the workflow's input and
@@ -314,10 +342,13 @@ func (e *workflowEmitter) def(f *jen.File) {
 	fields := []jen.Code{
 		jen.Line().Id("Package").Op(":").Lit(w.Package),
 		jen.Line().Id("Name").Op(":").Lit(w.Name),
+	}
+	fields = append(fields, identityFields(w)...)
+	fields = append(fields,
 		jen.Line().Id("Version").Op(":").Id(versionName(w)),
 		jen.Line().Id("Steps").Op(":").Index().Add(e.rt("StepDef")).Values(steps...),
 		shapeField(w.Shape),
-	}
+	)
 	if len(w.errorIDs) > 0 {
 		fields = append(fields, jen.Line().Id("Errors").Op(":").Index().Add(e.rt("ErrorDef")).Values(e.errorDefs()...))
 	}
@@ -358,10 +389,41 @@ func (e *workflowEmitter) stepFields(s *Step) []jen.Code {
 	if s.JSON != "" {
 		fields = append(fields, jen.Id("JSON").Op(":").Lit(s.JSON))
 	}
+	if s.Key != "" {
+		fields = append(fields, jen.Id("Key").Op(":").Lit(s.Key))
+	}
+	if len(s.RenamedFrom) > 0 {
+		fields = append(fields, jen.Id("RenamedFrom").Op(":").Add(stringsLit(s.RenamedFrom)))
+	}
 	if len(s.Shape) > 0 {
 		fields = append(fields, shapeField(s.Shape))
 	}
 	return fields
+}
+
+// identityFields are the ID, Aliases and Old fields of a WorkflowDef
+// literal: nothing for a workflow whose identity is its import-path name.
+func identityFields(w *Workflow) []jen.Code {
+	if w.ID == w.Package+"."+w.Name && !w.Old {
+		return nil
+	}
+	fields := []jen.Code{jen.Line().Id("ID").Op(":").Lit(w.ID)}
+	if len(w.Aliases) > 0 {
+		fields = append(fields, jen.Line().Id("Aliases").Op(":").Add(stringsLit(w.Aliases)))
+	}
+	if w.Old {
+		fields = append(fields, jen.Line().Id("Old").Op(":").True())
+	}
+	return fields
+}
+
+// stringsLit is a []string literal on one line.
+func stringsLit(list []string) jen.Code {
+	var vals []jen.Code
+	for _, v := range list {
+		vals = append(vals, jen.Lit(v))
+	}
+	return jen.Index().String().Values(vals...)
 }
 
 // shapeField is the Shape field of a StepDef or WorkflowDef literal, one

@@ -37,7 +37,9 @@ func (m *packageModel) readForeignStep(fn *types.Func) *stepOptions {
 			continue
 		}
 		if d, err := parseDirective(c, false); err == nil && d.verb == "step" {
-			return &d.opts
+			o := d.opts
+			o.renamedPos = token.NoPos // a position in another file set
+			return &o
 		}
 	}
 	return nil
@@ -60,6 +62,9 @@ func (m *packageModel) foreignWorkflow(fn *types.Func) bool {
 			if isDirective(c.Text) {
 				if d, err := parseDirective(c, false); err == nil && d.verb == "workflow" {
 					wf = true
+					if d.wf.oldOf != "" {
+						m.oldFuncs[fn] = d.wf.oldOf
+					}
 				}
 			}
 		}

@@ -128,6 +128,7 @@ func Generate(cfg Config) (*Result, error) {
 			}
 		}
 	}
+	checkIdentities(res.Workflows, ds)
 	res.Warnings = ws.sorted()
 	if res.Diagnostics = ds.sorted(); len(res.Diagnostics) > 0 {
 		return res, nil

@@ -7,10 +7,16 @@ import (
 
 // manifestWorkflow is one workflow in the -manifest JSON.
 type manifestWorkflow struct {
-	Package  string         `json:"package"`
-	Workflow string         `json:"workflow"`
-	Version  string         `json:"version"`
-	Steps    []manifestStep `json:"steps"`
+	Package  string `json:"package"`
+	Workflow string `json:"workflow"`
+	// ID is the workflow's identity in the journal (see Workflow.ID);
+	// Aliases its earlier identities; OldVersionOf, for an old version,
+	// the Go name of the workflow it is a version of.
+	ID           string         `json:"id"`
+	Aliases      []string       `json:"aliases,omitempty"`
+	OldVersionOf string         `json:"old_version_of,omitempty"`
+	Version      string         `json:"version"`
+	Steps        []manifestStep `json:"steps"`
 	// Shape is the JSON shape of the run's input and output, one field a
 	// line, as hashed into the version.
 	Shape []string `json:"shape,omitempty"`
@@ -37,6 +43,8 @@ type manifestStep struct {
 	// JSON is the type of the value the step journals, written as Shape
 	// writes types ("null" for nothing but null).
 	JSON string `json:"json,omitempty"`
+	// RenamedFrom are the step's earlier names (renamed-from=).
+	RenamedFrom []string `json:"renamed_from,omitempty"`
 }
 
 // Manifest renders every workflow with its version and steps as indented
@@ -44,7 +52,8 @@ type manifestStep struct {
 func (r *Result) Manifest() ([]byte, error) {
 	out := []manifestWorkflow{}
 	for _, w := range r.Workflows {
-		mw := manifestWorkflow{Package: w.Package, Workflow: w.Name, Version: w.Version, Steps: []manifestStep{}, Shape: w.Shape, Exceptions: w.Exceptions}
+		mw := manifestWorkflow{Package: w.Package, Workflow: w.Name, ID: w.ID, Aliases: w.Aliases, OldVersionOf: w.OldVersionOf,
+			Version: w.Version, Steps: []manifestStep{}, Shape: w.Shape, Exceptions: w.Exceptions}
 		for _, s := range w.Steps {
 			ms := manifestStep{Name: s.Name, Callee: s.Callee, Signature: s.Signature, Policy: s.Policy, Attempts: max(s.opts.attempts, 1)}
 			if s.opts.hasBackoff {
@@ -53,7 +62,7 @@ func (r *Result) Manifest() ([]byte, error) {
 			if s.opts.timeout != 0 {
 				ms.Timeout = s.opts.timeout.String()
 			}
-			ms.Key = s.opts.key
+			ms.Key, ms.RenamedFrom = s.Key, s.RenamedFrom
 			ms.Shape, ms.JSON = s.Shape, s.JSON
 			mw.Steps = append(mw.Steps, ms)
 		}

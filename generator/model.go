@@ -31,8 +31,22 @@ type typedPackage struct {
 type Workflow struct {
 	// Package is the import path of the workflow's package.
 	Package string
-	// Name is the workflow function's name.
+	// Name is the workflow function's name (Type.Method for a method).
 	Name string
+	// ID is the workflow's identity in the journal: its name=, or
+	// Package + "." + Name. An old version (Old) has the identity of the
+	// workflow it is a version of.
+	ID string
+	// Aliases are the workflow's earlier identities: Package + "." + Name
+	// when name= is set. An old version has its current workflow's.
+	Aliases []string
+	// Old marks a function kept as an old version of another workflow
+	// (//resume:workflow old-version-of=X): it executes the runs pinned
+	// to its version and starts none.
+	Old bool
+	// OldVersionOf is, for an old version, the Go name of the workflow it
+	// is a version of (Name of that Workflow); "" otherwise.
+	OldVersionOf string
 	// Version is the hash of the step signature list; see [Version].
 	Version string
 	// Steps are the workflow's step call sites in source order.
@@ -66,6 +80,8 @@ type Workflow struct {
 	// errorIDs are the error identities the body tests, sorted by id; see
 	// collectErrorIdentities.
 	errorIDs []errorIdentity
+	// directive is the //resume:workflow that marks the function.
+	directive directive
 }
 
 // Step is one step call site of a workflow.
@@ -89,6 +105,12 @@ type Step struct {
 	// resume.StepDef.JSON. It follows from the signature, and does not
 	// enter the version.
 	JSON string
+	// Key is the call site's key= expression as hashed into the version,
+	// or "" for a step journaled by occurrence.
+	Key string
+	// RenamedFrom are the step's earlier names (renamed-from=): rows
+	// journaled under them count for it. They do not enter the version.
+	RenamedFrom []string
 
 	opts     stepOptions
 	call     *ast.CallExpr
@@ -157,6 +179,10 @@ type packageModel struct {
 	// search does not follow into (a workflow called from a workflow is
 	// a child run, not a helper).
 	workflowFuncs map[*types.Func]bool
+	// oldFuncs maps the workflows that are old versions
+	// (old-version-of=), of this package or read by foreignWorkflow, to
+	// the Go name of their current workflow.
+	oldFuncs map[*types.Func]string
 	// foreignReached and srcPackages cache foreignReach.
 	foreignReached map[*ast.FuncDecl]string
 	srcPackages    map[*types.Package]*srcPackage
@@ -182,7 +208,7 @@ type bodyDirective struct {
 // every workflow that was recognized, valid or not.
 func buildModel(pkg *typedPackage, ds *diagnostics) *packageModel {
 	m := &packageModel{pkg: pkg, stepDecls: map[*types.Func]stepOptions{},
-		foreign: map[*types.Func]*stepOptions{}, foreignWF: map[*types.Func]bool{}, parsed: map[string]*ast.File{},
+		foreign: map[*types.Func]*stepOptions{}, foreignWF: map[*types.Func]bool{}, oldFuncs: map[*types.Func]string{}, parsed: map[string]*ast.File{},
 		siteDirectives: map[token.Pos]directive{}, allows: map[lineKey]*allowance{},
 		followed: map[*ast.FuncDecl]bool{}, workflowFuncs: map[*types.Func]bool{}}
 	claimed := map[*ast.Comment]bool{}
@@ -252,7 +278,7 @@ func (m *packageModel) scanDeclarations(f *ast.File, filename string, claimed ma
 				w := &Workflow{
 					Package: m.pkg.PkgPath, Name: fd.Name.Name,
 					pkg: m.pkg, file: f, source: filename, decl: fd,
-					sig: fn.Type().(*types.Signature),
+					sig: fn.Type().(*types.Signature), directive: d,
 				}
 				if recv := w.sig.Recv(); recv != nil {
 					named, _ := derefType(types.Unalias(recv.Type())).(*types.Named)
@@ -264,6 +290,9 @@ func (m *packageModel) scanDeclarations(f *ast.File, filename string, claimed ma
 					w.Name, w.recv = named.Obj().Name()+"."+fd.Name.Name, recv.Type()
 				}
 				m.workflowFuncs[fn] = true
+				if d.wf.oldOf != "" {
+					m.oldFuncs[fn] = d.wf.oldOf
+				}
 				m.workflows = append(m.workflows, w)
 			}
 		}

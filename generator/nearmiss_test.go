@@ -30,6 +30,9 @@ func TestNearMiss(t *testing.T) {
 		{"// resumes: the step", ""},
 		{"//go:generate go tool resumegen", ""},
 		{"//resume:step", ""}, // a directive: parseDirective's business
+		{"// resume:workflow name=billing.Onboard", "write //resume:workflow name=billing.Onboard"},
+		{"// resume:workflow old-version-of=Onboard", "write //resume:workflow old-version-of=Onboard"},
+		{"//\tresume:step renamed-from=Score", "write //resume:step renamed-from=Score"},
 	} {
 		got := nearMiss(tc.text)
 		if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {

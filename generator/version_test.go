@@ -48,6 +48,9 @@ func TestVersion(t *testing.T) {
 		{"edit comments", [][2]string{{"//resume:workflow\n", "// W does A then B.\n//\n//resume:workflow\n"}, {"\treturn a, B", "\t// B must see a.\n\treturn a, B"}}, false},
 		{"code between steps", [][2]string{{"\treturn a, B(ctx, a)", "\ta = a*2 + 1\n\tfor i := 0; i < 3; i++ {\n\t\ta += i\n\t}\n\treturn a, B(ctx, a)"}}, false},
 		{"retry tuning", [][2]string{{"//resume:step\nfunc B", "//resume:step retry=7 backoff=1s..1m timeout=5s\nfunc B"}}, false},
+		{"workflow name=", [][2]string{{"//resume:workflow\n", "//resume:workflow name=billing.W\n"}}, false},
+		{"renamed-from on the declaration", [][2]string{{"//resume:step\nfunc B", "//resume:step renamed-from=OldB\nfunc B"}}, false},
+		{"renamed-from at the call site", [][2]string{{"a, err := A(ctx, in)", "a, err := A(ctx, in) //resume:step renamed-from=Score,Rate"}}, false},
 	})
 }
 

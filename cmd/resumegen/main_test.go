@@ -99,13 +99,14 @@ func TestCommand(t *testing.T) {
 		t.Fatalf("-manifest: exit %d\n%s", code, stderr)
 	}
 	var manifest []struct {
-		Package, Workflow, Version string
-		Steps                      []struct{ Name, Callee, Signature, Policy string }
+		Package, Workflow, Version, ID string
+		Steps                          []struct{ Name, Callee, Signature, Policy string }
 	}
 	if err := json.Unmarshal([]byte(stdout), &manifest); err != nil {
 		t.Fatalf("-manifest output is not JSON: %v\n%s", err, stdout)
 	}
 	if len(manifest) != 1 || manifest[0].Workflow != "Flow" || manifest[0].Package != "example.com/fixture/flow" ||
+		manifest[0].ID != "example.com/fixture/flow.Flow" ||
 		len(manifest[0].Steps) != 2 || manifest[0].Steps[1].Policy != "once" ||
 		manifest[0].Steps[0].Callee != "example.com/fixture/flow.Count" ||
 		manifest[0].Steps[0].Signature != "func(context.Context, string) (int, error)" ||

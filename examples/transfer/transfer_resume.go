@@ -235,7 +235,7 @@ var resumeNotify = &resume.WorkflowDef{
 	Name:    "Notify",
 	Version: resumeNotifyVersion,
 	Steps: []resume.StepDef{
-		{Name: "Send", Callee: "github.com/resumegen/resumegen/examples/transfer.Send", Signature: "func(context.Context, string, string) error", Policy: resume.PolicyOnce, JSON: "null"},
+		{Name: "Send", Callee: "github.com/resumegen/resumegen/examples/transfer.Send", Signature: "func(context.Context, string, string) error", Policy: resume.PolicyOnce, JSON: "null", Key: "p"},
 	},
 	Shape: []string{
 		"input arg 2 Notice: Order string",

@@ -12,7 +12,9 @@ import (
 // must be skipped and a workflow in a test file, refused as resumegen
 // refuses it (analysistest loads the package's tests), and of
 // testdata/src/b: near-miss directives and checks inside helpers, and of
-// testdata/src/c: calls of workflows (child runs) refused.
+// testdata/src/c: calls of workflows (child runs) refused, and of
+// testdata/src/d: clashing identities, a redundant old version and a
+// rename from the step's own name.
 func TestAnalyzer(t *testing.T) {
-	analysistest.Run(t, analysistest.TestData(), resumecheck.Analyzer, "a", "b", "c")
+	analysistest.Run(t, analysistest.TestData(), resumecheck.Analyzer, "a", "b", "c", "d")
 }
