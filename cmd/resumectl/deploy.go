@@ -99,14 +99,14 @@ type codeWorkflow struct {
 // what its manifest and its definition are made of.
 func codeDef(w *generator.Workflow) *resume.WorkflowDef {
 	policies := map[string]resume.Policy{"default": resume.PolicyDefault, "once": resume.PolicyOnce, "tx": resume.PolicyTx}
-	def := &resume.WorkflowDef{Package: w.Package, Name: w.Name, ID: wfID(w), Aliases: wfAliases(w), Old: wfOld(w),
+	def := &resume.WorkflowDef{Package: w.Package, Name: w.Name, ID: w.ID, Aliases: w.Aliases, Old: w.Old,
 		Version: w.Version, Shape: w.Shape}
 	for _, s := range w.Steps {
 		// A child call's step is journaled as a default step that runs
 		// the child (generator/emit.go).
 		def.Steps = append(def.Steps, resume.StepDef{Name: s.Name, Callee: s.Callee, Signature: s.Signature,
 			Policy: policies[s.Policy], Child: s.Policy == "child", Shape: s.Shape, JSON: s.JSON,
-			Key: stepKey(s), RenamedFrom: stepRenamedFrom(s)})
+			Key: s.Key, RenamedFrom: s.RenamedFrom})
 	}
 	return def
 }
@@ -134,12 +134,12 @@ func definitionOf(def *resume.WorkflowDef) deploy.Definition {
 func codeWorkflows(ws []*generator.Workflow) map[string]*codeWorkflow {
 	byID := map[string]*codeWorkflow{}
 	for _, w := range ws {
-		cw := byID[wfID(w)]
+		cw := byID[w.ID]
 		if cw == nil {
 			cw = &codeWorkflow{}
-			byID[wfID(w)] = cw
+			byID[w.ID] = cw
 		}
-		if wfOld(w) {
+		if w.Old {
 			cw.old = append(cw.old, w)
 		} else {
 			cw.cur = w
@@ -149,7 +149,7 @@ func codeWorkflows(ws []*generator.Workflow) map[string]*codeWorkflow {
 	for id, cw := range byID {
 		names[id] = cw
 		if cw.cur != nil {
-			for _, a := range wfAliases(cw.cur) {
+			for _, a := range cw.cur.Aliases {
 				if names[a] == nil {
 					names[a] = cw
 				}
@@ -256,8 +256,8 @@ func (k *checker) verdict(r journal.RunRecord) (deployRun, error) {
 	}
 	cur := cw.cur
 	renamed := ""
-	if r.Workflow != wfID(cur) {
-		renamed = "; workflow " + r.Workflow + " is now named " + wfID(cur)
+	if r.Workflow != cur.ID {
+		renamed = "; workflow " + r.Workflow + " is now named " + cur.ID
 	}
 	if r.Version == cur.Version {
 		v.Verdict, v.To, v.Why = verdictContinues, cur.Version, "the code's version"+renamed
@@ -344,7 +344,7 @@ func (k *checker) countOld() {
 		}
 		seen[cw] = true
 		for _, old := range cw.old {
-			ov := oldVersion{Workflow: wfID(old), Version: old.Version, Func: old.Name}
+			ov := oldVersion{Workflow: old.ID, Version: old.Version, Func: old.Name}
 			for _, v := range k.out.Runs {
 				if k.code[v.Workflow] == cw && v.Version == old.Version {
 					ov.Runs++
@@ -373,7 +373,7 @@ func (k *checker) hint() {
 		fn := v.Workflow[strings.LastIndex(v.Workflow, ".")+1:]
 		var same []string
 		for id, cw := range k.code {
-			if cw.cur != nil && id == wfID(cw.cur) && cw.cur.Name == fn {
+			if cw.cur != nil && id == cw.cur.ID && cw.cur.Name[strings.LastIndex(cw.cur.Name, ".")+1:] == fn {
 				same = append(same, id)
 			}
 		}

@@ -35,19 +35,19 @@ func TestDefinitionMatchesRuntime(t *testing.T) {
 			}
 			defer j.Close()
 			for _, w := range res.Workflows {
-				m, found, err := j.LoadManifest(ctx, wfID(w), w.Version)
+				m, found, err := j.LoadManifest(ctx, w.ID, w.Version)
 				if err != nil || !found {
-					t.Fatalf("%s version %s: not in the journal (%v)", wfID(w), w.Version, err)
+					t.Fatalf("%s version %s: not in the journal (%v)", w.ID, w.Version, err)
 				}
 				want, err := json.Marshal(definitionOf(codeDef(w)))
 				if err != nil {
 					t.Fatal(err)
 				}
 				if string(m.Definition) != string(want) {
-					t.Errorf("%s: the engine stored\n%s\ncheck-deploy builds\n%s", wfID(w), m.Definition, want)
+					t.Errorf("%s: the engine stored\n%s\ncheck-deploy builds\n%s", w.ID, m.Definition, want)
 				}
 				if m.Manifest != codeManifest(w) {
-					t.Errorf("%s: the engine stored the manifest\n%s\ncheck-deploy renders\n%s", wfID(w), m.Manifest, codeManifest(w))
+					t.Errorf("%s: the engine stored the manifest\n%s\ncheck-deploy renders\n%s", w.ID, m.Manifest, codeManifest(w))
 				}
 			}
 		})
