@@ -400,3 +400,87 @@ func TestDeployStranded(t *testing.T) {
 		}
 	})
 }
+
+// keepOldVersion keeps Onboard as it is as onboardV1, an old version
+// (old-version-of=), and inserts AuditOnboarding between ScoreAll and
+// WriteScores in Onboard: a change in the middle.
+func keepOldVersion(src string) (string, bool) {
+	const start, mid = "//resume:workflow\nfunc Onboard(ctx context.Context, in Input) (Summary, error) {\n", "\tif err := WriteScores(ctx, scored); err != nil {\n"
+	i := strings.Index(src, start)
+	if i < 0 || !strings.Contains(src, mid) {
+		return src, false
+	}
+	n := strings.Index(src[i:], "\n}\n")
+	body := src[i+len(start) : i+n+3]
+	old := "\n// onboardV1 is Onboard before the audit, kept for the runs pinned to it.\n//\n//resume:workflow old-version-of=Onboard\nfunc onboardV1(ctx context.Context, in Input) (Summary, error) {\n" + body
+	src = strings.Replace(src, mid, "\tif err := AuditOnboarding(ctx, in.CustomerID); err != nil {\n\t\treturn Summary{}, err\n\t}\n"+mid, 1)
+	return src + old + `
+// AuditOnboarding records the onboarding in the audit log.
+//
+//resume:step
+func AuditOnboarding(ctx context.Context, customerID string) error {
+	defer worldFrom(ctx).track(ctx, "AuditOnboarding")()
+	return nil
+}
+`, true
+}
+
+// TestDeployDrainsOldVersion: the new code changes a middle step and keeps
+// the old version: a run past the change continues on the old version
+// (check-deploy says so, and counts the old version's runs), the new code
+// finishes it under the old function, and check-deploy then says the old
+// function can be deleted.
+func TestDeployDrainsOldVersion(t *testing.T) {
+	dir, oldBin, newBin := buildFixture(t, "drain", keepOldVersion)
+	backends(t, func(t *testing.T, e env) {
+		e.mustExample(oldBin, "r1", -9, "-crash", "WriteScores:before")
+		oldVersion := e.list()["r1"].Version
+		c, v := e.checkDeploy(dir, 0)
+		if want := "continues " + oldVersion + ": an old version the code keeps (onboardV1)"; v["r1"] != want {
+			t.Errorf("check-deploy on r1: %q, want %q", v["r1"], want)
+		}
+		if len(c.Old) != 1 || c.Old[0].Version != oldVersion || c.Old[0].Func != "onboardV1" || c.Old[0].Runs != 1 {
+			t.Errorf("check-deploy old versions: %+v, want onboardV1 at %s with 1 run", c.Old, oldVersion)
+		}
+		code, out, _ := e.ctlIn(dir, "check-deploy", "./...")
+		if code != 0 || !strings.Contains(out, "old version "+oldVersion+" of onboardfixture.Onboard (onboardV1): 1 unfinished run(s) left") {
+			t.Errorf("check-deploy: exit %d\n%s", code, out)
+		}
+
+		e.mustExample(newBin, "r1", 0)
+		rep := e.report("r1")
+		if rep.Status != "succeeded" || rep.Executions["AuditOnboarding"] != 0 || rep.Executions["ScoreAll"] != 1 {
+			t.Errorf("r1 under the new code: %+v, want succeeded on the old version (no audit, one scoring)", rep)
+		}
+		if r := e.list()["r1"]; r.Version != oldVersion {
+			t.Errorf("r1 finished on version %s, want its own %s", r.Version, oldVersion)
+		}
+		code, out, _ = e.ctlIn(dir, "check-deploy", "./...")
+		if code != 0 || !strings.Contains(out, "old version "+oldVersion+" of onboardfixture.Onboard: no runs left: onboardV1 can be deleted") {
+			t.Errorf("check-deploy after the drain: exit %d\n%s", code, out)
+		}
+	})
+}
+
+// TestDeployNamedIdentity: the code names its workflow with the identity
+// its runs are stored under (name=) from another package: the runs are not
+// stranded; a run with no step journaled moves, and a run that journaled a
+// step would stop, since that step's callee is now in another package.
+func TestDeployNamedIdentity(t *testing.T) {
+	backends(t, func(t *testing.T, e env) {
+		e.mustExample(onboardBin, "r1", -9, "-crash", "FetchRecords:before")
+		e.mustExample(onboardBin, "r2", -9, "-crash", "ScoreAll:before")
+		id := e.list()["r1"].Workflow
+		named := codeDir(t, "named", func(src string) (string, bool) {
+			const d = "//resume:workflow\nfunc Onboard("
+			return strings.Replace(src, d, "//resume:workflow name="+id+"\nfunc Onboard(", 1), strings.Contains(src, d)
+		})
+		c, v := e.checkDeploy(named, 1)
+		if len(c.Stranded) != 0 || !strings.HasPrefix(v["r1"], "moves ") || !strings.HasSuffix(v["r1"], ": no step journaled") {
+			t.Errorf("check-deploy on r1: %q (stranded %v)", v["r1"], c.Stranded)
+		}
+		if !strings.HasPrefix(v["r2"], "would stop : step 1 FetchRecords: callee") {
+			t.Errorf("check-deploy on r2: %q, want a stop on the callee", v["r2"])
+		}
+	})
+}
