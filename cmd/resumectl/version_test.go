@@ -484,3 +484,28 @@ func TestDeployNamedIdentity(t *testing.T) {
 		}
 	})
 }
+
+// TestDeployRename: FetchRecords renamed LoadRecords with renamed-from=: a
+// run that journaled FetchRecords moves, and check-deploy names the rename.
+func TestDeployRename(t *testing.T) {
+	_, oldBin, _ := buildFixture(t, "step", insertStep) // oldBin is the example as committed
+	renamed := codeDir(t, "rename", func(src string) (string, bool) {
+		for _, r := range [][2]string{
+			{"\tdata, err := FetchRecords(ctx, in)\n", "\tdata, err := LoadRecords(ctx, in)\n"},
+			{"//resume:step\nfunc FetchRecords(", "//resume:step renamed-from=FetchRecords\nfunc LoadRecords("},
+		} {
+			if !strings.Contains(src, r[0]) {
+				return src, false
+			}
+			src = strings.Replace(src, r[0], r[1], 1)
+		}
+		return src, true
+	})
+	backends(t, func(t *testing.T, e env) {
+		e.mustExample(oldBin, "r1", -9, "-crash", "WriteScores:before")
+		_, v := e.checkDeploy(renamed, 0)
+		if !strings.HasPrefix(v["r1"], "moves ") || !strings.HasSuffix(v["r1"], "(renamed FetchRecords -> LoadRecords)") {
+			t.Errorf("check-deploy on r1: %q, want a move naming the rename", v["r1"])
+		}
+	})
+}
