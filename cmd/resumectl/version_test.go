@@ -1,6 +1,7 @@
 package main
 
 import (
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"path/filepath"
@@ -508,4 +509,28 @@ func TestDeployRename(t *testing.T) {
 			t.Errorf("check-deploy on r1: %q, want a move naming the rename", v["r1"])
 		}
 	})
+}
+
+// TestDeployWithoutDefinition: a manifest stored by an older resumegen has
+// no step list: check-deploy cannot show that the run may continue, so it
+// says it would stop, and why, rather than guess.
+func TestDeployWithoutDefinition(t *testing.T) {
+	dir, oldBin, _ := buildFixture(t, "step", insertStep)
+	e := env{t: t, dir: t.TempDir()}
+	e.db = filepath.Join(e.dir, "journal.db")
+	e.mustExample(oldBin, "r1", -9, "-crash", "MarkComplete:before")
+	db, err := sql.Open("sqlite", "file:"+e.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := db.Exec(`UPDATE resume_manifests SET definition = NULL`)
+	db.Close()
+	if n, _ := res.RowsAffected(); err != nil || n == 0 {
+		t.Fatalf("forget the definitions: %v (%d rows)", err, n)
+	}
+	version := e.list()["r1"].Version
+	_, v := e.checkDeploy(dir, 1)
+	if want := "the journal has no step list for version " + version + ": saved by an older resumegen"; !strings.HasPrefix(v["r1"], "would stop : ") || !strings.HasSuffix(v["r1"], want) {
+		t.Errorf("check-deploy on r1: %q, want would stop: %s", v["r1"], want)
+	}
 }
