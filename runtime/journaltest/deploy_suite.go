@@ -18,7 +18,7 @@ import (
 // worker claims (ClaimNextRequest.Versions, Advertise), moves between
 // versions (MoveRun, AcceptVersion) and the manifests' definitions and
 // order.
-func runDeploys(t *testing.T, open func(t *testing.T) journal.Journal) {
+func runDeploys(t *testing.T, h Harness, open func(t *testing.T) journal.Journal) {
 	t.Run("deploys: a worker claims its versions and older ones no live worker has", func(t *testing.T) {
 		testClaimRule(t, open(t))
 	})
@@ -43,6 +43,14 @@ func runDeploys(t *testing.T, open func(t *testing.T) journal.Journal) {
 	t.Run("deploys: manifests keep their first definition and their order", func(t *testing.T) {
 		testManifestSeq(t, open(t))
 	})
+	t.Run("deploys: versions saved at once get distinct seqs", func(t *testing.T) {
+		testManifestSeqConcurrent(t, open(t))
+	})
+	if h.Exec != nil {
+		t.Run("deploys: moves that do not decode make the run's row unreadable, not the journal", func(t *testing.T) {
+			testMovesUnreadable(t, h, open(t))
+		})
+	}
 }
 
 const deployWF = "journaltest.Deployed"
@@ -434,5 +442,55 @@ func testManifestSeq(t *testing.T, j journal.Journal) {
 	}
 	if _, found, err := j.LoadManifest(ctx, deployWF, "unknown"); found || err != nil {
 		t.Errorf("LoadManifest of an unknown version: found %v, err %v", found, err)
+	}
+}
+
+func testManifestSeqConcurrent(t *testing.T, j journal.Journal) {
+	ctx := context.Background()
+	const n = 12
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			m := journal.ManifestRecord{Workflow: deployWF, Version: fmt.Sprintf("v%02d", i), Manifest: "x"}
+			if err := j.SaveManifest(ctx, m); err != nil {
+				t.Error(err)
+			}
+		}(i)
+	}
+	wg.Wait()
+	ms, err := j.ListManifests(ctx, deployWF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]string{}
+	for _, m := range ms {
+		if prev, ok := seen[m.Seq]; ok {
+			t.Errorf("versions %s and %s share seq %d", prev, m.Version, m.Seq)
+		}
+		seen[m.Seq] = m.Version
+	}
+	if len(ms) != n {
+		t.Errorf("%d manifests, want %d", len(ms), n)
+	}
+}
+
+func testMovesUnreadable(t *testing.T, h Harness, j journal.Journal) {
+	ctx := context.Background()
+	createAt(t, j, "bad-moves", "v1", 0)
+	createAt(t, j, "good", "v1", 0)
+	if err := h.Exec(ctx, `UPDATE resume_runs SET moves = '{"from": "v0"}' WHERE run_id = 'bad-moves'`); err != nil {
+		t.Fatal(err)
+	}
+	r, _, err := j.LoadRun(ctx, "bad-moves")
+	if err != nil {
+		t.Fatalf("LoadRun of a run whose moves do not decode: %v", err)
+	}
+	if !strings.Contains(r.Problem(), "moves") {
+		t.Errorf("run's problem %q does not name its moves", r.Problem())
+	}
+	if r, _, err := j.LoadRun(ctx, "good"); err != nil || r.Problem() != "" || r.Moves != nil {
+		t.Errorf("another run: %+v, %v", r, err)
 	}
 }

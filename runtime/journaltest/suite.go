@@ -982,7 +982,7 @@ func Run(t *testing.T, h Harness) {
 	runChildren(t, open)
 	runCodec(t, open, effectsOf)
 	runFaults(t, open, effectsOf)
-	runDeploys(t, open)
+	runDeploys(t, h, open)
 	t.Run("corrupt rows", func(t *testing.T) { runCorrupt(t, h) })
 	t.Run("resolutions are checked", func(t *testing.T) { runResolveChecked(t, h) })
 }

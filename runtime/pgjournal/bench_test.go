@@ -192,3 +192,11 @@ func BenchmarkReattachFinished1000(b *testing.B) {
 func BenchmarkResumeNested1000(b *testing.B) {
 	journaltest.BenchResumeNested(b, openBench(b), 500)
 }
+
+// BenchmarkClaimNext: ClaimNext of the worker's versions beside the
+// claim of any version, with no run to skip and behind 200 runs the claim
+// with versions skips (newer, or older and advertised).
+func BenchmarkClaimNext(b *testing.B) {
+	b.Run("skip0", func(b *testing.B) { journaltest.BenchClaimNext(b, openBench(b), 0) })
+	b.Run("skip200", func(b *testing.B) { journaltest.BenchClaimNext(b, openBench(b), 200) })
+}

@@ -20,9 +20,12 @@
 // Each run is a row of resume_runs and each executed step a row of
 // resume_steps, keyed by the step's name and occurrence ("NotifyOwner",
 // "NotifyOwner#2", ...), never by its position. A run is pinned to the
-// version the generator derived from its step signature list: resuming it
-// under a different version executes nothing and parks it in
-// [StatusNeedsAttention].
+// version the generator derived from its step signature list. A program
+// that keeps that version (old-version-of=) executes it there; otherwise
+// the run continues on the program's version only if the steps it
+// journaled are an unchanged prefix of it (the run is moved, and the move
+// recorded), and parks in [StatusNeedsAttention] with the step that
+// differs before anything executes.
 //
 // # Step guarantees
 //

@@ -357,15 +357,19 @@ func (e *Engine) Resume(ctx context.Context, runID string) (Result, error) {
 
 // ResumeAll resumes, one after another, every run that is pending or whose
 // process died (running with an expired lease), oldest first: call it at
-// startup. It returns each resumed run's result; a run that did not succeed
-// is reported in its Result, not as an error. The error is the first
-// journal failure.
+// startup. A run pinned to a version of its workflow this program does not
+// have is continued on the program's version, or parked, only when no live
+// worker has its version (as [Engine.Work] decides); one pinned to a newer
+// version is left alone. It returns each resumed run's result; a run that
+// did not succeed is reported in its Result, not as an error. The error is
+// the first journal failure.
 func (e *Engine) ResumeAll(ctx context.Context) ([]Result, error) {
 	runs, err := e.journal.ListRuns(ctx, journal.RunFilter{Statuses: []Status{StatusPending, StatusRunning}})
 	if err != nil {
 		return nil, fmt.Errorf("resume all: list runs: %w", err)
 	}
 	var out []Result
+	others := 0
 	for _, r := range runs {
 		if r.Parent != "" {
 			continue // its parent executes it
@@ -373,14 +377,66 @@ func (e *Engine) ResumeAll(ctx context.Context) ([]Result, error) {
 		if r.Status == StatusRunning && r.LeaseUntil.After(e.now()) && !e.ownerGone(ctx, r.LeaseOwner) {
 			continue // another live process holds it
 		}
+		if _, ok := lookupVersion(r.Workflow, r.Version); !ok {
+			// Another program's workflow, or another version: a process
+			// that has it may be running.
+			others++
+			continue
+		}
 		res, err := e.execute(ctx, r.RunID)
-		var runErr *RunError
-		if err != nil && !errors.As(err, &runErr) && !errors.Is(err, ErrRunBusy) {
+		if out, err = appendResumed(out, res, err); err != nil {
 			return out, err
 		}
-		out = append(out, res)
+	}
+	if others == 0 {
+		return out, nil
+	}
+	return e.resumeOtherVersions(ctx, out, others)
+}
+
+// resumeOtherVersions claims, up to n times, a run of this program's
+// workflows pinned to another version that no live process has (see
+// journal.ClaimNextRequest.Versions), and continues or parks it.
+func (e *Engine) resumeOtherVersions(ctx context.Context, out []Result, n int) ([]Result, error) {
+	if err := e.SaveManifests(ctx); err != nil {
+		return out, fmt.Errorf("resume all: %w", err)
+	}
+	if err := e.keepAlive(ctx); err != nil {
+		return out, fmt.Errorf("resume all: %w", err)
+	}
+	versions := e.runnableVersions()
+	for i := 0; i < n && len(versions) > 0; i++ {
+		sent := time.Now()
+		run, steps, err := e.journal.ClaimNext(ctx, journal.ClaimNextRequest{
+			Owner: e.owner, Lease: e.lease, Workflows: workflowsOf(versions), Holding: e.holding(),
+			Versions: versions, AdvertisedWithin: 3 * e.lease,
+		})
+		if errors.Is(err, journal.ErrNoRunReady) {
+			break
+		}
+		if err != nil {
+			return out, fmt.Errorf("resume all: claim: %w", err)
+		}
+		run.LeaseUntil = heldUntil(sent, e.lease)
+		res, err := e.runClaimed(ctx, run, steps, nil)
+		if out, err = appendResumed(out, res, err); err != nil {
+			return out, err
+		}
 	}
 	return out, nil
+}
+
+// appendResumed adds a resumed run's result to out, and returns err if it
+// is a journal failure rather than the run's own outcome.
+func appendResumed(out []Result, res Result, err error) ([]Result, error) {
+	if errors.As(err, new(*notHere)) {
+		return out, nil // pinned to a version left to a process that has it
+	}
+	var runErr *RunError
+	if err != nil && !errors.As(err, &runErr) && !errors.Is(err, ErrRunBusy) {
+		return out, err
+	}
+	return append(out, res), nil
 }
 
 // Resolve applies a person's decision to the in_flight step stepKey of run
@@ -602,23 +658,9 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 		run.Status, run.AttentionStep, run.AttentionKind, run.Error = StatusNeedsAttention, key, AttentionKindJournal, why
 		return e.finish(ctx, lease, run)
 	}
-	v := e.versionFor(ctx, lease, cur, &run, steps)
-	def := v.def
-	switch {
-	case v.park != "":
-		run.Status, run.AttentionStep, run.AttentionKind, run.Error = StatusNeedsAttention, "", AttentionKindVersion, v.park
-		return e.finish(ctx, lease, run)
-	case v.giveBack:
-		// Not this program's run to decide about: give it back untouched.
-		run.Status, run.Error = StatusPending, ""
-		e.finish(ctx, lease, run)
-		return resultOf(run), v.err
-	case errors.Is(v.err, ErrLeaseLost):
-		return resultOf(run), v.err
-	case v.err != nil:
-		run.Status, run.Error = StatusPending, v.err.Error()
-		e.finish(ctx, lease, run)
-		return resultOf(run), v.err
+	def, res, err := e.enterVersion(ctx, lease, cur, &run, steps)
+	if def == nil {
+		return res, err
 	}
 	if err := e.canRun(def); err != nil {
 		// A method without its receiver here: give the run back untouched.
@@ -720,7 +762,7 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 			run.Status, run.Output, run.Error = StatusSucceeded, b, ""
 		}
 	}
-	res, err := e.finishBy(ctx, lease, run, st.leaseDeadline)
+	res, err = e.finishBy(ctx, lease, run, st.leaseDeadline)
 	if stop != nil && runErr == nil && err == nil {
 		err = stop
 	}

@@ -3,6 +3,7 @@ package resume
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -72,6 +73,33 @@ func (e *Engine) versionFor(ctx context.Context, lease journal.Lease, cur *Workf
 		return entry{err: err}
 	}
 	return entry{def: cur}
+}
+
+// enterVersion returns the registered version that executes run (see
+// versionFor), or nil when the entry ends here: the run parked on a
+// version change, was given back untouched, or could not be moved; res
+// and err are then the entry's outcome.
+func (e *Engine) enterVersion(ctx context.Context, lease journal.Lease, cur *WorkflowDef, run *journal.RunRecord, steps []journal.StepRecord) (*WorkflowDef, Result, error) {
+	v := e.versionFor(ctx, lease, cur, run, steps)
+	switch {
+	case v.def != nil:
+		return v.def, Result{}, nil
+	case v.park != "":
+		run.Status, run.AttentionStep, run.AttentionKind, run.Error = StatusNeedsAttention, "", AttentionKindVersion, v.park
+		res, err := e.finish(ctx, lease, *run)
+		return nil, res, err
+	case v.giveBack:
+		// Not this program's run to decide about: give it back untouched.
+		run.Status, run.Error = StatusPending, ""
+		e.finish(ctx, lease, *run)
+		return nil, resultOf(*run), &notHere{v.err}
+	case errors.Is(v.err, ErrLeaseLost):
+		return nil, resultOf(*run), v.err
+	}
+	// The journal failed: leave the run to a resume.
+	run.Status, run.Error = StatusPending, v.err.Error()
+	e.finish(ctx, lease, *run)
+	return nil, resultOf(*run), v.err
 }
 
 // storedDefinition is a version's definition as the journal holds it.
@@ -158,3 +186,10 @@ func definitionOf(def *WorkflowDef) deploy.Definition {
 func (w *WorkflowDef) named(name string) bool {
 	return name == w.QualifiedName() || slices.Contains(w.Aliases, name)
 }
+
+// notHere is the error of a run entry that gave its run back untouched:
+// the run is pinned to a version left to a process that has it.
+type notHere struct{ err error }
+
+func (e *notHere) Error() string { return e.err.Error() }
+func (e *notHere) Unwrap() error { return e.err }
