@@ -160,7 +160,7 @@ func describe(runs []journal.RunRecord, f bulkFilter) string {
 	seen := map[string]bool{}
 	var names []string
 	for _, r := range runs {
-		if n := shortName(r.Workflow); !seen[n] {
+		if n := esc(shortName(r.Workflow)); !seen[n] {
 			seen[n] = true
 			names = append(names, n)
 		}
@@ -168,7 +168,7 @@ func describe(runs []journal.RunRecord, f bulkFilter) string {
 	sort.Strings(names)
 	s := fmt.Sprintf("%d run(s) of %s", len(runs), strings.Join(names, ", "))
 	if f.version != "" {
-		s += " (version " + f.version + ")"
+		s += " (version " + esc(f.version) + ")"
 	}
 	return s
 }
