@@ -33,8 +33,8 @@
 // an error, and so is a database that holds no journal (exit status 2).
 // runs list, runs show, check-deploy and -dry-run only read: they open
 // the journal read-only and create, migrate or change nothing, on a
-// read-only file or replica too. Values a codec sealed (resume.WithCodec) show as
-// (encrypted).
+// read-only file or replica too. Values a codec sealed (resume.WithCodec)
+// show as (encrypted).
 //
 // # Runs
 //
