@@ -1,16 +1,44 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/resumegen/resumegen/generator"
+	"github.com/resumegen/resumegen/runtime/deploy"
 	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/resume"
 )
 
 // unfinished are the statuses of runs a deploy's code will meet again.
 var unfinished = []journal.Status{journal.StatusPending, journal.StatusRunning, journal.StatusNeedsAttention, journal.StatusFailed}
+
+// Verdicts of check-deploy on an unfinished run.
+const (
+	verdictContinues = "continues"  // on its own version, which the code has
+	verdictMoves     = "moves"      // continues on the code's version: package deploy's rule
+	verdictStops     = "would stop" // parks on a version change
+	verdictWaits     = "waits"      // pinned to a version newer than the code's
+	verdictStranded  = "stranded"   // its workflow is not in the code
+)
+
+// deployRun is check-deploy's verdict on one unfinished run.
+type deployRun struct {
+	RunID    string `json:"run_id"`
+	Workflow string `json:"workflow"`
+	Status   string `json:"status"`
+	Version  string `json:"version"`
+	// Verdict is continues, moves, would stop, waits or stranded.
+	Verdict string `json:"verdict"`
+	// To is the version the run executes on after the deploy, "" when it
+	// would stop, waits or is stranded.
+	To string `json:"to,omitempty"`
+	// Why explains the verdict in one line.
+	Why string `json:"why"`
+}
 
 // stoppingRun is a run the code would stop on a version change.
 type stoppingRun struct {
@@ -19,6 +47,7 @@ type stoppingRun struct {
 	Status      string `json:"status"`
 	Version     string `json:"version"`
 	CodeVersion string `json:"code_version"`
+	Why         string `json:"why"`
 }
 
 // deployDiff is the step diff of one workflow version the code moves away
@@ -32,26 +61,102 @@ type deployDiff struct {
 	Diff       []resume.ManifestChange `json:"diff"`
 }
 
+// oldVersion is an old version the code keeps (old-version-of=) and how
+// many unfinished runs are pinned to it.
+type oldVersion struct {
+	Workflow string `json:"workflow"`
+	Version  string `json:"version"`
+	// Func is the Go function that holds the old version.
+	Func string `json:"func"`
+	Runs int    `json:"runs"`
+}
+
 type deployJSON struct {
 	OK bool `json:"ok"`
-	// Checked counts the unfinished runs of the code's workflows.
-	Checked  int           `json:"checked"`
+	// Checked counts the unfinished runs.
+	Checked int `json:"checked"`
+	// Runs gives the verdict on each unfinished run, oldest first.
+	Runs     []deployRun   `json:"runs"`
 	Stopping []stoppingRun `json:"stopping"`
 	Diffs    []deployDiff  `json:"diffs"`
-	// Unknown lists unfinished runs of workflows the packages do not hold.
-	Unknown []string `json:"unknown_workflow_runs"`
+	// Old lists the old versions the code keeps.
+	Old []oldVersion `json:"old_versions"`
+	// Stranded lists the runs of workflows the packages do not register,
+	// under their identity nor as an alias.
+	Stranded []string `json:"stranded"`
+	// Hints says, per stranded workflow, what may bring it back.
+	Hints map[string]string `json:"hints,omitempty"`
+}
+
+// codeWorkflow is one identity of the code: its current version and the
+// old versions it keeps.
+type codeWorkflow struct {
+	cur *generator.Workflow
+	old []*generator.Workflow
+}
+
+// codeDef is the resume.WorkflowDef the generated code registers for w:
+// what its manifest and its definition are made of.
+func codeDef(w *generator.Workflow) *resume.WorkflowDef {
+	policies := map[string]resume.Policy{"default": resume.PolicyDefault, "once": resume.PolicyOnce, "tx": resume.PolicyTx}
+	def := &resume.WorkflowDef{Package: w.Package, Name: w.Name, ID: w.ID, Aliases: w.Aliases, Old: w.Old,
+		Version: w.Version, Shape: w.Shape}
+	for _, s := range w.Steps {
+		// A child call's step is journaled as a default step that runs
+		// the child (generator/emit.go).
+		def.Steps = append(def.Steps, resume.StepDef{Name: s.Name, Callee: s.Callee, Signature: s.Signature,
+			Policy: policies[s.Policy], Child: s.Policy == "child", Shape: s.Shape, JSON: s.JSON,
+			Key: s.Key, RenamedFrom: s.RenamedFrom})
+	}
+	return def
 }
 
 // codeManifest renders the code's manifest of w exactly as the generated
-// code's resume.WorkflowDef.Manifest does: the JSON shape of the run's
-// input and output, and each step with the shape of what it journals.
-func codeManifest(w *generator.Workflow) string {
-	policies := map[string]resume.Policy{"default": resume.PolicyDefault, "once": resume.PolicyOnce, "tx": resume.PolicyTx}
-	def := &resume.WorkflowDef{Shape: w.Shape}
-	for _, s := range w.Steps {
-		def.Steps = append(def.Steps, resume.StepDef{Name: s.Name, Callee: s.Callee, Signature: s.Signature, Policy: policies[s.Policy], Shape: s.Shape, JSON: s.JSON})
+// code's resume.WorkflowDef.Manifest does.
+func codeManifest(w *generator.Workflow) string { return codeDef(w).Manifest() }
+
+// definitionOf is def's step list as the engine stores it in the journal
+// (ManifestRecord.Definition) and package deploy reads it; a test checks
+// that it matches what a generated program stores.
+func definitionOf(def *resume.WorkflowDef) deploy.Definition {
+	d := deploy.Definition{Workflow: def.QualifiedName(), Version: def.Version, Shape: def.Shape, Steps: []deploy.Step{}}
+	for _, s := range def.Steps {
+		d.Steps = append(d.Steps, deploy.Step{
+			Name: s.Name, Callee: s.Callee, Signature: s.Signature, Policy: s.Policy.String(),
+			Key: s.Key, JSON: s.JSON, Shape: s.Shape, RenamedFrom: s.RenamedFrom, Child: s.Child,
+		})
 	}
-	return def.Manifest()
+	return d
+}
+
+// codeWorkflows groups the generated workflows by identity, and indexes
+// each identity and alias.
+func codeWorkflows(ws []*generator.Workflow) map[string]*codeWorkflow {
+	byID := map[string]*codeWorkflow{}
+	for _, w := range ws {
+		cw := byID[w.ID]
+		if cw == nil {
+			cw = &codeWorkflow{}
+			byID[w.ID] = cw
+		}
+		if w.Old {
+			cw.old = append(cw.old, w)
+		} else {
+			cw.cur = w
+		}
+	}
+	names := map[string]*codeWorkflow{}
+	for id, cw := range byID {
+		names[id] = cw
+		if cw.cur != nil {
+			for _, a := range cw.cur.Aliases {
+				if names[a] == nil {
+					names[a] = cw
+				}
+			}
+		}
+	}
+	return names
 }
 
 func checkDeploy(c *cli, o *options, args []string) error {
@@ -69,46 +174,15 @@ func checkDeploy(c *cli, o *options, args []string) error {
 		fmt.Fprintf(c.stderr, "resumectl check-deploy: the code does not generate (%d problems): fix it before checking the deploy\n", len(res.Diagnostics))
 		return reported{exitFail}
 	}
-	code := map[string]*generator.Workflow{}
-	for _, w := range res.Workflows {
-		code[w.Package+"."+w.Name] = w
-	}
 	j, err := c.openReadOnly(o)
 	if err != nil {
 		return err
 	}
 	defer j.Close()
-	runs, err := j.ListRuns(c.ctx, journal.RunFilter{Statuses: unfinished})
+	out, err := c.deployCheck(j, res.Workflows)
 	if err != nil {
-		return fmt.Errorf("list unfinished runs: %w", err)
+		return err
 	}
-	out := deployJSON{Stopping: []stoppingRun{}, Diffs: []deployDiff{}, Unknown: []string{}}
-	diffs := map[string]int{} // workflow@from → index in out.Diffs
-	for _, r := range runs {
-		w, ok := code[r.Workflow]
-		if !ok {
-			out.Unknown = append(out.Unknown, r.RunID)
-			continue
-		}
-		out.Checked++
-		if r.Version == w.Version {
-			continue
-		}
-		out.Stopping = append(out.Stopping, stoppingRun{RunID: r.RunID, Workflow: r.Workflow, Status: statusText(r), Version: r.Version, CodeVersion: w.Version})
-		key := r.Workflow + "@" + r.Version
-		if i, ok := diffs[key]; ok {
-			out.Diffs[i].Runs = append(out.Diffs[i].Runs, r.RunID)
-			continue
-		}
-		old, err := j.Manifest(c.ctx, r.Workflow, r.Version)
-		if err != nil {
-			return err
-		}
-		diffs[key] = len(out.Diffs)
-		out.Diffs = append(out.Diffs, deployDiff{Workflow: r.Workflow, From: r.Version, To: w.Version, Runs: []string{r.RunID},
-			OldMissing: old == "", Diff: resume.DiffManifests(old, codeManifest(w))})
-	}
-	out.OK = len(out.Stopping) == 0
 	if o.json {
 		if err := c.writeJSON(out); err != nil {
 			return err
@@ -116,29 +190,214 @@ func checkDeploy(c *cli, o *options, args []string) error {
 	} else {
 		c.printDeploy(out)
 	}
-	if len(out.Unknown) > 0 {
-		fmt.Fprintf(c.stderr, "resumectl check-deploy: note: %d unfinished run(s) belong to workflows not in these packages, not checked: %s\n",
-			len(out.Unknown), esc(strings.Join(out.Unknown, ", ")))
-	}
 	if !out.OK {
-		fmt.Fprintf(c.stderr, "resumectl check-deploy: %d unfinished run(s) would stop on a version change after this deploy: let them finish, or cancel them, or deploy and accept the new version for each (resumectl runs accept-version) after reading the step diff\n", len(out.Stopping))
+		var what []string
+		if n := len(out.Stopping); n > 0 {
+			what = append(what, fmt.Sprintf("%d unfinished run(s) would stop on a version change", n))
+		}
+		if n := len(out.Stranded); n > 0 {
+			what = append(what, fmt.Sprintf("%d are stranded (their workflow is not in these packages)", n))
+		}
+		fmt.Fprintf(c.stderr, "resumectl check-deploy: after this deploy, %s: read why above; let them finish first, keep their version (old-version-of=) or their identity (name=), or, after reading the step diff, accept the new version (resumectl runs accept-version) or cancel them\n",
+			strings.Join(what, " and "))
 		return reported{exitFail}
 	}
 	return nil
 }
 
+// checker holds what check-deploy reads once per workflow version.
+type checker struct {
+	c     *cli
+	j     journal.Journal
+	code  map[string]*codeWorkflow
+	defs  map[string]storedDef // workflow@version
+	diffs map[string]int       // workflow@from → index in out.Diffs
+	out   *deployJSON
+}
+
+// storedDef is a version's manifest row as the journal holds it.
+type storedDef struct {
+	m     journal.ManifestRecord
+	found bool
+	def   deploy.Definition
+	ok    bool // the definition decodes
+}
+
+// deployCheck gives the verdict of the code ws on every unfinished run.
+func (c *cli) deployCheck(j journal.Journal, ws []*generator.Workflow) (deployJSON, error) {
+	out := deployJSON{Runs: []deployRun{}, Stopping: []stoppingRun{}, Diffs: []deployDiff{}, Old: []oldVersion{}, Stranded: []string{}}
+	k := &checker{c: c, j: j, code: codeWorkflows(ws), defs: map[string]storedDef{}, diffs: map[string]int{}, out: &out}
+	runs, err := j.ListRuns(c.ctx, journal.RunFilter{Statuses: unfinished})
+	if err != nil {
+		return out, fmt.Errorf("list unfinished runs: %w", err)
+	}
+	for _, r := range runs {
+		v, err := k.verdict(r)
+		if err != nil {
+			return out, err
+		}
+		out.Runs = append(out.Runs, v)
+	}
+	out.Checked = len(runs)
+	k.countOld()
+	k.hint()
+	out.OK = len(out.Stopping) == 0 && len(out.Stranded) == 0
+	return out, nil
+}
+
+// verdict decides what the code does with unfinished run r.
+func (k *checker) verdict(r journal.RunRecord) (deployRun, error) {
+	v := deployRun{RunID: r.RunID, Workflow: r.Workflow, Status: statusText(r), Version: r.Version}
+	cw := k.code[r.Workflow]
+	if cw == nil || cw.cur == nil {
+		k.out.Stranded = append(k.out.Stranded, r.RunID)
+		v.Verdict, v.Why = verdictStranded, "workflow "+r.Workflow+" is not in these packages"
+		return v, nil
+	}
+	cur := cw.cur
+	renamed := ""
+	if r.Workflow != cur.ID {
+		renamed = "; workflow " + r.Workflow + " is now named " + cur.ID
+	}
+	if r.Version == cur.Version {
+		v.Verdict, v.To, v.Why = verdictContinues, cur.Version, "the code's version"+renamed
+		return v, nil
+	}
+	for _, old := range cw.old {
+		if r.Version == old.Version {
+			v.Verdict, v.To, v.Why = verdictContinues, old.Version, "an old version the code keeps ("+old.Name+")"+renamed
+			return v, nil
+		}
+	}
+	from, err := k.stored(r.Workflow, r.Version)
+	if err != nil {
+		return v, err
+	}
+	to, err := k.stored(r.Workflow, cur.Version)
+	if err != nil {
+		return v, err
+	}
+	if from.found && to.found && from.m.Seq > to.m.Seq {
+		v.Verdict, v.Why = verdictWaits, "waits for version "+r.Version+": no code here has it (the code's version "+cur.Version+" is older)"
+		return v, nil
+	}
+	return k.decide(v, r, from, cur)
+}
+
+// decide applies package deploy's rule to run r, pinned to the stored
+// version from, for the code's current version cur.
+func (k *checker) decide(v deployRun, r journal.RunRecord, from storedDef, cur *generator.Workflow) (deployRun, error) {
+	d := deploy.Unknown(r.Version)
+	if from.ok {
+		_, steps, err := k.j.LoadRun(k.c.ctx, r.RunID)
+		if err != nil {
+			return v, fmt.Errorf("run %s: %w", r.RunID, err)
+		}
+		keys := make([]string, len(steps))
+		for i, s := range steps {
+			keys[i] = s.StepKey
+		}
+		d = deploy.Decide(from.def, definitionOf(codeDef(cur)), keys)
+	}
+	if d.Continues {
+		v.Verdict, v.To, v.Why = verdictMoves, cur.Version, d.Why
+		return v, nil
+	}
+	v.Verdict, v.Why = verdictStops, d.Why
+	k.out.Stopping = append(k.out.Stopping, stoppingRun{RunID: r.RunID, Workflow: r.Workflow, Status: v.Status, Version: r.Version, CodeVersion: cur.Version, Why: d.Why})
+	key := r.Workflow + "@" + r.Version
+	if i, ok := k.diffs[key]; ok {
+		k.out.Diffs[i].Runs = append(k.out.Diffs[i].Runs, r.RunID)
+		return v, nil
+	}
+	k.diffs[key] = len(k.out.Diffs)
+	k.out.Diffs = append(k.out.Diffs, deployDiff{Workflow: r.Workflow, From: r.Version, To: cur.Version, Runs: []string{r.RunID},
+		OldMissing: !from.found, Diff: resume.DiffManifests(from.m.Manifest, codeManifest(cur))})
+	return v, nil
+}
+
+// stored reads (once) the journal's manifest row of a workflow version.
+func (k *checker) stored(workflow, version string) (storedDef, error) {
+	key := workflow + "@" + version
+	if s, ok := k.defs[key]; ok {
+		return s, nil
+	}
+	m, found, err := k.j.LoadManifest(k.c.ctx, workflow, version)
+	if err != nil {
+		return storedDef{}, fmt.Errorf("read the manifest of version %s of %s: %w", version, workflow, err)
+	}
+	s := storedDef{m: m, found: found}
+	if found && len(m.Definition) > 0 {
+		s.ok = json.Unmarshal(m.Definition, &s.def) == nil
+	}
+	k.defs[key] = s
+	return s, nil
+}
+
+// countOld counts the unfinished runs pinned to each old version the code
+// keeps.
+func (k *checker) countOld() {
+	seen := map[*codeWorkflow]bool{}
+	for _, cw := range k.code {
+		if seen[cw] {
+			continue
+		}
+		seen[cw] = true
+		for _, old := range cw.old {
+			ov := oldVersion{Workflow: old.ID, Version: old.Version, Func: old.Name}
+			for _, v := range k.out.Runs {
+				if k.code[v.Workflow] == cw && v.Version == old.Version {
+					ov.Runs++
+				}
+			}
+			k.out.Old = append(k.out.Old, ov)
+		}
+	}
+	sort.Slice(k.out.Old, func(a, b int) bool {
+		x, y := k.out.Old[a], k.out.Old[b]
+		return x.Workflow < y.Workflow || (x.Workflow == y.Workflow && x.Func < y.Func)
+	})
+}
+
+// hint says, for each stranded workflow, what may bring it back: a code
+// workflow of the same function name (the package moved: name= keeps the
+// identity), or else the packages check-deploy was not given.
+func (k *checker) hint() {
+	for _, v := range k.out.Runs {
+		if v.Verdict != verdictStranded || k.out.Hints[v.Workflow] != "" {
+			continue
+		}
+		if k.out.Hints == nil {
+			k.out.Hints = map[string]string{}
+		}
+		fn := v.Workflow[strings.LastIndex(v.Workflow, ".")+1:]
+		var same []string
+		for id, cw := range k.code {
+			if cw.cur != nil && id == cw.cur.ID && cw.cur.Name[strings.LastIndex(cw.cur.Name, ".")+1:] == fn {
+				same = append(same, id)
+			}
+		}
+		slices.Sort(same)
+		h := "if its package is not among those checked, pass it to check-deploy; if the workflow was moved or renamed, add name=" + v.Workflow +
+			" to its //resume:workflow directive so that its runs keep their identity; if it was deleted, let its runs finish on the old code or cancel them"
+		if len(same) > 0 {
+			h = "the code has " + strings.Join(same, ", ") + ": if the package moved, add name=" + v.Workflow + " to its //resume:workflow directive, so that the runs stored under " + v.Workflow + " are its"
+		}
+		k.out.Hints[v.Workflow] = h
+	}
+}
+
 func (c *cli) printDeploy(out deployJSON) {
 	out = escDeploy(out)
-	if out.OK {
-		fmt.Fprintf(c.stdout, "ok: none of the %d unfinished run(s) of these workflows would stop on a version change\n", out.Checked)
-		return
+	if len(out.Runs) == 0 {
+		fmt.Fprintln(c.stdout, "ok: no unfinished runs")
+	} else {
+		t := c.table("RUN", "WORKFLOW", "STATUS", "VERSION", "AFTER THE DEPLOY")
+		for _, r := range out.Runs {
+			t.row(r.RunID, shortName(r.Workflow), c.paint(statusColor(r.Status), r.Status), r.Version, c.paint(verdictColor(r.Verdict), verdictText(r)))
+		}
+		t.flush()
 	}
-	fmt.Fprintf(c.stdout, "%d unfinished run(s) would stop on a version change after this deploy:\n\n", len(out.Stopping))
-	t := c.table("RUN", "WORKFLOW", "STATUS", "RUN VERSION", "CODE VERSION")
-	for _, r := range out.Stopping {
-		t.row(r.RunID, shortName(r.Workflow), c.paint(statusColor(r.Status), r.Status), r.Version, r.CodeVersion)
-	}
-	t.flush()
 	for _, d := range out.Diffs {
 		fmt.Fprintf(c.stdout, "\n%s %s -> %s (runs %s):\n", shortName(d.Workflow), d.From, d.To, strings.Join(d.Runs, ", "))
 		if d.OldMissing {
@@ -146,4 +405,52 @@ func (c *cli) printDeploy(out deployJSON) {
 		}
 		c.printDiff(d.Diff)
 	}
+	for _, ov := range out.Old {
+		fmt.Fprintln(c.stdout)
+		if ov.Runs == 0 {
+			fmt.Fprintf(c.stdout, "old version %s of %s: no runs left: %s can be deleted\n", ov.Version, shortName(ov.Workflow), ov.Func)
+		} else {
+			fmt.Fprintf(c.stdout, "old version %s of %s (%s): %d unfinished run(s) left\n", ov.Version, shortName(ov.Workflow), ov.Func, ov.Runs)
+		}
+	}
+	for _, w := range sortedKeys(out.Hints) {
+		fmt.Fprintf(c.stdout, "\nstranded: workflow %s is not in these packages: %s\n", w, out.Hints[w])
+	}
+	if out.OK {
+		fmt.Fprintf(c.stdout, "\nok: none of the %d unfinished run(s) would stop or be stranded\n", out.Checked)
+	}
+}
+
+// verdictText is a run's verdict as the table shows it.
+func verdictText(r deployRun) string {
+	switch r.Verdict {
+	case verdictContinues:
+		return "continues: " + r.Why
+	case verdictMoves:
+		return "moves to " + r.To + ": " + r.Why
+	case verdictStops:
+		return "would stop: " + r.Why
+	case verdictStranded:
+		return "stranded: " + r.Why
+	}
+	return r.Why
+}
+
+func verdictColor(v string) string {
+	switch v {
+	case verdictContinues, verdictMoves:
+		return green
+	case verdictStops, verdictStranded:
+		return red
+	}
+	return yellow
+}
+
+func sortedKeys(m map[string]string) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
 }

@@ -170,6 +170,17 @@ func escDeploy(out deployJSON) deployJSON {
 		diffs[i] = d
 	}
 	out.Diffs = diffs
+	old := make([]oldVersion, len(out.Old))
+	for i, ov := range out.Old {
+		ov.Workflow, ov.Version, ov.Func = esc(ov.Workflow), esc(ov.Version), esc(ov.Func)
+		old[i] = ov
+	}
+	out.Old = old
+	hints := map[string]string{}
+	for w, h := range out.Hints {
+		hints[esc(w)] = esc(h)
+	}
+	out.Hints = hints
 	return out
 }
 

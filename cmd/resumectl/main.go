@@ -1,8 +1,9 @@
 // Command resumectl is the operator's tool for resumegen's journal: it
 // lists runs, shows one run's journal as a timeline, resolves a step that
 // waits for a person, retries a failed run, cancels a run, accepts a new
-// workflow version for a run stopped on a version change, and, before a
-// deploy, checks whether the code would stop any unfinished run.
+// workflow version for a run stopped on a version change (one run, or
+// every run a filter selects), and, before a deploy, says what the code
+// would do with each unfinished run.
 //
 // Usage:
 //
@@ -10,12 +11,15 @@
 //	resumectl runs show ID
 //	resumectl runs resolve ID STEP -done [-result JSON]
 //	resumectl runs resolve ID STEP -redo
-//	resumectl runs retry ID
-//	resumectl runs cancel ID [-running]
-//	resumectl runs accept-version ID [-version V]
+//	resumectl runs retry ID | FILTER
+//	resumectl runs cancel ID | FILTER [-running]
+//	resumectl runs accept-version ID [-to V] | FILTER -to V
 //	resumectl runs signal ID NAME JSON
 //	resumectl check-deploy [packages]
 //	resumectl schedules list
+//
+// FILTER is any of -workflow W, -version V, -status S[,S], with -dry-run
+// or -yes (see Bulk actions).
 //
 // Every command takes -db, a SQLite file, a postgres:// (postgresql://)
 // URL or a key=value PostgreSQL DSN ("host=db user=app dbname=app"),
@@ -29,10 +33,10 @@
 //
 // resumectl never creates a journal: a SQLite path that does not exist is
 // an error, and so is a database that holds no journal (exit status 2).
-// runs list, runs show, schedules list and check-deploy only read: they open the journal
-// read-only and create, migrate or change nothing, on a read-only file or
-// replica too. Values a codec sealed (resume.WithCodec) show as
-// (encrypted).
+// runs list, runs show, schedules list, check-deploy and -dry-run only
+// read: they open the journal read-only and create, migrate or change
+// nothing, on a read-only file or replica too. Values a codec sealed (resume.WithCodec)
+// show as (encrypted).
 //
 // # Runs
 //
@@ -51,7 +55,9 @@
 // For a run stopped on a version change it prints the step-by-step diff
 // between the run's version and the newest version of its workflow stored
 // in the journal (each version's manifest is stored the first time a
-// program running it meets the journal).
+// program running it meets the journal). It lists the run's moves between
+// versions (from, to, by the engine or an operator, when, why) and prints
+// the manifest of the run's version.
 //
 // runs resolve settles a once step whose outcome is unknown (the run is in
 // needs_attention, the step in_flight): -done says it happened (the
@@ -70,7 +76,8 @@
 // live worker is executing only with -running: the worker stops at its
 // next step, and a step executing at that moment may still complete); runs
 // accept-version moves a run stopped on a version change to the newest
-// stored version of its workflow (or -version V), pending. resumectl has
+// stored version of its workflow (or -to V; -version V is the same with a
+// run id), pending, recording the move as the operator's. resumectl has
 // none of the application's code, so it never executes a workflow: after
 // resolve, retry or accept-version, a worker (Engine.Work) or the
 // application (Engine.Resume, Engine.ResumeAll) resumes the run, replaying
@@ -82,14 +89,37 @@
 // finished run, and for a payload that does not have the shape of what
 // the run's version awaits under NAME.
 //
+// # Bulk actions
+//
+// runs retry, runs cancel and runs accept-version take, instead of a run
+// id, a filter: -workflow W (as runs list), -version V (the runs' version),
+// -status S (comma-separated), any of them. It selects only the runs the
+// action applies to (retry: failed, or parked on an unusable journal row;
+// cancel: unfinished; accept-version: stopped on a version change), and
+// -status may name only those statuses. accept-version with a filter
+// needs the version to accept, -to V. -dry-run prints how many runs the
+// filter selects and the first ids, and changes nothing (it opens the
+// journal read-only). Otherwise the command asks on the terminal
+// ("accept version V2 for 37 run(s) of onboard.Onboard? [y/N]") unless -yes
+// is given; with no terminal and no -yes it refuses, exit status 2. It
+// acts run by run: each failure is reported on standard error with the
+// run id and why, the other runs go on, and it ends with the counts, exit
+// status 1 when any failed.
+//
 // # Deploys
 //
 // check-deploy loads the workflows of the packages (default ".") with the
-// generator, writing nothing, and compares the version of each unfinished
-// run (pending, running, needs_attention, failed) with the code's version
-// of its workflow. It exits 1, listing the runs and the step diff between
-// the run's stored manifest and the code's steps, when any run would stop
-// on a version change after the deploy, and 0 when none would:
+// generator, writing nothing, and says for each unfinished run (pending,
+// running, needs_attention, failed) what the code would do with it, by the
+// rule of package runtime/deploy and the definitions stored in the
+// journal: "continues" (its version is the code's, or an old version the
+// code keeps with old-version-of=), "moves to V: why" (it continues on the
+// code's version V), "would stop: why" (with the step diff), "waits for
+// version V: no code here has it" (pinned to a version newer than the
+// code's), or "stranded: workflow X is not in these packages" (with a
+// hint: name= keeps a moved package's identity). For each old version the
+// code keeps it counts the runs left, or says the function can be
+// deleted. It exits 1 when any run would stop or is stranded, else 0:
 //
 //	resumectl check-deploy -db "$RESUME_DB" ./...
 //
@@ -105,8 +135,10 @@
 //
 // 0: done. 1: refused, failed, not found, or the database cannot be
 // reached, with one line on standard error naming what and why; a refused
-// command changes nothing. check-deploy also exits 1 when a run would stop.
-// 2: usage error, or a database that holds no journal.
+// command changes nothing. check-deploy also exits 1 when a run would stop
+// or is stranded; a bulk action when the action failed on a run, or the
+// person did not confirm. 2: usage error, a database that holds no
+// journal, or a bulk action with neither a terminal nor -yes.
 //
 // # Why a second binary
 //

@@ -25,9 +25,10 @@ const usage = `usage:
   resumectl runs list [-status S[,S]] [-workflow W] [-version V] [-since DURATION]
   resumectl runs show ID
   resumectl runs resolve ID STEP -done [-result JSON] | -redo
-  resumectl runs retry ID
-  resumectl runs cancel ID [-running]
-  resumectl runs accept-version ID [-version V]
+  resumectl runs retry ID | FILTER
+  resumectl runs cancel ID | FILTER [-running]
+  resumectl runs accept-version ID [-to V] | FILTER -to V
+  (FILTER: -workflow W -version V -status S, any of them, and -dry-run or -yes)
   resumectl runs signal ID NAME JSON
   resumectl check-deploy [packages]
   resumectl schedules list
@@ -54,6 +55,10 @@ type cli struct {
 	stderr io.Writer
 	color  bool
 	now    func() time.Time
+	// stdin is where a confirmation is read, when tty says it is a
+	// terminal.
+	stdin io.Reader
+	tty   bool
 }
 
 // command is one subcommand: its common flags are registered on fs.
@@ -75,7 +80,8 @@ type options struct {
 // run is resumectl without process globals: it parses args, runs the
 // command and returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := &cli{ctx: ctx, stdout: escWriter{stdout}, stderr: escWriter{stderr}, color: colorful(stdout), now: time.Now}
+	c := &cli{ctx: ctx, stdout: escWriter{stdout}, stderr: escWriter{stderr}, color: colorful(stdout), now: time.Now,
+		stdin: os.Stdin, tty: isTerminal(os.Stdin)}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
 		io.WriteString(c.stderr, usage)
 		if len(args) == 0 {
@@ -110,9 +116,9 @@ func commands() []command {
 		{name: "runs list", use: "[-status S[,S]] [-workflow W] [-version V] [-since DURATION]", run: runsList, flags: listFlags},
 		{name: "runs show", use: "ID", run: runsShow},
 		{name: "runs resolve", use: "ID STEP -done [-result JSON] | -redo", run: runsResolve, flags: resolveFlags},
-		{name: "runs retry", use: "ID", run: runsRetry},
-		{name: "runs cancel", use: "ID [-running]", run: runsCancel, flags: cancelFlags},
-		{name: "runs accept-version", use: "ID [-version V]", run: runsAcceptVersion, flags: acceptFlags},
+		{name: "runs retry", use: "ID | [-workflow W] [-version V] [-status S] [-dry-run | -yes]", run: runsRetry, flags: retryFlags},
+		{name: "runs cancel", use: "ID | [-workflow W] [-version V] [-status S] [-dry-run | -yes] [-running]", run: runsCancel, flags: cancelFlags},
+		{name: "runs accept-version", use: "ID [-to V] | [-workflow W] [-version V] [-status S] -to V [-dry-run | -yes]", run: runsAcceptVersion, flags: acceptFlags},
 		{name: "runs signal", use: "ID NAME JSON", run: runsSignal},
 		{name: "check-deploy", use: "[packages]", run: checkDeploy},
 		{name: "schedules list", run: schedulesList},

@@ -242,6 +242,11 @@ type showJSON struct {
 	Children      []childJSON     `json:"children,omitempty"` // the child runs this run started
 	Steps         []stepJSON      `json:"steps"`
 	VersionChange *versionChange  `json:"version_change,omitempty"`
+	// Moves lists the run's moves between versions, oldest first.
+	Moves []journal.Move `json:"moves"`
+	// Manifest is the stored manifest of the run's version: its steps and
+	// the shapes of what they journal; "" when the journal lacks it.
+	Manifest string `json:"manifest"`
 	// Problem says why the run's own row cannot be used as stored.
 	Problem string `json:"problem,omitempty"`
 }
@@ -257,7 +262,13 @@ func runsShow(c *cli, o *options, args []string) error {
 		return err
 	}
 	out := showJSON{Run: c.runJSON(r, steps), Input: storedJSON(r.Input), Output: storedJSON(r.Output), Error: r.Error, LeaseOwner: r.LeaseOwner,
-		Parent: r.Parent, Steps: []stepJSON{}, Problem: r.Problem()}
+		Parent: r.Parent, Steps: []stepJSON{}, Moves: r.Moves, Problem: r.Problem()}
+	if out.Moves == nil {
+		out.Moves = []journal.Move{}
+	}
+	if out.Manifest, err = j.Manifest(c.ctx, r.Workflow, r.Version); err != nil {
+		return fmt.Errorf("run %s: manifest of version %s: %w", runID, r.Version, err)
+	}
 	kids, err := j.ListRuns(c.ctx, journal.RunFilter{Parent: runID})
 	if err != nil {
 		return err
@@ -419,6 +430,8 @@ func (c *cli) printRun(r journal.RunRecord, out showJSON) {
 		t.flush()
 		c.printAttempts(out.Steps)
 	}
+	c.printMoves(out.Moves)
+	c.printManifest(r.Version, out.Manifest)
 	if len(out.Children) > 0 {
 		fmt.Fprintln(c.stdout)
 		t = c.table("STEP", "CHILD RUN", "WORKFLOW", "STATUS")
@@ -461,6 +474,37 @@ func (c *cli) printRun(r journal.RunRecord, out showJSON) {
 		fmt.Fprintf(c.stdout, "\nThe failure of step %s ended the run. To execute it again, with a fresh retry budget (nothing else executes again): resumectl runs retry %s\n", r.FailedStep, r.RunID)
 	case r.Status == journal.StatusFailed:
 		fmt.Fprintf(c.stdout, "\nThe workflow failed on its own, not with a step's failure: a retry executes no step again, and replays the journal to the body: resumectl runs retry %s\n", r.RunID)
+	}
+}
+
+// printMoves lists the run's moves between versions, oldest first.
+func (c *cli) printMoves(moves []journal.Move) {
+	if len(moves) == 0 {
+		return
+	}
+	fmt.Fprintln(c.stdout)
+	fmt.Fprintln(c.stdout, "Moved between versions:")
+	t := c.table("FROM", "TO", "BY", "AT (UTC)", "WHY")
+	for _, m := range moves {
+		from, to := m.From, m.To
+		if m.FromWorkflow != "" && m.FromWorkflow != m.Workflow {
+			from, to = shortName(m.FromWorkflow)+" "+from, shortName(m.Workflow)+" "+to
+		}
+		t.row(from, to, m.By, stamp(m.At), oneLine(m.Why))
+	}
+	t.flush()
+}
+
+// printManifest prints the manifest of the run's version, indented.
+func (c *cli) printManifest(version, manifest string) {
+	fmt.Fprintln(c.stdout)
+	if manifest == "" {
+		fmt.Fprintf(c.stdout, "The manifest of version %s is not in the journal.\n", esc(version))
+		return
+	}
+	fmt.Fprintf(c.stdout, "Version %s (manifest):\n", esc(version))
+	for _, l := range strings.Split(strings.TrimRight(manifest, "\n"), "\n") {
+		fmt.Fprintln(c.stdout, "  "+esc(l))
 	}
 }
 
@@ -547,17 +591,32 @@ func runsResolve(c *cli, o *options, args []string) error {
 }
 
 func runsRetry(c *cli, o *options, args []string) error {
+	if bulk, err := wantsBulk(o, args, true); bulk || err != nil {
+		if err != nil {
+			return err
+		}
+		return c.bulk(o, retryAction())
+	}
 	j, runID, err := c.openRun(o, args)
 	if err != nil {
 		return err
 	}
 	defer j.Close()
+	a, err := retryOne(c, j, runID)
+	if err != nil {
+		return err
+	}
+	return c.report(o, a)
+}
+
+// retryOne retries run runID: see runs retry.
+func retryOne(c *cli, j journal.Journal, runID string) (actionJSON, error) {
 	before, _, err := j.LoadRun(c.ctx, runID)
 	if err != nil {
-		return fmt.Errorf("retry: %w", err)
+		return actionJSON{}, fmt.Errorf("retry: %w", err)
 	}
 	if err := j.Retry(c.ctx, runID); err != nil {
-		return fmt.Errorf("retry: %w", err)
+		return actionJSON{}, fmt.Errorf("retry: %w", err)
 	}
 	var reopened []string
 	what := "no step executes again: the workflow failed on its own, and its journal replays to it"
@@ -568,60 +627,108 @@ func runsRetry(c *cli, o *options, args []string) error {
 		reopened = []string{before.FailedStep}
 		what = "a fresh retry budget for " + before.FailedStep + ", whose failure ended it; steps that succeeded, and failures the workflow handled, will not run again"
 	}
-	return c.report(o, actionJSON{RunID: runID, Action: "retry", Status: string(journal.StatusPending), Steps: reopened,
-		Message: fmt.Sprintf("run %s is pending again, with %s. %s.", runID, what, resumedElsewhere)})
+	return actionJSON{RunID: runID, Action: "retry", Status: string(journal.StatusPending), Steps: reopened,
+		Message: fmt.Sprintf("run %s is pending again, with %s. %s.", runID, what, resumedElsewhere)}, nil
 }
 
 func runsCancel(c *cli, o *options, args []string) error {
+	if bulk, err := wantsBulk(o, args, true); bulk || err != nil {
+		if err != nil {
+			return err
+		}
+		return c.bulk(o, cancelAction(flagValue(o.fs, "running") == "true"))
+	}
 	j, runID, err := c.openRun(o, args)
 	if err != nil {
 		return err
 	}
 	defer j.Close()
-	running := flagValue(o.fs, "running") == "true"
-	before, _, err := j.LoadRun(c.ctx, runID)
+	a, err := cancelOne(c, j, runID, flagValue(o.fs, "running") == "true")
 	if err != nil {
 		return err
 	}
+	return c.report(o, a)
+}
+
+// cancelOne cancels run runID: see runs cancel.
+func cancelOne(c *cli, j journal.Journal, runID string, running bool) (actionJSON, error) {
+	before, _, err := j.LoadRun(c.ctx, runID)
+	if err != nil {
+		return actionJSON{}, err
+	}
 	if err := j.Cancel(c.ctx, runID, journal.CancelOptions{Running: running}); err != nil {
 		if errors.Is(err, journal.ErrRunBusy) && before.Status == journal.StatusRunning && !running {
-			return fmt.Errorf("cancel: %w; to stop it while it runs, add -running", err)
+			return actionJSON{}, fmt.Errorf("cancel: %w; to stop it while it runs, add -running", err)
 		}
-		return fmt.Errorf("cancel: %w", err)
+		return actionJSON{}, fmt.Errorf("cancel: %w", err)
 	}
 	msg := fmt.Sprintf("run %s cancelled: it will not execute again", runID)
 	if before.Status == journal.StatusRunning && before.LeaseUntil.After(c.now()) {
 		msg += fmt.Sprintf("; %s, which was running it, stops at its next step or lease renewal, and a step executing now may still complete its effect", before.LeaseOwner)
 	}
-	return c.report(o, actionJSON{RunID: runID, Action: "cancel", Status: string(journal.StatusCancelled), Message: msg})
+	return actionJSON{RunID: runID, Action: "cancel", Status: string(journal.StatusCancelled), Message: msg}, nil
 }
 
 func cancelFlags(fs *flag.FlagSet) {
 	fs.Bool("running", false, "also cancel a run a live worker is executing: it stops at its next step; a step executing now may still complete its effect")
+	fs.String("version", "", "with a filter: only runs pinned to this `version`")
+	bulkFlags(fs)
 }
 
 func acceptFlags(fs *flag.FlagSet) {
-	fs.String("version", "", "the `version` to move the run to (default: the newest stored version of its workflow)")
+	fs.String("to", "", "the `version` to move the runs to (with a filter: required; with an ID: default the newest stored version of its workflow)")
+	fs.String("version", "", "with a filter: only runs pinned to this `version`; with an ID: the version to accept, as -to")
+	bulkFlags(fs)
+}
+
+func retryFlags(fs *flag.FlagSet) {
+	fs.String("version", "", "with a filter: only runs pinned to this `version`")
+	bulkFlags(fs)
 }
 
 func runsAcceptVersion(c *cli, o *options, args []string) error {
+	to := flagValue(o.fs, "to")
+	if bulk, err := wantsBulk(o, args, false); bulk || err != nil {
+		if err == nil && to == "" {
+			err = usagef("with a filter, name the version to accept with -to V")
+		}
+		if err != nil {
+			return err
+		}
+		return c.bulk(o, acceptAction(to))
+	}
+	if v := flagValue(o.fs, "version"); v != "" {
+		if to != "" && to != v {
+			return usagef("-version %s and -to %s: with a run id, -version is the version to accept (as -to); give one", v, to)
+		}
+		to = v
+	}
 	j, runID, err := c.openRun(o, args)
 	if err != nil {
 		return err
 	}
 	defer j.Close()
-	r, _, err := j.LoadRun(c.ctx, runID)
+	a, err := acceptOne(c, j, runID, to)
 	if err != nil {
 		return err
 	}
+	return c.report(o, a)
+}
+
+// acceptOne moves run runID, stopped on a version change, to version want
+// of its workflow (the newest stored one when want is "").
+func acceptOne(c *cli, j journal.Journal, runID, want string) (actionJSON, error) {
+	r, _, err := j.LoadRun(c.ctx, runID)
+	if err != nil {
+		return actionJSON{}, err
+	}
 	if r.Status != journal.StatusNeedsAttention || r.AttentionKind != journal.AttentionKindVersion {
-		return fmt.Errorf("run %s is %s: %w", runID, statusText(r), journal.ErrNotVersionStop)
+		return actionJSON{}, fmt.Errorf("run %s is %s: %w", runID, statusText(r), journal.ErrNotVersionStop)
 	}
 	ms, err := j.ListManifests(c.ctx, r.Workflow)
 	if err != nil {
-		return err
+		return actionJSON{}, err
 	}
-	want := flagValue(o.fs, "version")
 	var to *journal.ManifestRecord
 	for i := range ms {
 		if (want == "" && i == 0) || ms[i].Version == want {
@@ -635,17 +742,17 @@ func runsAcceptVersion(c *cli, o *options, args []string) error {
 		for i, m := range ms {
 			known[i] = m.Version
 		}
-		return fmt.Errorf("run %s: version %s of %s is not in the journal (stored: %s)", runID, want, r.Workflow, strings.Join(known, ", "))
+		return actionJSON{}, fmt.Errorf("run %s: version %s of %s is not in the journal (stored: %s)", runID, want, r.Workflow, strings.Join(known, ", "))
 	case to == nil || to.Version == r.Version:
-		return fmt.Errorf("run %s: no version of %s newer than the run's own %s is stored: start the new code first, or name one with -version", runID, r.Workflow, r.Version)
+		return actionJSON{}, fmt.Errorf("run %s: no version of %s newer than the run's own %s is stored: start the new code first, or name one with -to", runID, r.Workflow, r.Version)
 	}
 	if err := resume.NewEngine(j).AcceptVersion(c.ctx, runID, to.Version); err != nil {
-		return err
+		return actionJSON{}, err
 	}
-	return c.report(o, actionJSON{RunID: runID, Action: "accept-version", Status: string(journal.StatusPending),
+	return actionJSON{RunID: runID, Action: "accept-version", Status: string(journal.StatusPending),
 		Version: to.Version, OldVersion: r.Version,
 		Message: fmt.Sprintf("run %s: accepted version %s of %s (was %s); the run is pending, and its journaled steps whose keys the new version still has will not run again. %s.",
-			runID, to.Version, shortName(r.Workflow), r.Version, resumedElsewhere)})
+			runID, to.Version, shortName(r.Workflow), r.Version, resumedElsewhere)}, nil
 }
 
 // childJSON is one child run in show's output.
