@@ -115,20 +115,6 @@ func codeDef(w *generator.Workflow) *resume.WorkflowDef {
 // code's resume.WorkflowDef.Manifest does.
 func codeManifest(w *generator.Workflow) string { return codeDef(w).Manifest() }
 
-// definitionOf is def's step list as the engine stores it in the journal
-// (ManifestRecord.Definition) and package deploy reads it; a test checks
-// that it matches what a generated program stores.
-func definitionOf(def *resume.WorkflowDef) deploy.Definition {
-	d := deploy.Definition{Workflow: def.QualifiedName(), Version: def.Version, Shape: def.Shape, Steps: []deploy.Step{}}
-	for _, s := range def.Steps {
-		d.Steps = append(d.Steps, deploy.Step{
-			Name: s.Name, Callee: s.Callee, Signature: s.Signature, Policy: s.Policy.String(),
-			Key: s.Key, JSON: s.JSON, Shape: s.Shape, RenamedFrom: s.RenamedFrom, Child: s.Child,
-		})
-	}
-	return d
-}
-
 // codeWorkflows groups the generated workflows by identity, and indexes
 // each identity and alias.
 func codeWorkflows(ws []*generator.Workflow) map[string]*codeWorkflow {
@@ -297,7 +283,7 @@ func (k *checker) decide(v deployRun, r journal.RunRecord, from storedDef, cur *
 		for i, s := range steps {
 			keys[i] = s.StepKey
 		}
-		d = deploy.Decide(from.def, definitionOf(codeDef(cur)), keys)
+		d = deploy.Decide(from.def, codeDef(cur).Definition(), keys)
 	}
 	if d.Continues {
 		v.Verdict, v.To, v.Why = verdictMoves, cur.Version, d.Why

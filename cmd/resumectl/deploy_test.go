@@ -39,7 +39,7 @@ func TestDefinitionMatchesRuntime(t *testing.T) {
 				if err != nil || !found {
 					t.Fatalf("%s version %s: not in the journal (%v)", w.ID, w.Version, err)
 				}
-				want, err := json.Marshal(definitionOf(codeDef(w)))
+				want, err := json.Marshal(codeDef(w).Definition())
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -26,6 +26,11 @@ type Definition struct {
 	// Workflow is the workflow's identity; Version its version.
 	Workflow string `json:"workflow"`
 	Version  string `json:"version"`
+	// Package is the import path of the workflow's package, "" in a
+	// definition stored before it was recorded. A step callee of that
+	// package is the same callee in a version whose package moved (its
+	// identity kept by name=).
+	Package string `json:"package,omitempty"`
 	// Shape is the JSON shape of the run's input and output, one field a
 	// line ("input arg 1 Order: ID string", "output Receipt: Total int").
 	Shape []string `json:"shape,omitempty"`
@@ -84,6 +89,7 @@ func Decide(from, to Definition, journaledKeys []string) Decision {
 	if len(journaledKeys) == 0 {
 		return Decision{Continues: true, Why: "no step journaled"}
 	}
+	from, moved := relocated(from, to)
 	renames := renamesOf(to)
 	last := -1
 	var names []string // journaled step names, first seen first
@@ -107,7 +113,30 @@ func Decide(from, to Definition, journaledKeys []string) Decision {
 			return Decision{Why: fmt.Sprintf("step %d %s: %s", i+1, f.Name, diff)}
 		}
 	}
-	return continued(from, to, names, last, renames)
+	d := continued(from, to, names, last, renames)
+	if moved {
+		d.Why += fmt.Sprintf(" (package %s moved to %s)", from.Package, to.Package)
+	}
+	return d
+}
+
+// relocated is from with the callees of its own package written in to's
+// package, when the workflow's package moved between the versions (its
+// identity kept by name=): a step function that moved with it is the same
+// step. It reports whether the package moved.
+func relocated(from, to Definition) (Definition, bool) {
+	if from.Package == "" || to.Package == "" || from.Package == to.Package {
+		return from, false
+	}
+	steps := make([]Step, len(from.Steps))
+	for i, s := range from.Steps {
+		if rest, ok := strings.CutPrefix(s.Callee, from.Package+"."); ok {
+			s.Callee = to.Package + "." + rest
+		}
+		steps[i] = s
+	}
+	from.Steps = steps
+	return from, true
 }
 
 // continued is the decision for a run whose journaled steps are the

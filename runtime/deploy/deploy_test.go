@@ -147,3 +147,33 @@ func TestDefinitionJSON(t *testing.T) {
 		t.Errorf("round trip: %v, %+v", err, back)
 	}
 }
+
+// A workflow whose package moved, its identity kept by name=, has the same
+// steps under callees of the new path; one of another package is still
+// another callee, and a definition that does not say its package cannot
+// tell a move from a change.
+func TestDecideMovedPackage(t *testing.T) {
+	from := def("V1", step("Validate"), step("Score"), Step{Name: "Now", Callee: "time.Now", Signature: "func() time.Time", Policy: "default", JSON: "time.Time"})
+	from.Package = "example.com/shop"
+	to := Definition{Workflow: from.Workflow, Package: "example.com/billing/shop", Version: "V2", Shape: from.Shape}
+	for _, s := range from.Steps {
+		s.Callee = strings.Replace(s.Callee, "example.com/shop.", "example.com/billing/shop.", 1)
+		to.Steps = append(to.Steps, s)
+	}
+	d := Decide(from, to, []string{"Validate", "Score", "Now"})
+	if !d.Continues || !strings.Contains(d.Why, "package example.com/shop moved to example.com/billing/shop") {
+		t.Fatalf("moved package: %+v, want it to continue and say the package moved", d)
+	}
+	other := edit(to, "V3", 2, func(s *Step) { s.Callee = "example.com/shop.Now" })
+	if d := Decide(from, other, []string{"Now"}); d.Continues || !strings.Contains(d.Why, "callee time.Now -> example.com/shop.Now") {
+		t.Fatalf("a callee of another package: %+v, want it to stop on the callee", d)
+	}
+	old := from
+	old.Package = ""
+	if d := Decide(old, to, []string{"Validate"}); d.Continues || !strings.Contains(d.Why, "callee") {
+		t.Fatalf("no package recorded: %+v, want it to stop on the callee", d)
+	}
+	if d := Decide(from, to, nil); !d.Continues {
+		t.Fatalf("moved package, nothing journaled: %+v", d)
+	}
+}

@@ -263,8 +263,14 @@ func moveFailed(err error) entry {
 
 // definitionOf is def's step list as package deploy reads it and the
 // journal stores it.
-func definitionOf(def *WorkflowDef) deploy.Definition {
-	d := deploy.Definition{Workflow: def.QualifiedName(), Version: def.Version, Shape: def.Shape, Steps: []deploy.Step{}}
+func definitionOf(def *WorkflowDef) deploy.Definition { return def.Definition() }
+
+// Definition is the version's step list as the engine stores it in the
+// journal beside its manifest, and as package deploy reads it to decide
+// whether a run of another version continues on this one. For generated
+// code and tools (resumectl check-deploy) only.
+func (def *WorkflowDef) Definition() deploy.Definition {
+	d := deploy.Definition{Workflow: def.QualifiedName(), Package: def.Package, Version: def.Version, Shape: def.Shape, Steps: []deploy.Step{}}
 	for _, s := range def.Steps {
 		d.Steps = append(d.Steps, deploy.Step{
 			Name: s.Name, Callee: s.Callee, Signature: s.Signature, Policy: s.Policy.String(),
