@@ -84,7 +84,7 @@ type killCase struct {
 	killWhile   string // the test kills it while the run waits for this (journal.WaitSleep, WaitSignal)
 	signalWhile string // the decision is sent while the first process lives and the run waits for this (else once it died)
 	decision    string
-	remind      string // the reminder's sleep (default 1s)
+	remind      string         // the reminder's sleep (default 1s)
 	extra       map[string]int // executions beyond the uninterrupted run's, that the step's policy allows
 }
 
