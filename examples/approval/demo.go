@@ -31,9 +31,10 @@ func demo(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	t := tools{self: self, ctl: ctl, out: out}
+	// Each scene's journal is a SQLite file in its world's folder, which
+	// the example creates.
 	return t.narrate(ctx, func(name string) place {
 		dir := filepath.Join(root, name)
-		os.MkdirAll(dir, 0o755) // a folder it cannot make fails the scene's first command
 		return place{db: filepath.Join(dir, "journal.db"), world: dir}
 	})
 }

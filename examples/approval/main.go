@@ -108,15 +108,16 @@ func parse(args []string, stderr io.Writer) (config, error) {
 }
 
 func runOnce(ctx context.Context, c config, stdout io.Writer) (int, error) {
+	// The world's folder first: by default a SQLite journal lives there.
+	w, err := openWorld(c.world)
+	if err != nil {
+		return 1, err
+	}
 	j, err := openjournal.Open(ctx, c.db)
 	if err != nil {
 		return 1, err
 	}
 	defer j.Close()
-	w, err := openWorld(c.world)
-	if err != nil {
-		return 1, err
-	}
 	if c.report {
 		r, err := makeReport(ctx, j, w, c.expense.ID)
 		if err != nil {

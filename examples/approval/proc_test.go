@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -203,4 +204,56 @@ func crashFlag(fault string) []string {
 		return nil
 	}
 	return []string{"-crash", fault}
+}
+
+// TestTellParksWhenItsEmailMayHaveLeft: the process dies after Tell's
+// email left but before the journal recorded it. Tell is once, so the new
+// process does not send it again: the run needs attention (exit 3). A
+// person resolves the step done with resumectl, and a third process
+// finishes the run; sam got one email.
+func TestTellParksWhenItsEmailMayHaveLeft(t *testing.T) {
+	for name, at := range journals(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx, p := context.Background(), at(t)
+			var out bytes.Buffer
+			tl := tools{self: bin, ctl: ctlBin, out: &out}
+			defer func() {
+				if t.Failed() {
+					t.Logf("what happened:\n%s", out.String())
+				}
+			}()
+			const run = "exp-42"
+			pr, err := tl.start(ctx, p, run, "-remind", "1s", "-crash", "Tell:effect")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := waitUntil(ctx, p, run, journal.WaitSignal, pr); err != nil {
+				t.Fatal(err)
+			}
+			if err := tl.resumectl(ctx, p, "runs", "signal", run, "approval", approve); err != nil {
+				t.Fatal(err)
+			}
+			if _, killed, err := pr.wait(&out); err != nil || !killed {
+				t.Fatalf("not killed at Tell:effect: %v", err)
+			}
+			last, err := tl.finish(ctx, p, run, "-remind", "1s")
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 3 || !strings.Contains(last, "needs attention") {
+				t.Fatalf("the resumed process: %q, %v; want exit 3, needs attention", last, err)
+			}
+			if err := tl.resumectl(ctx, p, "runs", "resolve", run, "Tell", "-done"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tl.finish(ctx, p, run, "-remind", "1s"); err != nil {
+				t.Fatal(err)
+			}
+			r, err := tl.report(ctx, p, run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Status != "succeeded" || r.World.Emails["sam@example.com"] != 1 || r.World.Payments != 1 || r.World.Executions["Tell"] != 1 {
+				t.Errorf("run %s: %s %s, %s; want succeeded, paid once, sam told once", run, r.Status, r.Outcome, r.World.summary())
+			}
+		})
+	}
 }

@@ -35,10 +35,11 @@ func (p place) args(runID string, extra ...string) []string {
 
 // proc is a running process of the example.
 type proc struct {
-	cmd  *exec.Cmd
-	out  *syncBuffer
-	done chan struct{}
-	err  error
+	cmd   *exec.Cmd
+	out   *syncBuffer
+	done  chan struct{}
+	err   error
+	shown int // how much of out was shown
 }
 
 // start starts the example on run runID in the background.
@@ -63,25 +64,36 @@ func (t tools) spawn(ctx context.Context, suffix string, p place, runID string, 
 // SIGKILL ended it, err any other failure.
 func (pr *proc) wait(out io.Writer) (output string, killed bool, err error) {
 	<-pr.done
-	output = pr.out.String()
-	for _, l := range strings.Split(strings.TrimSpace(output), "\n") {
+	pr.flush(out)
+	if isKilled(pr.err) {
+		fmt.Fprintln(out, "  (killed by SIGKILL)")
+		return pr.out.String(), true, nil
+	}
+	if pr.err != nil {
+		return pr.out.String(), false, fmt.Errorf("approval %s: %w", strings.Join(pr.cmd.Args[1:], " "), pr.err)
+	}
+	return pr.out.String(), false, nil
+}
+
+// flush shows the lines the process printed since the last flush.
+func (pr *proc) flush(out io.Writer) {
+	all := pr.out.String()
+	end := strings.LastIndexByte(all, '\n') + 1
+	if end <= pr.shown {
+		return
+	}
+	for _, l := range strings.Split(strings.TrimSpace(all[pr.shown:end]), "\n") {
 		if l != "" {
 			fmt.Fprintf(out, "  %s\n", l)
 		}
 	}
-	if isKilled(pr.err) {
-		fmt.Fprintln(out, "  (killed by SIGKILL)")
-		return output, true, nil
-	}
-	if pr.err != nil {
-		return output, false, fmt.Errorf("approval %s: %w", strings.Join(pr.cmd.Args[1:], " "), pr.err)
-	}
-	return output, false, nil
+	pr.shown = end
 }
 
 // kill kills the process with SIGKILL, as an OOM kill or a pulled plug
 // would, and waits for it to end.
 func (pr *proc) kill(out io.Writer) error {
+	pr.flush(out)
 	fmt.Fprintf(out, "$ kill -KILL %d\n", pr.cmd.Process.Pid)
 	if err := pr.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		return err

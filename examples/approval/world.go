@@ -46,7 +46,7 @@ func worldFrom(ctx context.Context) *world {
 }
 
 // act logs one execution of step, about what.
-func (w *world) act(ctx context.Context, step, what string, text string) error {
+func (w *world) act(ctx context.Context, step, what, text string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.appendLine("effects.log", fmt.Sprintf("%s %s %s", step, where(ctx), oneLine(what+": "+text)))
