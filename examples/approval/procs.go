@@ -123,31 +123,13 @@ func (t tools) finish(ctx context.Context, p place, runID string, extra ...strin
 // journal.WaitSleep or WaitSignal), failing if the process pr ends first
 // or after a minute.
 func waitUntil(ctx context.Context, p place, runID, kind string, pr *proc) error {
-	var j journal.Journal
-	defer func() {
-		if j != nil {
-			j.Close()
-		}
-	}()
+	var r reader
+	defer r.close()
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) {
-		var run journal.RunRecord
-		var err error
-		if j == nil {
-			// Read only: the process creates the journal, not the poller.
-			j, err = openjournal.OpenReadOnly(ctx, p.db)
-			if err != nil {
-				j, err = nil, journal.ErrRunNotFound
-			}
-		}
-		if j != nil {
-			run, _, err = j.LoadRun(ctx, runID)
-		}
+		run, err := r.load(ctx, p.db, runID)
 		if err == nil && run.Status == journal.StatusWaiting && run.WaitKind == kind {
 			return nil
-		}
-		if err != nil && !errors.Is(err, journal.ErrRunNotFound) {
-			return err
 		}
 		select {
 		case <-pr.done:
@@ -155,7 +137,32 @@ func waitUntil(ctx context.Context, p place, runID, kind string, pr *proc) error
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("run %s: not waiting for %s after a minute", runID, kind)
+	return fmt.Errorf("run %s: not waiting for %s after a minute (last read: %v)", runID, kind, r.err)
+}
+
+// reader reads a journal that a process of the example creates: it
+// opens it read only, once it exists.
+type reader struct {
+	j   journal.Journal
+	err error // the last failure, for the message of a wait that gives up
+}
+
+func (r *reader) load(ctx context.Context, db, runID string) (journal.RunRecord, error) {
+	if r.j == nil {
+		if r.j, r.err = openjournal.OpenReadOnly(ctx, db); r.err != nil {
+			r.j = nil
+			return journal.RunRecord{}, r.err
+		}
+	}
+	run, _, err := r.j.LoadRun(ctx, runID)
+	r.err = err
+	return run, err
+}
+
+func (r *reader) close() {
+	if r.j != nil {
+		r.j.Close()
+	}
 }
 
 // resumectl runs resumectl's command args on p's journal, showing it; a
