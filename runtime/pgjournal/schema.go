@@ -222,6 +222,14 @@ CREATE TABLE {schema}.resume_workers (
 );
 CREATE INDEX resume_workers_by_version ON {schema}.resume_workers (workflow, version, seen_at);
 `,
+	// 9: run listings (resumectl ui) page by keyset on (created_at,
+	// run_id), newest or oldest first, whole or by status or workflow,
+	// without sorting or skipping rows.
+	`
+CREATE INDEX resume_runs_by_created ON {schema}.resume_runs (created_at, run_id);
+CREATE INDEX resume_runs_by_status_created ON {schema}.resume_runs (status, created_at, run_id);
+CREATE INDEX resume_runs_by_workflow_created ON {schema}.resume_runs (workflow, created_at, run_id);
+`,
 }
 
 // leaseLostCode is the SQLSTATE resume_lease_lost raises.

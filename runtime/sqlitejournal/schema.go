@@ -164,6 +164,14 @@ CREATE TABLE resume_workers (
 ) WITHOUT ROWID;
 CREATE INDEX resume_workers_by_version ON resume_workers (workflow, version, seen_at);
 `,
+	// 9: run listings (resumectl ui) page by keyset on (created_at,
+	// run_id), newest or oldest first, whole or by status or workflow,
+	// without sorting or skipping rows.
+	`
+CREATE INDEX resume_runs_by_created ON resume_runs (created_at, run_id);
+CREATE INDEX resume_runs_by_status_created ON resume_runs (status, created_at, run_id);
+CREATE INDEX resume_runs_by_workflow_created ON resume_runs (workflow, created_at, run_id);
+`,
 }
 
 // SchemaVersion returns the schema version this package creates and reads.
