@@ -122,6 +122,7 @@ func commands() []command {
 		{name: "runs signal", use: "ID NAME JSON", run: runsSignal},
 		{name: "check-deploy", use: "[packages]", run: checkDeploy},
 		{name: "schedules list", run: schedulesList},
+		{name: "ui", use: "[-addr 127.0.0.1:8080] [-write] [-public]", run: runsUI, flags: uiFlags},
 	}
 }
 

@@ -1,0 +1,162 @@
+package resumeui
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/resumegen/resumegen/runtime/journal"
+)
+
+// serve mounts the UI under /ops/, as a service would.
+func serve(t *testing.T, j journal.Journal, opts Options) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.Handle("/ops/", http.StripPrefix("/ops", Handler(j, opts)))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func get(t *testing.T, u string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestMarkupRendersAsText(t *testing.T) {
+	j := openSQLite(t)
+	seed(t, j, 3)
+	srv := serve(t, j, Options{Write: true})
+	for _, u := range []string{srv.URL + "/ops/", srv.URL + "/ops/run?id=" + url.QueryEscape(markupID)} {
+		code, body := get(t, u)
+		if code != 200 {
+			t.Fatalf("GET %s = %d\n%s", u, code, body)
+		}
+		if strings.Contains(body, "<script>alert") || strings.Contains(body, "<img src=x") || strings.Contains(body, "<b>bold") {
+			t.Errorf("GET %s: markup of a run's id or input rendered as markup:\n%s", u, body)
+		}
+		if !strings.Contains(body, "&lt;script&gt;alert(&#34;id&#34;)&lt;/script&gt;") {
+			t.Errorf("GET %s: the escaped run id is missing", u)
+		}
+	}
+}
+
+func TestReadOnlyRendersNoActionAndRefusesPosts(t *testing.T) {
+	j := openSQLite(t)
+	seed(t, j, 1)
+	srv := serve(t, j, Options{})
+	_, body := get(t, srv.URL+"/ops/run?id="+parkedID)
+	if strings.Contains(body, `action="action"`) || strings.Contains(body, "csrf") {
+		t.Errorf("read-only run page renders an action form:\n%s", body)
+	}
+	resp, err := http.PostForm(srv.URL+"/ops/action", url.Values{"action": {"cancel"}, "id": {parkedID}, "confirm": {"yes"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("POST to a read-only UI = %d; want 403", resp.StatusCode)
+	}
+	if r, _, _ := j.LoadRun(context.Background(), parkedID); r.Status != journal.StatusNeedsAttention {
+		t.Errorf("run %s is %s after a refused POST; want needs_attention", parkedID, r.Status)
+	}
+}
+
+var tokenRE = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
+
+func TestCrossSitePostsAreRefused(t *testing.T) {
+	j := openSQLite(t)
+	seed(t, j, 1)
+	srv := serve(t, j, Options{Write: true})
+	_, body := get(t, srv.URL+"/ops/run?id="+parkedID)
+	m := tokenRE.FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("write-mode run page has no CSRF token:\n%s", body)
+	}
+	form := url.Values{"csrf": {m[1]}, "action": {"cancel"}, "id": {parkedID}, "confirm": {"yes"}}
+	post := func(form url.Values, hdr map[string]string) int {
+		req, _ := http.NewRequest("POST", srv.URL+"/ops/action", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	bad := url.Values{}
+	for k, v := range form {
+		bad[k] = v
+	}
+	bad.Set("csrf", strings.Repeat("0", 64))
+	for name, c := range map[string]struct {
+		form url.Values
+		hdr  map[string]string
+	}{
+		"cross-site fetch": {form, map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"}},
+		"same-site fetch":  {form, map[string]string{"Sec-Fetch-Site": "same-site"}},
+		"foreign origin":   {form, map[string]string{"Origin": "https://evil.example"}},
+		"wrong token":      {bad, nil},
+		"no token":         {url.Values{"action": {"cancel"}, "id": {parkedID}, "confirm": {"yes"}}, nil},
+	} {
+		if code := post(c.form, c.hdr); code != http.StatusForbidden {
+			t.Errorf("%s: POST = %d; want 403", name, code)
+		}
+	}
+	if r, _, _ := j.LoadRun(context.Background(), parkedID); r.Status != journal.StatusNeedsAttention {
+		t.Fatalf("run %s is %s after refused POSTs; want needs_attention", parkedID, r.Status)
+	}
+	if code := post(form, map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": srv.URL}); code != 200 {
+		t.Errorf("same-origin POST with the token = %d; want 200", code)
+	}
+	if r, _, _ := j.LoadRun(context.Background(), parkedID); r.Status != journal.StatusCancelled {
+		t.Errorf("run %s is %s after a confirmed cancel; want cancelled", parkedID, r.Status)
+	}
+}
+
+var nextRE = regexp.MustCompile(`href="([^"]+)" id="next"`)
+var rowRE = regexp.MustCompile(`<td class="id"><a href="[^"]+">([^<]+)</a>`)
+
+// TestPagingListsEveryRunOnce follows the next-page links of the list
+// filtered to one workflow and checks they list every run once, newest
+// first.
+func TestPagingListsEveryRunOnce(t *testing.T) {
+	j := openSQLite(t)
+	plain := seed(t, j, 23)
+	srv := serve(t, j, Options{PageSize: 5})
+	u := srv.URL + "/ops/?workflow=example.com%2Fbatch.Sync"
+	var got []string
+	for pages := 0; u != ""; pages++ {
+		if pages > 10 {
+			t.Fatal("more than 10 pages")
+		}
+		code, body := get(t, u)
+		if code != 200 {
+			t.Fatalf("GET %s = %d", u, code)
+		}
+		for _, m := range rowRE.FindAllStringSubmatch(body, -1) {
+			got = append(got, m[1])
+		}
+		u = ""
+		if m := nextRE.FindStringSubmatch(body); m != nil {
+			u = srv.URL + "/ops/" + strings.TrimPrefix(strings.ReplaceAll(m[1], "&amp;", "&"), "./")
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(plain, " ") {
+		t.Errorf("pages list\n%v\nwant\n%v", got, plain)
+	}
+}
