@@ -104,7 +104,7 @@ func parked(t *testing.T, j journal.Journal, id string, at time.Time) {
 		History: []journal.AttemptRecord{{Attempt: 1, StartedAt: at, FinishedAt: at.Add(time.Millisecond), Error: "inventory: 503 Service Unavailable"}}})
 	write(t, j, l, journal.StepRecord{StepKey: "Charge", Name: "Charge", Status: journal.StepInFlight, Attempt: 1, Seq: 2, StartedAt: at.Add(time.Second)})
 	err := j.FinishRun(context.Background(), l, journal.RunRecord{RunID: id, Status: journal.StatusNeedsAttention, AttentionKind: journal.AttentionKindStep,
-		AttentionStep: "Charge", Error: "step Charge (once) was in flight when its process stopped"})
+		AttentionStep: "Charge", Error: "step Charge (once) was in flight when its process stopped", UpdatedAt: at.Add(2 * time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func failed(t *testing.T, j journal.Journal, id string, at time.Time) {
 	l := entered(t, j, id, at)
 	write(t, j, l, journal.StepRecord{StepKey: "Reserve", Name: "Reserve", Status: journal.StepSucceeded, Result: []byte(`{"hold":"h-76"}`), Attempt: 1, Seq: 1, StartedAt: at, FinishedAt: at.Add(time.Millisecond)})
 	write(t, j, l, journal.StepRecord{StepKey: "Ship", Name: "Ship", Status: journal.StepFailed, Final: true, Error: "carrier: address rejected", Attempt: 3, Seq: 2, StartedAt: at, FinishedAt: at.Add(time.Second)})
-	err := j.FinishRun(context.Background(), l, journal.RunRecord{RunID: id, Status: journal.StatusFailed, FailedStep: "Ship", Error: "step Ship: carrier: address rejected"})
+	err := j.FinishRun(context.Background(), l, journal.RunRecord{RunID: id, Status: journal.StatusFailed, FailedStep: "Ship", Error: "step Ship: carrier: address rejected", UpdatedAt: at.Add(time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}
