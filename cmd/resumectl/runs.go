@@ -56,21 +56,9 @@ func optTime(t time.Time) *time.Time {
 func waitText(r journal.RunRecord) string { return runops.WaitText(r) }
 
 // currentStep is the step a person must look at, or else the last
-// journaled one: r.LastStep for a listed run, else found in steps.
+// journaled one.
 func currentStep(r journal.RunRecord, steps []journal.StepRecord) string {
-	if r.AttentionStep != "" {
-		return r.AttentionStep
-	}
-	if r.LastStep != "" {
-		return r.LastStep
-	}
-	var last journal.StepRecord
-	for _, s := range steps {
-		if s.Seq >= last.Seq {
-			last = s
-		}
-	}
-	return last.StepKey
+	return runops.CurrentStep(r, steps)
 }
 
 // statusText is the status as people read it: a run waiting for a person

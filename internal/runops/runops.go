@@ -195,6 +195,24 @@ func WaitText(r journal.RunRecord) string {
 	return what + " until " + r.WakeAt.UTC().Format("2006-01-02 15:04:05.000") + " UTC"
 }
 
+// CurrentStep is the step a person must look at, or else the last
+// journaled one: r.LastStep for a listed run, else found in steps.
+func CurrentStep(r journal.RunRecord, steps []journal.StepRecord) string {
+	if r.AttentionStep != "" {
+		return r.AttentionStep
+	}
+	if r.LastStep != "" {
+		return r.LastStep
+	}
+	var last journal.StepRecord
+	for _, s := range steps {
+		if s.Seq >= last.Seq {
+			last = s
+		}
+	}
+	return last.StepKey
+}
+
 // ShortName is a qualified workflow name without its package path's
 // directories: "example.com/shop.Checkout" -> "shop.Checkout".
 func ShortName(qualified string) string {

@@ -191,17 +191,5 @@ func stamp(t time.Time) string {
 // currentStep is the step a person must look at, or else the last
 // journaled one.
 func currentStep(r journal.RunRecord, steps []journal.StepRecord) string {
-	if r.AttentionStep != "" {
-		return r.AttentionStep
-	}
-	if r.LastStep != "" {
-		return r.LastStep
-	}
-	var last journal.StepRecord
-	for _, s := range steps {
-		if s.Seq >= last.Seq {
-			last = s
-		}
-	}
-	return last.StepKey
+	return runops.CurrentStep(r, steps)
 }
