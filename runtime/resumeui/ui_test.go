@@ -160,3 +160,72 @@ func TestPagingListsEveryRunOnce(t *testing.T) {
 		t.Errorf("pages list\n%v\nwant\n%v", got, plain)
 	}
 }
+
+// TestActionsThatApply: a run waiting for a signal offers signal, one
+// stopped on a version change offers the newer stored version; each
+// acts once confirmed, through the checks resumectl makes.
+func TestActionsThatApply(t *testing.T) {
+	ctx := context.Background()
+	j := openSQLite(t)
+	seed(t, j, 0)
+	waiting := entered(t, j, "waits-1", base)
+	if err := j.FinishRun(ctx, waiting, journal.RunRecord{RunID: "waits-1", Status: journal.StatusWaiting, WaitKind: journal.WaitSignal, WaitName: "approval", UpdatedAt: base}); err != nil {
+		t.Fatal(err)
+	}
+	stopped := entered(t, j, "stopped-1", base)
+	if err := j.FinishRun(ctx, stopped, journal.RunRecord{RunID: "stopped-1", Status: journal.StatusNeedsAttention, AttentionKind: journal.AttentionKindVersion, Error: "version v2 is not the program's v3", UpdatedAt: base}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.SaveManifest(ctx, journal.ManifestRecord{Workflow: shopWF, Version: "v3", Manifest: "Reserve\nCharge\nShip\nNotify\n", CreatedAt: base}); err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, j, Options{Write: true})
+	for _, c := range []struct {
+		id, button string
+		form       url.Values
+		want       journal.Status
+		version    string
+	}{
+		{"waits-1", `id="do-signal"`, url.Values{"action": {"signal"}, "name": {"approval"}, "payload": {`{"ok":true}`}}, journal.StatusPending, "v2"},
+		{"stopped-1", `id="do-accept"`, url.Values{"action": {"accept"}, "version": {"v3"}}, journal.StatusPending, "v3"},
+	} {
+		_, body := get(t, srv.URL+"/ops/run?id="+c.id)
+		if !strings.Contains(body, c.button) || strings.Contains(body, `id="do-retry"`) || strings.Contains(body, `id="do-resolve"`) {
+			t.Errorf("run %s: page lacks %s or offers an action that does not apply", c.id, c.button)
+		}
+		form := c.form
+		form.Set("id", c.id)
+		form.Set("csrf", tokenRE.FindStringSubmatch(body)[1])
+		resp, err := http.PostForm(srv.URL+"/ops/action", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if r, _, _ := j.LoadRun(ctx, c.id); r.Status == c.want || !strings.Contains(string(b), `name="confirm" value="yes"`) {
+			t.Errorf("run %s: the first POST acted (status %s) or asked no confirmation", c.id, r.Status)
+		}
+		form.Set("confirm", "yes")
+		resp, err = http.PostForm(srv.URL+"/ops/action", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if r, _, _ := j.LoadRun(ctx, c.id); resp.StatusCode != 200 || r.Status != c.want || r.Version != c.version {
+			t.Errorf("run %s after the confirmed %s: %d, %s %s; want 200, %s %s\n%s", c.id, c.form.Get("action"), resp.StatusCode, r.Status, r.Version, c.want, c.version, b)
+		}
+	}
+	form := url.Values{"action": {"signal"}, "id": {"waits-1"}, "name": {"x"}, "payload": {"{not json"}, "confirm": {"yes"}}
+	_, page := get(t, srv.URL+"/ops/run?id="+failedID)
+	form.Set("csrf", tokenRE.FindStringSubmatch(page)[1])
+	resp, err := http.PostForm(srv.URL+"/ops/action", form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "not valid JSON") {
+		t.Errorf("a signal with a payload that is not JSON: %d; want 400 saying so\n%s", resp.StatusCode, b)
+	}
+}
