@@ -3,6 +3,9 @@ package resumeui
 import (
 	"context"
 	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -123,6 +126,27 @@ func browse(t *testing.T, j journal.Journal, shots bool) {
 		got := eval(`[document.getElementById("run-id").textContent, String(document.querySelectorAll("img").length), String(document.scripts.length)]`)
 		if !slices.Equal(got, []string{markupID, "0", "1"}) {
 			t.Errorf("heading, img count, script count = %q; want the id as text, no img, only live.js", got)
+		}
+	})
+
+	t.Run("a cross-site form posting an action is refused", func(t *testing.T) {
+		d.t = t
+		step("open the parked run", chromedp.Navigate(root+"run?id="+parkedID), chromedp.WaitVisible(chromedp.ID("parked")))
+		token := eval(`[document.querySelector('input[name="csrf"]').value]`)[0] // the worst case: the attacker has the token
+		evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprintf(w, `<!doctype html><form id="f" method="post" action="%saction"><input name="csrf" value="%s"><input name="action" value="cancel">
+				<input name="id" value="%s"><input name="confirm" value="yes"></form><script>document.getElementById("f").submit()</script>`, root, token, parkedID)
+		}))
+		defer evil.Close()
+		// localhost is another site than 127.0.0.1: the browser says cross-site.
+		step("visit the attacker's page", chromedp.Navigate(strings.Replace(evil.URL, "127.0.0.1", "localhost", 1)))
+		until(`location.href.endsWith("/ops/action") && document.readyState === "complete"`)
+		if got := eval(`[document.body.textContent]`)[0]; !strings.Contains(got, "cross-site request refused") {
+			t.Errorf("the cross-site POST got %q; want it refused", got)
+		}
+		if r, _, _ := j.LoadRun(context.Background(), parkedID); r.Status != journal.StatusNeedsAttention {
+			t.Fatalf("run %s is %s after a cross-site POST; want needs_attention", parkedID, r.Status)
 		}
 	})
 

@@ -50,6 +50,14 @@ func TestMarkupRendersAsText(t *testing.T) {
 			t.Errorf("GET %s: the escaped run id is missing", u)
 		}
 	}
+	code, body := get(t, srv.URL+"/ops/run?id="+url.QueryEscape("<i>nope</i>"))
+	if code != http.StatusNotFound || strings.Contains(body, "<i>nope") || !strings.Contains(body, "&lt;i&gt;nope") {
+		t.Errorf("GET an unknown run whose id holds markup = %d; want 404 naming the id as text\n%s", code, body)
+	}
+	code, body = get(t, srv.URL+"/ops/?status=%3Cb%3Ebogus")
+	if code != http.StatusBadRequest || strings.Contains(body, "<b>bogus") {
+		t.Errorf("GET the list with a bogus status = %d; want 400 naming it as text\n%s", code, body)
+	}
 }
 
 func TestReadOnlyRendersNoActionAndRefusesPosts(t *testing.T) {
