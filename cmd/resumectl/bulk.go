@@ -11,6 +11,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 
+	"github.com/resumegen/resumegen/internal/runops"
 	"github.com/resumegen/resumegen/runtime/journal"
 )
 
@@ -237,7 +238,7 @@ func (c *cli) bulk(o *options, a bulkAction) error {
 		msg += fmt.Sprintf(", %d not attempted (interrupted)", left)
 	}
 	if len(out.Done) > 0 {
-		msg += ". " + resumedElsewhere + "."
+		msg += ". " + runops.ResumedElsewhere + "."
 	}
 	if err := c.bulkReport(o, out, msg); err != nil {
 		return err

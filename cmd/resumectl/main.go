@@ -131,6 +131,15 @@
 // with its limit), the last tick started, the next tick, and the status of
 // the last tick's run (NAME@TICK). Ticks are UTC, RFC 3339.
 //
+// # Web UI
+//
+// ui serves the web UI of package runtime/resumeui on -addr (default
+// 127.0.0.1:8080; an address that is not loopback only with -public):
+// the runs with counts, filters, search and paging, each run's journal
+// as a timeline, and, with -write only, the actions of runs resolve,
+// retry, cancel, accept-version and signal, each confirmed first and
+// checked as here. Without -write it opens the journal read-only.
+//
 // # Exit status
 //
 // 0: done. 1: refused, failed, not found, or the database cannot be

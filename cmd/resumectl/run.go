@@ -32,6 +32,7 @@ const usage = `usage:
   resumectl runs signal ID NAME JSON
   resumectl check-deploy [packages]
   resumectl schedules list
+  resumectl ui [-addr 127.0.0.1:8080] [-write] [-public]
 every command takes -db (a SQLite file or a PostgreSQL DSN; default $RESUME_DB) and -json
 `
 
@@ -122,6 +123,7 @@ func commands() []command {
 		{name: "runs signal", use: "ID NAME JSON", run: runsSignal},
 		{name: "check-deploy", use: "[packages]", run: checkDeploy},
 		{name: "schedules list", run: schedulesList},
+		{name: "ui", use: "[-addr 127.0.0.1:8080] [-write] [-public]", run: runsUI, flags: uiFlags},
 	}
 }
 

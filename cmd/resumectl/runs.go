@@ -2,13 +2,13 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/resumegen/resumegen/internal/runops"
 	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/resume"
 )
@@ -53,46 +53,17 @@ func optTime(t time.Time) *time.Time {
 }
 
 // waitText says what a waiting run waits for and until when.
-func waitText(r journal.RunRecord) string {
-	what := r.WaitKind
-	if r.WaitName != "" {
-		what += " " + r.WaitName
-	}
-	if r.WakeAt.IsZero() {
-		return what + ", no time limit"
-	}
-	return what + " until " + stamp(r.WakeAt) + " UTC"
-}
+func waitText(r journal.RunRecord) string { return runops.WaitText(r) }
 
 // currentStep is the step a person must look at, or else the last
-// journaled one: r.LastStep for a listed run, else found in steps.
+// journaled one.
 func currentStep(r journal.RunRecord, steps []journal.StepRecord) string {
-	if r.AttentionStep != "" {
-		return r.AttentionStep
-	}
-	if r.LastStep != "" {
-		return r.LastStep
-	}
-	var last journal.StepRecord
-	for _, s := range steps {
-		if s.Seq >= last.Seq {
-			last = s
-		}
-	}
-	return last.StepKey
+	return runops.CurrentStep(r, steps)
 }
 
 // statusText is the status as people read it: a run waiting for a person
 // says why.
-func statusText(r journal.RunRecord) string {
-	if r.Status == journal.StatusNeedsAttention && r.AttentionKind != "" {
-		return string(r.Status) + " (" + r.AttentionKind + ")"
-	}
-	if r.Status == journal.StatusWaiting && r.WaitKind != "" {
-		return string(r.Status) + " (" + waitText(r) + ")"
-	}
-	return string(r.Status)
-}
+func statusText(r journal.RunRecord) string { return runops.StatusText(r) }
 
 var statuses = []journal.Status{
 	journal.StatusPending, journal.StatusRunning, journal.StatusSucceeded,
@@ -537,18 +508,7 @@ func resolveFlags(fs *flag.FlagSet) {
 }
 
 // actionJSON is what the commands that change a run print with -json.
-type actionJSON struct {
-	RunID      string   `json:"run_id"`
-	Action     string   `json:"action"`
-	Status     string   `json:"status"`
-	Step       string   `json:"step,omitempty"`
-	Version    string   `json:"version,omitempty"`
-	OldVersion string   `json:"old_version,omitempty"`
-	Steps      []string `json:"steps,omitempty"`
-	Message    string   `json:"message"`
-}
-
-const resumedElsewhere = "resumectl does not execute workflows: a worker (Engine.Work) or the application (Engine.Resume, ResumeAll) resumes it"
+type actionJSON = runops.Result
 
 func (c *cli) report(o *options, a actionJSON) error {
 	if o.json {
@@ -564,30 +524,19 @@ func runsResolve(c *cli, o *options, args []string) error {
 	}
 	done, redo := flagValue(o.fs, "done") == "true", flagValue(o.fs, "redo") == "true"
 	result := flagValue(o.fs, "result")
-	switch {
-	case done == redo:
-		return usagef("say what happened: exactly one of -done and -redo")
-	case redo && result != "":
-		return usagef("-result goes with -done only")
-	case result != "" && !json.Valid([]byte(result)):
-		return usagef("-result %q is not valid JSON", result)
+	if err := runops.CheckResolve(done, redo, result); err != nil {
+		return usagef("%s", strings.TrimPrefix(err.Error(), runops.ErrUsage.Error()+": "))
 	}
 	j, err := c.open(o)
 	if err != nil {
 		return err
 	}
 	defer j.Close()
-	runID, step := args[0], args[1]
-	res := journal.Resolution{Done: done}
-	if result != "" {
-		res.Result = json.RawMessage(result)
-	}
-	if err := resume.NewEngine(j).Resolve(c.ctx, runID, step, res); err != nil {
+	a, err := runops.Resolve(c.ctx, j, args[0], args[1], done, redo, result)
+	if err != nil {
 		return err
 	}
-	how := map[bool]string{true: "done", false: "redo"}[done]
-	return c.report(o, actionJSON{RunID: runID, Action: "resolve", Status: string(journal.StatusPending), Step: step,
-		Message: fmt.Sprintf("run %s: step %s resolved %s; the run is pending. %s.", runID, step, how, resumedElsewhere)})
+	return c.report(o, a)
 }
 
 func runsRetry(c *cli, o *options, args []string) error {
@@ -611,24 +560,7 @@ func runsRetry(c *cli, o *options, args []string) error {
 
 // retryOne retries run runID: see runs retry.
 func retryOne(c *cli, j journal.Journal, runID string) (actionJSON, error) {
-	before, _, err := j.LoadRun(c.ctx, runID)
-	if err != nil {
-		return actionJSON{}, fmt.Errorf("retry: %w", err)
-	}
-	if err := j.Retry(c.ctx, runID); err != nil {
-		return actionJSON{}, fmt.Errorf("retry: %w", err)
-	}
-	var reopened []string
-	what := "no step executes again: the workflow failed on its own, and its journal replays to it"
-	if before.Status == journal.StatusNeedsAttention && before.AttentionKind == journal.AttentionKindJournal {
-		what = "its journal read anew at its next entry; it parks again if a row still cannot be used"
-	}
-	if before.FailedStep != "" {
-		reopened = []string{before.FailedStep}
-		what = "a fresh retry budget for " + before.FailedStep + ", whose failure ended it; steps that succeeded, and failures the workflow handled, will not run again"
-	}
-	return actionJSON{RunID: runID, Action: "retry", Status: string(journal.StatusPending), Steps: reopened,
-		Message: fmt.Sprintf("run %s is pending again, with %s. %s.", runID, what, resumedElsewhere)}, nil
+	return runops.Retry(c.ctx, j, runID)
 }
 
 func runsCancel(c *cli, o *options, args []string) error {
@@ -652,21 +584,7 @@ func runsCancel(c *cli, o *options, args []string) error {
 
 // cancelOne cancels run runID: see runs cancel.
 func cancelOne(c *cli, j journal.Journal, runID string, running bool) (actionJSON, error) {
-	before, _, err := j.LoadRun(c.ctx, runID)
-	if err != nil {
-		return actionJSON{}, err
-	}
-	if err := j.Cancel(c.ctx, runID, journal.CancelOptions{Running: running}); err != nil {
-		if errors.Is(err, journal.ErrRunBusy) && before.Status == journal.StatusRunning && !running {
-			return actionJSON{}, fmt.Errorf("cancel: %w; to stop it while it runs, add -running", err)
-		}
-		return actionJSON{}, fmt.Errorf("cancel: %w", err)
-	}
-	msg := fmt.Sprintf("run %s cancelled: it will not execute again", runID)
-	if before.Status == journal.StatusRunning && before.LeaseUntil.After(c.now()) {
-		msg += fmt.Sprintf("; %s, which was running it, stops at its next step or lease renewal, and a step executing now may still complete its effect", before.LeaseOwner)
-	}
-	return actionJSON{RunID: runID, Action: "cancel", Status: string(journal.StatusCancelled), Message: msg}, nil
+	return runops.Cancel(c.ctx, j, runID, running, c.now(), "-running")
 }
 
 func cancelFlags(fs *flag.FlagSet) {
@@ -718,41 +636,7 @@ func runsAcceptVersion(c *cli, o *options, args []string) error {
 // acceptOne moves run runID, stopped on a version change, to version want
 // of its workflow (the newest stored one when want is "").
 func acceptOne(c *cli, j journal.Journal, runID, want string) (actionJSON, error) {
-	r, _, err := j.LoadRun(c.ctx, runID)
-	if err != nil {
-		return actionJSON{}, err
-	}
-	if r.Status != journal.StatusNeedsAttention || r.AttentionKind != journal.AttentionKindVersion {
-		return actionJSON{}, fmt.Errorf("run %s is %s: %w", runID, statusText(r), journal.ErrNotVersionStop)
-	}
-	ms, err := j.ListManifests(c.ctx, r.Workflow)
-	if err != nil {
-		return actionJSON{}, err
-	}
-	var to *journal.ManifestRecord
-	for i := range ms {
-		if (want == "" && i == 0) || ms[i].Version == want {
-			to = &ms[i]
-			break
-		}
-	}
-	switch {
-	case to == nil && want != "":
-		known := make([]string, len(ms))
-		for i, m := range ms {
-			known[i] = m.Version
-		}
-		return actionJSON{}, fmt.Errorf("run %s: version %s of %s is not in the journal (stored: %s)", runID, want, r.Workflow, strings.Join(known, ", "))
-	case to == nil || to.Version == r.Version:
-		return actionJSON{}, fmt.Errorf("run %s: no version of %s newer than the run's own %s is stored: start the new code first, or name one with -to", runID, r.Workflow, r.Version)
-	}
-	if err := resume.NewEngine(j).AcceptVersion(c.ctx, runID, to.Version); err != nil {
-		return actionJSON{}, err
-	}
-	return actionJSON{RunID: runID, Action: "accept-version", Status: string(journal.StatusPending),
-		Version: to.Version, OldVersion: r.Version,
-		Message: fmt.Sprintf("run %s: accepted version %s of %s (was %s); the run is pending, and its journaled steps whose keys the new version still has will not run again. %s.",
-			runID, to.Version, shortName(r.Workflow), r.Version, resumedElsewhere)}, nil
+	return runops.Accept(c.ctx, j, runID, want)
 }
 
 // childJSON is one child run in show's output.
@@ -767,26 +651,17 @@ func runsSignal(c *cli, o *options, args []string) error {
 	if err := wantArgs(args, "ID", "NAME", "JSON"); err != nil {
 		return err
 	}
-	runID, name, payload := args[0], args[1], args[2]
-	if !json.Valid([]byte(payload)) {
-		return usagef("the payload %q is not valid JSON", payload)
+	if !json.Valid([]byte(args[2])) {
+		return usagef("the payload %q is not valid JSON", args[2])
 	}
 	j, err := c.open(o)
 	if err != nil {
 		return err
 	}
 	defer j.Close()
-	if err := resume.NewEngine(j).Signal(c.ctx, runID, name, json.RawMessage(payload)); err != nil {
+	a, err := runops.Signal(c.ctx, j, args[0], args[1], args[2])
+	if err != nil {
 		return err
 	}
-	r, _, err := j.LoadRun(c.ctx, runID)
-	if err != nil {
-		return fmt.Errorf("signal sent; reading the run back: %w", err)
-	}
-	what := "kept for its next await of " + name
-	if r.Status == journal.StatusPending {
-		what = "it woke the run, which is pending"
-	}
-	return c.report(o, actionJSON{RunID: runID, Action: "signal", Status: string(r.Status), Step: name,
-		Message: fmt.Sprintf("run %s: signal %s sent, %s. %s.", runID, name, what, resumedElsewhere)})
+	return c.report(o, a)
 }

@@ -492,7 +492,31 @@ type RunFilter struct {
 	Limit    int
 	// Parent, if set, selects the child runs of that run.
 	Parent string
+	// CreatedAfter and CreatedBefore, if set, select runs created at or
+	// after CreatedAfter and before CreatedBefore.
+	CreatedAfter, CreatedBefore time.Time
+	// IDContains, if set, selects runs whose id contains it, as bytes
+	// (case-sensitive; % and _ are no wildcards).
+	IDContains string
+	// Newest lists newest first (by CreatedAt, then RunID, descending)
+	// instead of oldest first.
+	Newest bool
+	// After, if set, is a keyset cursor: only runs that come after it in
+	// the listing order are listed, so that reading a page skips no rows
+	// by counting them. A page's next cursor is its last run's
+	// [RunRecord.Cursor].
+	After *RunCursor
 }
+
+// RunCursor is a position in a run listing: the run's creation time and
+// id, which order runs (see [RunFilter.After]).
+type RunCursor struct {
+	CreatedAt time.Time
+	RunID     string
+}
+
+// Cursor is r's position in a run listing.
+func (r RunRecord) Cursor() *RunCursor { return &RunCursor{CreatedAt: r.CreatedAt, RunID: r.RunID} }
 
 // Journal stores runs and their steps durably. Every method is safe for
 // concurrent use. Implementations pass the journaltest conformance suite.
@@ -542,9 +566,13 @@ type Journal interface {
 	FinishRun(ctx context.Context, l Lease, r RunRecord) error
 	// LoadRun reads a run and its journal.
 	LoadRun(ctx context.Context, runID string) (RunRecord, []StepRecord, error)
-	// ListRuns lists runs matching f, oldest first, each with its LastStep,
-	// in one query.
+	// ListRuns lists runs matching f, oldest first (newest first with
+	// f.Newest), each with its LastStep, in one query.
 	ListRuns(ctx context.Context, f RunFilter) ([]RunRecord, error)
+	// CountRuns counts the runs matching f, per status, in one query. It
+	// ignores f.Statuses, f.After and f.Limit, so that the counts say what
+	// each status would list; a status no run has is absent.
+	CountRuns(ctx context.Context, f RunFilter) (map[Status]int, error)
 	// Resolve applies a person's resolution to an in_flight step of a run in
 	// needs_attention, and makes the run pending again.
 	Resolve(ctx context.Context, runID, stepKey string, r Resolution) error

@@ -987,6 +987,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("corrupt rows", func(t *testing.T) { runCorrupt(t, h) })
 	t.Run("resolutions are checked", func(t *testing.T) { runResolveChecked(t, h) })
 	t.Run("waiting", func(t *testing.T) { runWait(t, h) })
+	t.Run("run listing", func(t *testing.T) { runListing(t, h) })
 }
 
 // startWorker runs e.Work with opts in the background; stop cancels it and

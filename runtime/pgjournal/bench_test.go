@@ -200,3 +200,38 @@ func BenchmarkClaimNext(b *testing.B) {
 	b.Run("skip0", func(b *testing.B) { journaltest.BenchClaimNext(b, openBench(b), 0) })
 	b.Run("skip200", func(b *testing.B) { journaltest.BenchClaimNext(b, openBench(b), 200) })
 }
+
+// BenchmarkListRuns: the web UI's runs list over 100,000 runs (see
+// journaltest.BenchListRuns), seeded by generate_series.
+func BenchmarkListRuns(b *testing.B) {
+	ctx := context.Background()
+	pool := testPool(b)
+	schema := freshSchema(b, pool)
+	j, err := pgjournal.Open(ctx, pool, pgjournal.WithSchema(schema))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { j.Close() })
+	runs, steps := pgx.Identifier{schema, "resume_runs"}.Sanitize(), pgx.Identifier{schema, "resume_steps"}.Sanitize()
+	journaltest.BenchListRuns(b, j, func(ctx context.Context) error {
+		// The statuses and workflows of journaltest.ListingStatus and ListingWorkflow.
+		_, err := pool.Exec(ctx, `INSERT INTO `+runs+` (run_id, workflow, version, status, input, created_at, updated_at)
+			SELECT format('run-%s', lpad(i::text, 6, '0')), format('example.com/bench.W%s', i % 4), 'v1',
+				CASE WHEN i % 100 = 0 THEN 'needs_attention' WHEN i % 100 BETWEEN 1 AND 4 THEN 'failed'
+					WHEN i % 100 BETWEEN 5 AND 7 THEN 'pending' WHEN i % 100 = 8 THEN 'cancelled' ELSE 'succeeded' END,
+				'[]', $1::timestamptz + i * interval '1 second', $1::timestamptz + i * interval '1 second'
+			FROM generate_series(0, $2 - 1) i;
+			`, journaltest.ListingBase, journaltest.ListingRuns)
+		if err != nil {
+			return err
+		}
+		_, err = pool.Exec(ctx, `INSERT INTO `+steps+` (run_id, step_key, name, status, result, attempt, seq, started_at)
+			SELECT r.run_id, k.key, k.key, 'succeeded', 'null', 1, k.seq, r.created_at
+			FROM `+runs+` r, (VALUES ('A', 1), ('B', 2)) k(key, seq)`)
+		if err != nil {
+			return err
+		}
+		_, err = pool.Exec(ctx, `ANALYZE `+runs+`; ANALYZE `+steps)
+		return err
+	})
+}

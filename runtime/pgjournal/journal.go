@@ -799,35 +799,15 @@ func (j *Journal) LoadRun(ctx context.Context, runID string) (journal.RunRecord,
 	return r, steps, err
 }
 
-// ListRuns lists runs matching f, oldest first.
+// ListRuns lists runs matching f, oldest first (newest first with
+// f.Newest).
 func (j *Journal) ListRuns(ctx context.Context, f journal.RunFilter) ([]journal.RunRecord, error) {
-	var where []string
-	var args []any
-	if len(f.Statuses) > 0 {
-		statuses := make([]string, len(f.Statuses))
-		for i, s := range f.Statuses {
-			statuses[i] = string(s)
-		}
-		args = append(args, statuses)
-		where = append(where, fmt.Sprintf("status = ANY($%d)", len(args)))
+	where, args := runWhere(f, true)
+	order := " ORDER BY created_at, run_id"
+	if f.Newest {
+		order = " ORDER BY created_at DESC, run_id DESC"
 	}
-	if f.Workflow != "" {
-		args = append(args, f.Workflow)
-		where = append(where, fmt.Sprintf("workflow = $%d", len(args)))
-	}
-	if f.Version != "" {
-		args = append(args, f.Version)
-		where = append(where, fmt.Sprintf("version = $%d", len(args)))
-	}
-	if f.Parent != "" {
-		args = append(args, f.Parent)
-		where = append(where, fmt.Sprintf("parent_run_id = $%d", len(args)))
-	}
-	q := j.sql.listRuns
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	q += " ORDER BY created_at, run_id"
+	q := j.sql.listRuns + where + order
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
@@ -851,6 +831,76 @@ func (j *Journal) ListRuns(ctx context.Context, f journal.RunFilter) ([]journal.
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
 	return out, nil
+}
+
+// CountRuns counts the runs matching f per status, ignoring f.Statuses,
+// f.After and f.Limit.
+func (j *Journal) CountRuns(ctx context.Context, f journal.RunFilter) (map[journal.Status]int, error) {
+	f.Statuses, f.After = nil, nil
+	where, args := runWhere(f, false)
+	j.reads.Add(1)
+	rows, err := j.pool.Query(ctx, qualify(`SELECT status, COUNT(*) FROM {schema}.resume_runs`, j.schema)+where+` GROUP BY status`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("count runs: %w", err)
+	}
+	defer rows.Close()
+	out := map[journal.Status]int{}
+	for rows.Next() {
+		var st string
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, fmt.Errorf("count runs: %w", err)
+		}
+		out[journal.Status(st)] = n
+	}
+	return out, rows.Err()
+}
+
+// runWhere is the WHERE clause selecting f's runs (with the keyset
+// condition of f.After when cursor is set), and its arguments.
+func runWhere(f journal.RunFilter, cursor bool) (string, []any) {
+	var where []string
+	var args []any
+	add := func(cond string, a ...any) {
+		ph := make([]any, len(a))
+		for i := range a {
+			ph[i] = fmt.Sprintf("$%d", len(args)+i+1)
+		}
+		where, args = append(where, fmt.Sprintf(cond, ph...)), append(args, a...)
+	}
+	if len(f.Statuses) > 0 {
+		statuses := make([]string, len(f.Statuses))
+		for i, s := range f.Statuses {
+			statuses[i] = string(s)
+		}
+		add("status = ANY(%s)", statuses)
+	}
+	for _, c := range [][2]string{{"workflow", f.Workflow}, {"version", f.Version}, {"parent_run_id", f.Parent}} {
+		col, v := c[0], c[1]
+		if v != "" {
+			add(col+" = %s", v)
+		}
+	}
+	if f.IDContains != "" {
+		add("strpos(run_id, %s) > 0", f.IDContains)
+	}
+	if !f.CreatedAfter.IsZero() {
+		add("created_at >= %s", f.CreatedAfter)
+	}
+	if !f.CreatedBefore.IsZero() {
+		add("created_at < %s", f.CreatedBefore)
+	}
+	if cursor && f.After != nil {
+		op := ">"
+		if f.Newest {
+			op = "<"
+		}
+		add("(created_at, run_id) "+op+" (%s, %s)", f.After.CreatedAt, f.After.RunID)
+	}
+	if len(where) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(where, " AND "), args
 }
 
 // Resolve applies a person's resolution to an in_flight step of a run in

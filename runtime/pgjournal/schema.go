@@ -222,6 +222,15 @@ CREATE TABLE {schema}.resume_workers (
 );
 CREATE INDEX resume_workers_by_version ON {schema}.resume_workers (workflow, version, seen_at);
 `,
+	// 9: run listings (resumectl ui) page by keyset on (created_at,
+	// run_id), newest or oldest first, whole or by status or workflow,
+	// without sorting or skipping rows; the workflow index holds the
+	// status so that counting a workflow's runs per status reads it alone.
+	`
+CREATE INDEX resume_runs_by_created ON {schema}.resume_runs (created_at, run_id);
+CREATE INDEX resume_runs_by_status_created ON {schema}.resume_runs (status, created_at, run_id);
+CREATE INDEX resume_runs_by_workflow_created ON {schema}.resume_runs (workflow, created_at, run_id, status);
+`,
 }
 
 // leaseLostCode is the SQLSTATE resume_lease_lost raises.

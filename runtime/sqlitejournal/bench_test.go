@@ -142,3 +142,40 @@ func BenchmarkClaimNext(b *testing.B) {
 	b.Run("skip0", func(b *testing.B) { journaltest.BenchClaimNext(b, openBench(b), 0) })
 	b.Run("skip200", func(b *testing.B) { journaltest.BenchClaimNext(b, openBench(b), 200) })
 }
+
+// BenchmarkListRuns: the web UI's runs list over 100,000 runs (see
+// journaltest.BenchListRuns), seeded in one transaction.
+func BenchmarkListRuns(b *testing.B) {
+	h := openBench(b)
+	db := h.Journal.(*sqlitejournal.Journal).DB()
+	journaltest.BenchListRuns(b, h.Journal, func(ctx context.Context) error {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		run, err := tx.PrepareContext(ctx, `INSERT INTO resume_runs (run_id, workflow, version, status, input, created_at, updated_at) VALUES (?, ?, 'v1', ?, '[]', ?, ?)`)
+		if err != nil {
+			return err
+		}
+		step, err := tx.PrepareContext(ctx, `INSERT INTO resume_steps (run_id, step_key, name, status, result, attempt, seq, started_at) VALUES (?, ?, ?, 'succeeded', 'null', 1, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		for i := range journaltest.ListingRuns {
+			id, at := fmt.Sprintf("run-%06d", i), journaltest.ListingBase.Add(time.Duration(i)*time.Second).Format("2006-01-02T15:04:05.000000Z")
+			if _, err := run.ExecContext(ctx, id, journaltest.ListingWorkflow(i), string(journaltest.ListingStatus(i)), at, at); err != nil {
+				return err
+			}
+			for s, key := range []string{"A", "B"} {
+				if _, err := step.ExecContext(ctx, id, key, key, s+1, at); err != nil {
+					return err
+				}
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `ANALYZE`); err != nil {
+			return err
+		}
+		return tx.Commit()
+	})
+}

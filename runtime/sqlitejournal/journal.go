@@ -760,33 +760,15 @@ func (j *Journal) LoadRun(ctx context.Context, runID string) (journal.RunRecord,
 	return r, steps, err
 }
 
-// ListRuns lists runs matching f, oldest first.
+// ListRuns lists runs matching f, oldest first (newest first with
+// f.Newest).
 func (j *Journal) ListRuns(ctx context.Context, f journal.RunFilter) ([]journal.RunRecord, error) {
-	var where []string
-	var args []any
-	if len(f.Statuses) > 0 {
-		where = append(where, "status IN (?"+strings.Repeat(", ?", len(f.Statuses)-1)+")")
-		for _, s := range f.Statuses {
-			args = append(args, string(s))
-		}
+	where, args := runWhere(f, true)
+	order := "created_at, run_id"
+	if f.Newest {
+		order = "created_at DESC, run_id DESC"
 	}
-	if f.Workflow != "" {
-		where = append(where, "workflow = ?")
-		args = append(args, f.Workflow)
-	}
-	if f.Version != "" {
-		where = append(where, "version = ?")
-		args = append(args, f.Version)
-	}
-	if f.Parent != "" {
-		where = append(where, "parent_run_id = ?")
-		args = append(args, f.Parent)
-	}
-	q := `SELECT ` + runColumns + `, ` + lastStepColumn + ` FROM resume_runs`
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	q += " ORDER BY created_at, run_id"
+	q := `SELECT ` + runColumns + `, ` + lastStepColumn + ` FROM resume_runs` + where + " ORDER BY " + order
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
@@ -807,6 +789,70 @@ func (j *Journal) ListRuns(ctx context.Context, f journal.RunFilter) ([]journal.
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// CountRuns counts the runs matching f per status, ignoring f.Statuses,
+// f.After and f.Limit.
+func (j *Journal) CountRuns(ctx context.Context, f journal.RunFilter) (map[journal.Status]int, error) {
+	f.Statuses, f.After = nil, nil
+	where, args := runWhere(f, false)
+	j.reads.Add(1)
+	rows, err := j.read.QueryContext(ctx, `SELECT status, COUNT(*) FROM resume_runs`+where+` GROUP BY status`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("count runs: %w", err)
+	}
+	defer rows.Close()
+	out := map[journal.Status]int{}
+	for rows.Next() {
+		var st string
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, fmt.Errorf("count runs: %w", err)
+		}
+		out[journal.Status(st)] = n
+	}
+	return out, rows.Err()
+}
+
+// runWhere is the WHERE clause selecting f's runs (with the keyset
+// condition of f.After when cursor is set), and its arguments.
+func runWhere(f journal.RunFilter, cursor bool) (string, []any) {
+	var where []string
+	var args []any
+	add := func(cond string, a ...any) { where, args = append(where, cond), append(args, a...) }
+	if len(f.Statuses) > 0 {
+		in := make([]any, len(f.Statuses))
+		for i, s := range f.Statuses {
+			in[i] = string(s)
+		}
+		add("status IN (?"+strings.Repeat(", ?", len(f.Statuses)-1)+")", in...)
+	}
+	for _, c := range [][2]string{{"workflow", f.Workflow}, {"version", f.Version}, {"parent_run_id", f.Parent}} {
+		col, v := c[0], c[1]
+		if v != "" {
+			add(col+" = ?", v)
+		}
+	}
+	if f.IDContains != "" {
+		add("instr(run_id, ?) > 0", f.IDContains)
+	}
+	if !f.CreatedAfter.IsZero() {
+		add("created_at >= ?", ts(f.CreatedAfter))
+	}
+	if !f.CreatedBefore.IsZero() {
+		add("created_at < ?", ts(f.CreatedBefore))
+	}
+	if cursor && f.After != nil {
+		op := ">"
+		if f.Newest {
+			op = "<"
+		}
+		add("(created_at, run_id) "+op+" (?, ?)", ts(f.After.CreatedAt), f.After.RunID)
+	}
+	if len(where) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(where, " AND "), args
 }
 
 // lastStepColumn selects, per listed run, the key of its last journaled step.

@@ -164,6 +164,17 @@ CREATE TABLE resume_workers (
 ) WITHOUT ROWID;
 CREATE INDEX resume_workers_by_version ON resume_workers (workflow, version, seen_at);
 `,
+	// 9: run listings (resumectl ui) page by keyset on (created_at,
+	// run_id), newest or oldest first, whole or by status, without
+	// sorting or skipping rows. No index leads with workflow: SQLite's
+	// planner, which has no statistics here, would take it for ClaimNext's
+	// workflow IN (...) instead of resume_runs_by_wake, reading every
+	// waiting run of the workflow; a list by workflow walks
+	// resume_runs_by_created instead.
+	`
+CREATE INDEX resume_runs_by_created ON resume_runs (created_at, run_id);
+CREATE INDEX resume_runs_by_status_created ON resume_runs (status, created_at, run_id);
+`,
 }
 
 // SchemaVersion returns the schema version this package creates and reads.

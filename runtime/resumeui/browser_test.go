@@ -1,0 +1,274 @@
+package resumeui
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/resumegen/resumegen/runtime/journal"
+)
+
+var updateScreenshots = flag.Bool("update-screenshots", false, "write docs/ui-runs.png and docs/ui-parked.png from the browser test")
+
+// chromium finds a Chromium or Chrome binary ($RESUME_CHROMIUM first). Without
+// one the browser tests skip, unless RESUME_REQUIRE_BROWSER=1 (CI), where
+// a skipped browser test is a failed one.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{os.Getenv("RESUME_CHROMIUM"), "chromium", "chromium-browser", "google-chrome", "headless-shell"} {
+		if name == "" {
+			continue
+		}
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("RESUME_REQUIRE_BROWSER") == "1" {
+		t.Fatal("RESUME_REQUIRE_BROWSER=1 but no Chromium found: apt-get install chromium, or set RESUME_CHROMIUM")
+	}
+	t.Skip("no Chromium found (apt-get install chromium, or set RESUME_CHROMIUM): the browser tests need one")
+	return ""
+}
+
+// browser starts a headless Chromium for t and returns its tab's context.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium(t)), chromedp.WindowSize(1360, 900))
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox) // Chromium refuses to run as root with its sandbox
+	}
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	ctx, cancel2 := chromedp.NewContext(actx)
+	t.Cleanup(cancel2)
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	return ctx
+}
+
+func TestBrowserSQLite(t *testing.T) { browse(t, openSQLite(t), true) }
+
+func TestBrowserPostgres(t *testing.T) { browse(t, openPG(t), false) }
+
+// browse drives the UI in Chromium over j: the list (counts, filter,
+// search, paging), a run page (escaping, position), an action with
+// confirmation, and a live update. shots writes the README's screenshots
+// when -update-screenshots is given.
+func browse(t *testing.T, j journal.Journal, shots bool) {
+	ctx := browser(t)
+	plain := seed(t, j, 57)
+	srv := serve(t, j, Options{Write: true, PageSize: 20, Poll: 150 * time.Millisecond})
+	root := srv.URL + "/ops/"
+	d := &driver{ctx: ctx}
+	step, eval, until, ids := d.step, d.eval, d.until, d.ids
+
+	t.Run("list counts, status filter and id search", func(t *testing.T) {
+		d.t = t
+		step("open the list", chromedp.Navigate(root), chromedp.WaitVisible(chromedp.ID("runs")))
+		if got := eval(`[document.getElementById("total").textContent, document.querySelector('[data-status="failed"] b').textContent]`); !slices.Equal(got, []string{"60", "1"}) {
+			t.Errorf("total and failed count = %v; want [60 1]", got)
+		}
+		if got := ids(); len(got) != 20 || got[0] != markupID {
+			t.Errorf("first page lists %d runs, first %q; want 20, the newest (the markup id) first", len(got), got[0])
+		}
+		if shots && *updateScreenshots {
+			screenshot(t, ctx, "ui-runs.png")
+		}
+		step("filter by status", chromedp.SetValue(chromedp.ID("f-status"), "failed"), chromedp.Click(chromedp.ID("f-apply")))
+		until(`location.search.includes("status=failed") && document.readyState === "complete"`)
+		if got := ids(); !slices.Equal(got, []string{failedID}) {
+			t.Errorf("status failed lists %v; want [%s]", got, failedID)
+		}
+		step("search by id", chromedp.SetValue(chromedp.ID("f-status"), ""), chromedp.SetValue(chromedp.ID("f-q"), "1042"), chromedp.Click(chromedp.ID("f-apply")))
+		until(`location.search.includes("q=1042") && document.readyState === "complete"`)
+		if got := ids(); !slices.Equal(got, []string{parkedID}) {
+			t.Errorf("search 1042 lists %v; want [%s]", got, parkedID)
+		}
+	})
+
+	t.Run("paging lists every run once", func(t *testing.T) {
+		d.t = t
+		step("open the workflow's runs", chromedp.Navigate(root+"?workflow="+url.QueryEscape("example.com/batch.Sync")), chromedp.WaitVisible(chromedp.ID("runs")))
+		var got []string
+		for page := 0; ; page++ {
+			got = append(got, ids()...)
+			next := eval(`Array.from(document.querySelectorAll("#next")).map(a => a.href)`)
+			if len(next) == 0 || page > 10 {
+				break
+			}
+			if !strings.HasPrefix(next[0], root) {
+				t.Fatalf("next page link %s leaves the mount point %s", next[0], root)
+			}
+			step("follow next", chromedp.Click(chromedp.ID("next")))
+			until(`location.href === ` + jsString(next[0]) + ` && document.readyState === "complete"`)
+		}
+		if !slices.Equal(got, plain) {
+			t.Errorf("pages list %d runs\n%v\nwant %d\n%v", len(got), got, len(plain), plain)
+		}
+	})
+
+	t.Run("a run id holding markup is text", func(t *testing.T) {
+		d.t = t
+		step("open the run", chromedp.Navigate(root+"run?id="+url.QueryEscape(markupID)), chromedp.WaitVisible(chromedp.ID("run-id")))
+		got := eval(`[document.getElementById("run-id").textContent, String(document.querySelectorAll("img").length), String(document.scripts.length)]`)
+		if !slices.Equal(got, []string{markupID, "0", "1"}) {
+			t.Errorf("heading, img count, script count = %q; want the id as text, no img, only live.js", got)
+		}
+	})
+
+	t.Run("a cross-site form posting an action is refused", func(t *testing.T) {
+		d.t = t
+		step("open the parked run", chromedp.Navigate(root+"run?id="+parkedID), chromedp.WaitVisible(chromedp.ID("parked")))
+		token := eval(`[document.querySelector('input[name="csrf"]').value]`)[0] // the worst case: the attacker has the token
+		evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprintf(w, `<!doctype html><form id="f" method="post" action="%saction"><input name="csrf" value="%s"><input name="action" value="cancel">
+				<input name="id" value="%s"><input name="confirm" value="yes"></form><script>document.getElementById("f").submit()</script>`, root, token, parkedID)
+		}))
+		defer evil.Close()
+		// localhost is another site than 127.0.0.1: the browser says cross-site.
+		step("visit the attacker's page", chromedp.Navigate(strings.Replace(evil.URL, "127.0.0.1", "localhost", 1)))
+		until(`location.href.endsWith("/ops/action") && document.readyState === "complete"`)
+		if got := eval(`[document.body.textContent]`)[0]; !strings.Contains(got, "cross-site request refused") {
+			t.Errorf("the cross-site POST got %q; want it refused", got)
+		}
+		if r, _, _ := j.LoadRun(context.Background(), parkedID); r.Status != journal.StatusNeedsAttention {
+			t.Fatalf("run %s is %s after a cross-site POST; want needs_attention", parkedID, r.Status)
+		}
+	})
+
+	t.Run("a parked run's page and resolving it", func(t *testing.T) {
+		d.t = t
+		step("open the parked run", chromedp.Navigate(root+"run?id="+parkedID), chromedp.WaitVisible(chromedp.ID("parked")))
+		if got := eval(`[document.getElementById("status").textContent, document.querySelector("tr.step.current").dataset.key, document.querySelector("#plan li.current .mono").textContent]`); !slices.Equal(got, []string{"needs_attention (step)", "Charge", "Charge"}) {
+			t.Errorf("status, current step on the timeline and in the plan = %v", got)
+		}
+		if shots && *updateScreenshots {
+			screenshot(t, ctx, "ui-parked.png")
+		}
+		step("resolve done", chromedp.Click(chromedp.ID("how-done")), chromedp.SetValue(chromedp.ID("resolve-result"), `{"charge":"ch_9"}`),
+			chromedp.Click(chromedp.ID("do-resolve")))
+		until(`document.getElementById("what") !== null && document.readyState === "complete"`)
+		if got := eval(`[document.getElementById("what").textContent]`); !strings.Contains(got[0], "DONE") || !strings.Contains(got[0], `{"charge":"ch_9"}`) {
+			t.Errorf("confirmation says %q; want the resolution and its result", got[0])
+		}
+		if r, _, _ := j.LoadRun(context.Background(), parkedID); r.Status != journal.StatusNeedsAttention {
+			t.Fatalf("run %s is %s before the confirmation; want needs_attention", parkedID, r.Status)
+		}
+		step("confirm", chromedp.Click(chromedp.ID("confirm")))
+		until(`document.getElementById("back") !== null && document.readyState === "complete"`)
+		if got := eval(`Array.from(document.querySelectorAll("#message, #error")).map(e => e.id + ": " + e.textContent)`); len(got) != 1 || !strings.Contains(got[0], "message: run order-1042: step Charge resolved done") {
+			t.Errorf("after confirming: %v", got)
+		}
+		_, steps, _ := j.LoadRun(context.Background(), parkedID)
+		if r, _, _ := j.LoadRun(context.Background(), parkedID); r.Status != journal.StatusPending || len(steps) != 2 || string(steps[1].Result) != `{"charge":"ch_9"}` && string(steps[0].Result) != `{"charge":"ch_9"}` {
+			t.Errorf("run %s is %s with steps %+v; want pending, Charge resolved with the result", parkedID, r.Status, steps)
+		}
+	})
+
+	t.Run("a refused action says why", func(t *testing.T) {
+		d.t = t
+		step("open the failed run", chromedp.Navigate(root+"run?id="+failedID), chromedp.WaitVisible(chromedp.ID("do-retry")))
+		if err := j.Retry(context.Background(), failedID); err != nil { // someone else retried it meanwhile
+			t.Fatal(err)
+		}
+		step("retry", chromedp.Click(chromedp.ID("do-retry")))
+		until(`document.getElementById("confirm") !== null && document.readyState === "complete"`)
+		step("confirm", chromedp.Click(chromedp.ID("confirm")))
+		until(`document.getElementById("error") !== null && document.readyState === "complete"`)
+		if got := eval(`[document.getElementById("error").textContent]`); !strings.Contains(got[0], "not failed") {
+			t.Errorf("retrying a run no longer failed says %q; want the journal's refusal", got[0])
+		}
+	})
+
+	t.Run("the page follows the run live", func(t *testing.T) {
+		d.t = t
+		id := "live-1"
+		l := entered(t, j, id, time.Now())
+		step("open the running run", chromedp.Navigate(root+"run?id="+id), chromedp.WaitVisible(chromedp.ID("status")))
+		write(t, j, l, journal.StepRecord{StepKey: "Reserve", Name: "Reserve", Status: journal.StepSucceeded, Result: []byte(`{"hold":"h-live"}`), Attempt: 1, Seq: 1, StartedAt: time.Now(), FinishedAt: time.Now()})
+		until(`document.querySelector('tr.step[data-key="Reserve"]') !== null`)
+		if err := j.FinishRun(context.Background(), l, journal.RunRecord{RunID: id, Status: journal.StatusSucceeded, Output: []byte(`"ok"`)}); err != nil {
+			t.Fatal(err)
+		}
+		until(`document.getElementById("status").textContent === "succeeded"`)
+	})
+}
+
+// driver runs actions in the browser for the subtest t.
+type driver struct {
+	t   *testing.T
+	ctx context.Context
+}
+
+// step runs actions, failing the test with what on an error.
+func (d *driver) step(what string, a ...chromedp.Action[chromedp.Void]) {
+	d.t.Helper()
+	tctx, cancel := context.WithTimeout(d.ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(tctx, a...); err != nil {
+		d.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// eval evaluates js, a list of strings, in the page.
+func (d *driver) eval(js string) []string {
+	d.t.Helper()
+	v, err := chromedp.Run(d.ctx, chromedp.Evaluate[[]string](js))
+	if err != nil {
+		d.t.Fatalf("evaluate %s: %v", js, err)
+	}
+	return v
+}
+
+// until waits for cond (JavaScript) to hold in the page, across page
+// loads, which cut a chromedp.Poll short.
+func (d *driver) until(cond string) {
+	d.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	var err error
+	for time.Now().Before(deadline) {
+		var ok bool
+		if ok, err = chromedp.Run(d.ctx, chromedp.Evaluate[bool](cond)); err == nil && ok {
+			return
+		}
+		time.Sleep(30 * time.Millisecond)
+	}
+	d.t.Fatalf("waited 15s for %s (last error %v)", cond, err)
+}
+
+// ids are the run ids the page's list shows.
+func (d *driver) ids() []string {
+	return d.eval(`Array.from(document.querySelectorAll("td.id a")).map(a => a.textContent)`)
+}
+
+// jsString quotes s for a JavaScript expression.
+func jsString(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\n", `\n`).Replace(s) + "'"
+}
+
+// screenshot writes the page to docs/name.
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join("..", "..", "docs", name), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote docs/%s (%d bytes)", name, len(png))
+}
