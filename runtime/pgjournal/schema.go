@@ -222,7 +222,7 @@ CREATE TABLE {schema}.resume_workers (
 );
 CREATE INDEX resume_workers_by_version ON {schema}.resume_workers (workflow, version, seen_at);
 `,
-	// 9: run listings (resumectl ui) page by keyset on (created_at,
+	// 12: run listings (resumectl ui) page by keyset on (created_at,
 	// run_id), newest or oldest first, whole or by status or workflow,
 	// without sorting or skipping rows; the workflow index holds the
 	// status so that counting a workflow's runs per status reads it alone.
