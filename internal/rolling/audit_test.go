@@ -104,21 +104,23 @@ func references(n int) (map[string]map[string]receipt, error) {
 
 // expectParks lists the unfinished runs that deploying v3 must park: those
 // that journaled the changed middle step or a step after it (any row, any
-// status). Every other unfinished run continues.
-func expectParks(all map[string]loaded) map[string]bool {
+// status). Every other unfinished run continues. n counts the unfinished
+// runs.
+func expectParks(all map[string]loaded) (parks map[string]bool, n int) {
 	past := steps["v2"][slices.Index(steps["v2"], middle):]
-	parks := map[string]bool{}
+	parks = map[string]bool{}
 	for id, l := range all {
 		if l.run.Status.Finished() || l.run.Status == journal.StatusNeedsAttention {
 			continue
 		}
+		n++
 		for _, s := range l.steps {
 			if slices.Contains(past, journal.StepName(s.StepKey)) {
 				parks[id] = true
 			}
 		}
 	}
-	return parks
+	return parks, n
 }
 
 // effect is one step execution, as the worker recorded it.
@@ -166,21 +168,23 @@ type figures struct {
 	WrongVersion, Duplicates, WrongOutput int
 	// Repeated counts the at-least-once re-executions after a kill.
 	Repeated int
+	// Moves counts the moves by versions ("v1->v2").
+	Moves map[string]int
 }
 
 func (f figures) String() string {
 	return fmt.Sprintf("runs %d (succeeded %d, moved %d), step executions %d (%d repeated after a kill); "+
 		"parked by the version change %d of %d expected; parked that could have continued %d; not parked that should have %d; "+
-		"executions by a version not pinned or moved to %d; duplicate executions not at a kill %d; wrong outputs %d",
+		"executions by a version not pinned or moved to %d; duplicate executions not at a kill %d; wrong outputs %d; moves %v",
 		f.Runs, f.Succeeded, f.Moved, f.Executions, f.Repeated, f.Parked, f.Expected, f.CouldContinue, f.Missed,
-		f.WrongVersion, f.Duplicates, f.WrongOutput)
+		f.WrongVersion, f.Duplicates, f.WrongOutput, f.Moves)
 }
 
 // audit judges the journal's runs and the recorded executions against
 // the continuation rule, expect being the runs it must park.
 func (d *deploy) audit(all map[string]loaded, expect map[string]bool, refs map[string]map[string]receipt) figures {
 	d.t.Helper()
-	f := figures{Runs: len(all), Expected: len(expect)}
+	f := figures{Runs: len(all), Expected: len(expect), Moves: map[string]int{}}
 	for id, l := range all {
 		d.auditRun(&f, id, l, expect[id], refs)
 	}
@@ -193,6 +197,9 @@ func (d *deploy) auditRun(f *figures, id string, l loaded, mustPark bool, refs m
 	if len(r.Moves) > 0 {
 		f.Moved++
 		d.checkMoves(r)
+		for _, m := range r.Moves {
+			f.Moves[hashes[m.From]+"->"+hashes[m.To]]++
+		}
 	}
 	switch {
 	case r.Status == journal.StatusSucceeded:

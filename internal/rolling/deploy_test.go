@@ -1,6 +1,8 @@
 package rolling
 
 import (
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 // changed middle step or a later one, and every other run's output is an
 // uninterrupted run's.
 func TestRollingDeployPostgres(t *testing.T) {
+	t.Parallel()
 	d := newDeploy(t, pgtest.FreshDatabase(t))
 	refs, err := references(210)
 	if err != nil {
@@ -50,7 +53,7 @@ func TestRollingDeployPostgres(t *testing.T) {
 	}
 	d.supervise(slots, &budget, time.Duration(200+d.rng.IntN(300))*time.Millisecond)
 	stopSlots(slots, func() bool { return d.rng.IntN(2) == 0 })
-	expect := expectParks(d.runs(j))
+	expect, n := expectParks(d.runs(j))
 	budget = 4
 	for _, s := range slots {
 		s.label, s.p = "v3", d.start("v3", d.maybeCrash("v3", &budget), 3)
@@ -58,8 +61,77 @@ func TestRollingDeployPostgres(t *testing.T) {
 	d.untilDone(j, slots, &budget)
 	stopSlots(slots, func() bool { return false })
 	two := d.audit(d.runs(j), expect, refs)
-	t.Logf("v2 -> v3, 4 workers, %s: %v", time.Since(start).Round(100*time.Millisecond), two)
+	t.Logf("v2 -> v3, 4 workers, %s: %d runs unfinished at the deploy; %v", time.Since(start).Round(100*time.Millisecond), n, two)
 	if two.Expected == 0 {
 		t.Errorf("no run had journaled %s when v3 deployed: the test proved nothing about the middle-step change", middle)
 	}
+}
+
+// TestRollingDeploySQLite holds the same rules on SQLite with one process
+// per deploy: a v1 worker killed at a random moment, a v2 worker that
+// resumes (and starts runs of its own) killed at another, then v3.
+func TestRollingDeploySQLite(t *testing.T) {
+	t.Parallel()
+	d := newDeploy(t, filepath.Join(t.TempDir(), "runs.db"))
+	refs, err := references(60)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	d.enqueue("v1", 0, 40)
+	j := d.open()
+	d.killAfter(d.start("v1", "", 3), 300+d.rng.IntN(1200))
+	// v2 waits out v1's advertisement (3 leases), takes v1's runs over and
+	// dies past the middle step of one of them: that run must park on v3.
+	d.mustDie(d.start("v2", d.pastMiddle(), 3))
+	d.enqueue("v2", 40, 20) // v2 runs no v2 worker started: v3 re-pins them
+	all := d.runs(j)
+	expect, n := expectParks(all)
+	p := d.start("v3", "", 3)
+	d.untilDone(j, nil, nil)
+	p.stop(syscall.SIGTERM)
+	f := d.audit(d.runs(j), expect, refs)
+	t.Logf("v1 -> v2 -> v3, one process each, %s: %d runs unfinished at the v3 deploy; %v", time.Since(start).Round(100*time.Millisecond), n, f)
+	if f.Expected == 0 {
+		t.Errorf("no run had journaled %s when v3 deployed: the test proved nothing about the middle-step change", middle)
+	}
+}
+
+// pastMiddle is a random kill point of v2 that a run reaches only once it
+// journaled the middle step.
+func (d *deploy) pastMiddle() string {
+	for {
+		c := d.crash("v2")
+		if step, point, _ := strings.Cut(c, ":"); step != "Fetch" && step != "Price" && (step != middle || point == "after") {
+			return c
+		}
+	}
+}
+
+// mustDie waits for p, which its fault must kill.
+func (d *deploy) mustDie(p *proc) {
+	d.t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(60 * time.Second):
+		p.stop(syscall.SIGKILL)
+		d.t.Fatalf("the %s worker did not reach its kill point in 60s", p.label)
+	}
+	if !p.killed {
+		d.t.Fatalf("the %s worker ended without its kill: %v\n%s", p.label, p.err, p.stderr.String())
+	}
+	d.t.Logf("%s worker killed at %s", p.label, p.crash)
+}
+
+// killAfter kills p with SIGKILL after ms milliseconds: at whatever
+// point of whatever runs it executes then.
+func (d *deploy) killAfter(p *proc, ms int) {
+	d.t.Helper()
+	select {
+	case <-p.done:
+		d.t.Fatalf("the %s worker ended before its kill: %v\n%s", p.label, p.err, p.stderr.String())
+	case <-time.After(time.Duration(ms) * time.Millisecond):
+	}
+	p.stop(syscall.SIGKILL)
+	d.t.Logf("%s worker killed after %dms", p.label, ms)
 }

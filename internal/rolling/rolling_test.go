@@ -2,6 +2,7 @@ package rolling
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -56,30 +57,47 @@ func TestMain(m *testing.M) {
 
 // build checks that each version's generated file is fresh (resumegen
 // -check under the version's build tag: go build ./... sees v3 only) and
-// builds its binary into dir.
+// builds its binary into dir, the versions in parallel.
 func build(dir string) error {
 	gen := filepath.Join(dir, "resumegen")
 	if out, err := exec.Command("go", "build", "-o", gen, "../../cmd/resumegen").CombinedOutput(); err != nil {
 		return fmt.Errorf("build resumegen: %v\n%s", err, out)
 	}
+	var mu sync.Mutex
+	errs := make(chan error, len(tags))
 	for label, tag := range tags {
-		check := exec.Command(gen, "-check", "./worker")
-		check.Env = append(os.Environ(), "GOFLAGS=-tags="+tag)
-		if out, err := check.CombinedOutput(); err != nil {
-			return fmt.Errorf("resumegen -check with tag %q: %v\n%s(regenerate: GOFLAGS=-tags=%s go run ./cmd/resumegen ./internal/rolling/...)", tag, err, out, tag)
-		}
-		bins[label] = filepath.Join(dir, "worker-"+label)
-		if out, err := exec.Command("go", "build", "-tags", tag, "-o", bins[label], "./worker").CombinedOutput(); err != nil {
-			return fmt.Errorf("build %s: %v\n%s", label, err, out)
-		}
-		out, err := exec.Command(bins[label], "version").Output()
-		f := strings.Fields(string(out))
-		if err != nil || len(f) != 2 || f[0] != label {
-			return fmt.Errorf("%s version: %q, %v", label, out, err)
-		}
-		hashes[label], hashes[f[1]] = f[1], label
+		go func() {
+			hash, err := buildVersion(gen, dir, label, tag)
+			mu.Lock()
+			bins[label], hashes[label], hashes[hash] = filepath.Join(dir, "worker-"+label), hash, label
+			mu.Unlock()
+			errs <- err
+		}()
 	}
-	return nil
+	var err error
+	for range tags {
+		err = errors.Join(err, <-errs)
+	}
+	return err
+}
+
+// buildVersion checks and builds one version and returns its hash.
+func buildVersion(gen, dir, label, tag string) (string, error) {
+	check := exec.Command(gen, "-check", "./worker")
+	check.Env = append(os.Environ(), "GOFLAGS=-tags="+tag)
+	if out, err := check.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("resumegen -check with tag %q: %v\n%s(regenerate: GOFLAGS=-tags=%s go run ./cmd/resumegen ./internal/rolling/...)", tag, err, out, tag)
+	}
+	bin := filepath.Join(dir, "worker-"+label)
+	if out, err := exec.Command("go", "build", "-tags", tag, "-o", bin, "./worker").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build %s: %v\n%s", label, err, out)
+	}
+	out, err := exec.Command(bin, "version").Output()
+	f := strings.Fields(string(out))
+	if err != nil || len(f) != 2 || f[0] != label {
+		return "", fmt.Errorf("%s version: %q, %v", label, out, err)
+	}
+	return f[1], nil
 }
 
 // deploy is one test's journal, effects file and processes.
@@ -107,6 +125,7 @@ func newDeploy(t *testing.T, db string) *deploy {
 // proc is a worker process.
 type proc struct {
 	label  string
+	crash  string
 	cmd    *exec.Cmd
 	stderr strings.Builder
 	done   chan struct{}
@@ -137,7 +156,7 @@ func (d *deploy) start(label, crash string, concurrency int) *proc {
 	if crash != "" {
 		args = append(args, "-crash", crash)
 	}
-	p := &proc{label: label, cmd: exec.Command(bins[label], args...), done: make(chan struct{})}
+	p := &proc{label: label, crash: crash, cmd: exec.Command(bins[label], args...), done: make(chan struct{})}
 	p.cmd.Stderr = &p.stderr
 	if err := p.cmd.Start(); err != nil {
 		d.t.Fatalf("start %s worker: %v", label, err)
