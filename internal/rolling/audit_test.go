@@ -168,6 +168,10 @@ type figures struct {
 	WrongVersion, Duplicates, WrongOutput int
 	// Repeated counts the at-least-once re-executions after a kill.
 	Repeated int
+	// EarlyMoves counts the moves made while a worker of the run's
+	// version was running (it advertised the version): such a run was
+	// the old worker's to execute.
+	EarlyMoves int
 	// Moves counts the moves by versions ("v1->v2").
 	Moves map[string]int
 }
@@ -175,9 +179,9 @@ type figures struct {
 func (f figures) String() string {
 	return fmt.Sprintf("runs %d (succeeded %d, moved %d), step executions %d (%d repeated after a kill); "+
 		"parked by the version change %d of %d expected; parked that could have continued %d; not parked that should have %d; "+
-		"executions by a version not pinned or moved to %d; duplicate executions not at a kill %d; wrong outputs %d; moves %v",
+		"executions by a version not pinned or moved to %d; moves while a worker of the run's version ran %d; duplicate executions not at a kill %d; wrong outputs %d; moves %v",
 		f.Runs, f.Succeeded, f.Moved, f.Executions, f.Repeated, f.Parked, f.Expected, f.CouldContinue, f.Missed,
-		f.WrongVersion, f.Duplicates, f.WrongOutput, f.Moves)
+		f.WrongVersion, f.EarlyMoves, f.Duplicates, f.WrongOutput, f.Moves)
 }
 
 // audit judges the journal's runs and the recorded executions against
@@ -199,6 +203,10 @@ func (d *deploy) auditRun(f *figures, id string, l loaded, mustPark bool, refs m
 		d.checkMoves(r)
 		for _, m := range r.Moves {
 			f.Moves[hashes[m.From]+"->"+hashes[m.To]]++
+			if p := d.runningAt(hashes[m.From], m.At); p != nil {
+				f.EarlyMoves++
+				d.t.Errorf("run %s moved %s -> %s at %s by %s while %s worker %d ran", id, hashes[m.From], hashes[m.To], m.At.Format(time.StampMicro), m.By, p.label, p.cmd.Process.Pid)
+			}
 		}
 	}
 	switch {
@@ -237,6 +245,21 @@ func (d *deploy) checkMoves(r journal.RunRecord) {
 	if v != r.Version {
 		d.t.Errorf("run %s: pinned to %s, its moves end at %s", r.RunID, r.Version, v)
 	}
+}
+
+// runningAt returns a worker of version label that ran at t, surely
+// advertising its version: started half a second before (a worker
+// advertises once it saved its manifests) and ended a tenth of a second
+// after (it withdraws before it exits).
+func (d *deploy) runningAt(label string, t time.Time) *proc {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, p := range d.procs {
+		if p.label == label && p.started.Add(500*time.Millisecond).Before(t) && (p.ended.IsZero() || t.Before(p.ended.Add(-100*time.Millisecond))) {
+			return p
+		}
+	}
+	return nil
 }
 
 // pinnedBefore is the version a run was first pinned to.

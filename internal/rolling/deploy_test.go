@@ -43,7 +43,8 @@ func TestRollingDeployPostgres(t *testing.T) {
 	d.untilDone(j, slots, &budget)
 	stopSlots(slots, func() bool { return false })
 	one := d.audit(d.runs(j), nil, refs)
-	t.Logf("v1 -> v2, 4 workers, %s: %v", time.Since(start).Round(100*time.Millisecond), one)
+	t.Logf("v1 -> v2, 4 workers, %s, %d SIGKILLs: %v", time.Since(start).Round(100*time.Millisecond), d.kills(), one)
+	kills := d.kills()
 
 	start = time.Now()
 	d.enqueue("v2", 150, 60)
@@ -51,7 +52,7 @@ func TestRollingDeployPostgres(t *testing.T) {
 	for _, s := range slots {
 		s.p = d.start("v2", d.maybeCrash("v2", &budget), 3)
 	}
-	d.supervise(slots, &budget, time.Duration(200+d.rng.IntN(300))*time.Millisecond)
+	d.supervise(slots, &budget, time.Duration(500+d.rng.IntN(600))*time.Millisecond)
 	stopSlots(slots, func() bool { return d.rng.IntN(2) == 0 })
 	expect, n := expectParks(d.runs(j))
 	budget = 4
@@ -61,7 +62,7 @@ func TestRollingDeployPostgres(t *testing.T) {
 	d.untilDone(j, slots, &budget)
 	stopSlots(slots, func() bool { return false })
 	two := d.audit(d.runs(j), expect, refs)
-	t.Logf("v2 -> v3, 4 workers, %s: %d runs unfinished at the deploy; %v", time.Since(start).Round(100*time.Millisecond), n, two)
+	t.Logf("v2 -> v3, 4 workers, %s, %d SIGKILLs: %d runs unfinished at the deploy; %v", time.Since(start).Round(100*time.Millisecond), d.kills()-kills, n, two)
 	if two.Expected == 0 {
 		t.Errorf("no run had journaled %s when v3 deployed: the test proved nothing about the middle-step change", middle)
 	}

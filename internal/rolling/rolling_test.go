@@ -122,6 +122,13 @@ func newDeploy(t *testing.T, db string) *deploy {
 	return d
 }
 
+// kills counts the processes SIGKILL ended so far.
+func (d *deploy) kills() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.killed)
+}
+
 // proc is a worker process.
 type proc struct {
 	label  string
@@ -129,8 +136,10 @@ type proc struct {
 	cmd    *exec.Cmd
 	stderr strings.Builder
 	done   chan struct{}
-	killed bool
-	err    error
+	// started and ended bound the process's life, by the test's clock.
+	started, ended time.Time
+	killed         bool
+	err            error
 }
 
 // enqueue creates runs r-FROM..r-(FROM+N-1) with version label's binary.
@@ -158,6 +167,7 @@ func (d *deploy) start(label, crash string, concurrency int) *proc {
 	}
 	p := &proc{label: label, crash: crash, cmd: exec.Command(bins[label], args...), done: make(chan struct{})}
 	p.cmd.Stderr = &p.stderr
+	p.started = time.Now()
 	if err := p.cmd.Start(); err != nil {
 		d.t.Fatalf("start %s worker: %v", label, err)
 	}
@@ -172,7 +182,7 @@ func (d *deploy) start(label, crash string, concurrency int) *proc {
 			d.mu.Unlock()
 			p.killed, err = true, nil
 		}
-		p.err = err
+		p.err, p.ended = err, time.Now()
 		close(p.done)
 	}()
 	return p
