@@ -2,6 +2,7 @@ package rolling
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -63,6 +64,26 @@ func (d *deploy) untilDone(j journal.Journal, slots []*slot, budget *int) {
 			d.t.Fatalf("%d runs still unfinished after 90s", n)
 		}
 		d.supervise(slots, budget, 200*time.Millisecond)
+	}
+}
+
+// superviseUntil supervises the slots until done is true of the number
+// of succeeded runs.
+func (d *deploy) superviseUntil(j journal.Journal, slots []*slot, budget *int, done func(succeeded int) bool) {
+	d.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		list, err := j.ListRuns(context.Background(), journal.RunFilter{Statuses: []journal.Status{journal.StatusSucceeded}})
+		if err != nil {
+			d.t.Fatal(err)
+		}
+		if done(len(list)) {
+			return
+		}
+		if time.Now().After(deadline) {
+			d.t.Fatalf("only %d runs succeeded after 60s", len(list))
+		}
+		d.supervise(slots, budget, 50*time.Millisecond)
 	}
 }
 
@@ -248,14 +269,14 @@ func (d *deploy) checkMoves(r journal.RunRecord) {
 }
 
 // runningAt returns a worker of version label that ran at t, surely
-// advertising its version: started half a second before (a worker
-// advertises once it saved its manifests) and ended a tenth of a second
-// after (it withdraws before it exits).
+// advertising its version: started a second before (a worker advertises
+// once it saved its manifests) and ended 300 ms after (it withdraws before
+// it exits).
 func (d *deploy) runningAt(label string, t time.Time) *proc {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, p := range d.procs {
-		if p.label == label && p.started.Add(500*time.Millisecond).Before(t) && (p.ended.IsZero() || t.Before(p.ended.Add(-100*time.Millisecond))) {
+		if p.label == label && p.started.Add(time.Second).Before(t) && (p.ended.IsZero() || t.Before(p.ended.Add(-300*time.Millisecond))) {
 			return p
 		}
 	}
