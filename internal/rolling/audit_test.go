@@ -193,6 +193,10 @@ type figures struct {
 	// version was running (it advertised the version): such a run was
 	// the old worker's to execute.
 	EarlyMoves int
+	// Prefix counts the moves of runs that had journaled steps (an
+	// unchanged prefix), by versions; the other moves re-pinned runs
+	// that had journaled none.
+	Prefix map[string]int
 	// Moves counts the moves by versions ("v1->v2").
 	Moves map[string]int
 }
@@ -200,16 +204,16 @@ type figures struct {
 func (f figures) String() string {
 	return fmt.Sprintf("runs %d (succeeded %d, moved %d), step executions %d (%d repeated after a kill); "+
 		"parked by the version change %d of %d expected; parked that could have continued %d; not parked that should have %d; "+
-		"executions by a version not pinned or moved to %d; moves while a worker of the run's version ran %d; duplicate executions not at a kill %d; wrong outputs %d; moves %v",
+		"executions by a version not pinned or moved to %d; moves while a worker of the run's version ran %d; duplicate executions not at a kill %d; wrong outputs %d; moves %v, of which with journaled steps %v",
 		f.Runs, f.Succeeded, f.Moved, f.Executions, f.Repeated, f.Parked, f.Expected, f.CouldContinue, f.Missed,
-		f.WrongVersion, f.EarlyMoves, f.Duplicates, f.WrongOutput, f.Moves)
+		f.WrongVersion, f.EarlyMoves, f.Duplicates, f.WrongOutput, f.Moves, f.Prefix)
 }
 
 // audit judges the journal's runs and the recorded executions against
 // the continuation rule, expect being the runs it must park.
 func (d *deploy) audit(all map[string]loaded, expect map[string]bool, refs map[string]map[string]receipt) figures {
 	d.t.Helper()
-	f := figures{Runs: len(all), Expected: len(expect), Moves: map[string]int{}}
+	f := figures{Runs: len(all), Expected: len(expect), Moves: map[string]int{}, Prefix: map[string]int{}}
 	for id, l := range all {
 		d.auditRun(&f, id, l, expect[id], refs)
 	}
@@ -224,6 +228,9 @@ func (d *deploy) auditRun(f *figures, id string, l loaded, mustPark bool, refs m
 		d.checkMoves(r)
 		for _, m := range r.Moves {
 			f.Moves[hashes[m.From]+"->"+hashes[m.To]]++
+			if m.Why != "no step journaled" {
+				f.Prefix[hashes[m.From]+"->"+hashes[m.To]]++
+			}
 			if p := d.runningAt(hashes[m.From], m.At); p != nil {
 				f.EarlyMoves++
 				d.t.Errorf("run %s moved %s -> %s at %s by %s while %s worker %d ran", id, hashes[m.From], hashes[m.To], m.At.Format(time.StampMicro), m.By, p.label, p.cmd.Process.Pid)

@@ -34,7 +34,14 @@ func TestRollingDeployPostgres(t *testing.T) {
 	}
 	for i, s := range slots {
 		d.supervise(slots, &budget, 300*time.Millisecond)
-		s.p.stop(syscall.SIGTERM)
+		// A replaced worker drains (SIGTERM) or dies mid-run (SIGKILL); the
+		// last v1 worker dies, leaving v1 runs with journaled steps that
+		// only v2 workers can continue.
+		sig := syscall.SIGTERM
+		if i == len(slots)-1 || d.rng.IntN(2) == 0 {
+			sig = syscall.SIGKILL
+		}
+		s.p.stop(sig)
 		s.label, s.p = "v2", d.start("v2", d.maybeCrash("v2", &budget), 3)
 		if i == 0 {
 			d.enqueue("v2", 100, 50) // v2 runs, which no v1 worker may take
