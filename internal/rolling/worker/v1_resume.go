@@ -15,7 +15,7 @@ import (
 // call goes through the resume journal. Regenerate with go generate.
 
 // A build error here means the runtime is older than this generated code.
-const _ = resume.SupportPackageIsVersion1
+const _ = resume.SupportPackageIsVersion2
 
 // Pipeline is workflow rolling.Pipeline in the journal (name=); runs stored under
 // github.com/resumegen/resumegen/internal/rolling/worker.Pipeline, its earlier identity, are its too.
