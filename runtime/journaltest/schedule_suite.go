@@ -177,8 +177,8 @@ func (sc *scheduler) result(t *testing.T) error {
 	select {
 	case err := <-sc.done:
 		return err
-	case <-time.After(10 * time.Second):
-		t.Fatal("the scheduler did not return")
+	case <-time.After(30 * time.Second):
+		t.Fatal("the scheduler did not return within 30s")
 		return nil
 	}
 }
@@ -186,14 +186,14 @@ func (sc *scheduler) result(t *testing.T) error {
 // waitRow waits until the schedule's row satisfies ok.
 func waitRow(t *testing.T, j journal.Journal, name, what string, ok func(journal.ScheduleRecord) bool) journal.ScheduleRecord {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		row, err := j.LoadSchedule(context.Background(), name)
 		if err == nil && ok(row) {
 			return row
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("schedule %s: %s: not within 10s (row %+v, err %v)", name, what, row, err)
+			t.Fatalf("schedule %s: %s: not within 30s (row %+v, err %v)", name, what, row, err)
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
