@@ -23,9 +23,9 @@ const claimWaitSet = `wait_kind = '', wait_name = '',
 // waitDue is ClaimNext's condition for a waiting run whose wake-up time
 // passed (one parameter: the journal's now). The index resume_runs_by_wake
 // (status, wake_at) answers it without reading the runs that are not due:
-// wake_at > ” (not <> ”) bounds the index range below, so that the runs
-// waiting for no time (an await without a timeout, wake_at ”) are not
-// read either.
+// "wake_at > (the empty string)", not "<>", bounds the index range below,
+// so that the runs waiting for no time (an await without a timeout: an
+// empty wake_at) are not read either.
 const waitDue = `(status = 'waiting' AND wake_at > '' AND wake_at <= ?)`
 
 // Signal keeps s for the run's next await of s.Name and wakes the run if
