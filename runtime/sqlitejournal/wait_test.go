@@ -5,46 +5,28 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/journaltest"
 	"github.com/resumegen/resumegen/runtime/resume"
+	"github.com/resumegen/resumegen/runtime/resumetest"
 	"github.com/resumegen/resumegen/runtime/sqlitejournal"
 )
-
-// fakeClock is a clock a test moves by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // TestFastForwardedWait: with the journal's and the engine's clocks both
 // injected (WithClock), a 72-hour approval timeout passes in no time, and
 // a run is not due one microsecond early.
 func TestFastForwardedWait(t *testing.T) {
 	ctx := context.Background()
-	clock := &fakeClock{now: time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)}
+	clock := resumetest.NewClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
 	j, err := sqlitejournal.Open(ctx, filepath.Join(t.TempDir(), "j.db"), sqlitejournal.WithClock(clock.Now))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	e := resume.NewEngine(j, resume.WithClock(clock.Now))
+	e := resume.NewEngine(j, resume.WithClock(clock))
 	const timeout = 72 * time.Hour
 	res, err := e.Start(ctx, "expense-1", journaltest.ApproveFlow, journaltest.Gate{TimeoutMS: int(timeout / time.Millisecond)})
 	if !errors.Is(err, resume.ErrRunWaiting) || !res.WakeAt.Equal(clock.Now().Add(timeout)) {
