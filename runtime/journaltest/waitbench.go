@@ -26,12 +26,14 @@ type Wake struct {
 	At time.Time
 }
 
-// WakeFlow sleeps until w.At, then notes how late it woke (see wakes).
+// WakeFlow sleeps until w.At. Its durable form (wakeDef) notes when the
+// run got past the sleep (see wakes).
 func WakeFlow(ctx context.Context, w Wake) error {
 	return resume.SleepUntil(ctx, w.At)
 }
 
-// SignalFlow awaits the event "go", then notes when it resumed.
+// SignalFlow awaits the event "go". Its durable form notes when the run
+// got past the await.
 func SignalFlow(ctx context.Context, w Wake) error {
 	_, err := resume.Await[int](ctx, "go", 0)
 	return err
