@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -173,15 +172,6 @@ func idleWindow(tb testing.TB, j journal.Journal, window time.Duration) idleSamp
 	}
 	q := float64(c1.Reads-c0.Reads+c1.Commits-c0.Commits) / el.Seconds()
 	return idleSample{queries: q, cpu: (cpu1 - cpu0).Seconds() / el.Seconds()}
-}
-
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime(tb testing.TB) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		tb.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchIdleWaiting measures an idle worker (Engine.Work, default poll
