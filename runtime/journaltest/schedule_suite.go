@@ -158,7 +158,7 @@ type scheduler struct {
 // startScheduler runs s on a new engine over j until stopped.
 func startScheduler(j *recording, clock *fakeClock, s resume.Schedule) *scheduler {
 	ctx, cancel := context.WithCancel(context.Background())
-	sc := &scheduler{e: resume.NewEngine(j, resume.WithScheduleClock(clock.Now, clock.At), resume.WithLease(time.Second)),
+	sc := &scheduler{e: resume.NewEngine(j, resume.WithClock(clock), resume.WithLease(time.Second)),
 		j: j, cancel: cancel, done: make(chan error, 1)}
 	go func() { sc.done <- sc.e.Schedule(ctx, s) }()
 	return sc
@@ -526,7 +526,7 @@ func runSchedules(t *testing.T, h Harness, open func(t *testing.T) journal.Journ
 		j := open(t)
 		rec := &creations{}
 		clock := newFakeClock(base.Add(30 * time.Second))
-		e := resume.NewEngine(&recording{Journal: j, rec: rec}, resume.WithScheduleClock(clock.Now, clock.At))
+		e := resume.NewEngine(&recording{Journal: j, rec: rec}, resume.WithClock(clock))
 		for _, c := range []struct {
 			s    resume.Schedule
 			want string

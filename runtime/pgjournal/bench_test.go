@@ -234,4 +234,29 @@ func BenchmarkListRuns(b *testing.B) {
 		_, err = pool.Exec(ctx, `ANALYZE `+runs+`; ANALYZE `+steps)
 		return err
 	})
+
+// BenchmarkIdleWaiting: an idle worker's journal queries and CPU time per
+// second with 10,000 waiting runs (half asleep, half awaiting an event)
+// against none. Target: flat.
+func BenchmarkIdleWaiting(b *testing.B) {
+	journaltest.BenchIdleWaiting(b, openBench(b).Journal, openBench(b).Journal, 10000, 5*time.Second)
+}
+
+// BenchmarkClaimIdle: an idle worker's two queries (a ClaimNext that finds
+// nothing, NextWake) with 10,000 waiting runs against none. Target: flat.
+func BenchmarkClaimIdle(b *testing.B) {
+	journaltest.BenchClaimIdle(b, openBench(b).Journal, openBench(b).Journal, 10000)
+}
+
+// BenchmarkWakeLatency: how late one worker resumes 200 runs after their
+// sleeps' due times, 20ms apart: p50 and p99.
+func BenchmarkWakeLatency(b *testing.B) {
+	journaltest.BenchWakeLatency(b, openBench(b).Journal, 200, 20*time.Millisecond)
+}
+
+// BenchmarkSignalLatency: from Engine.Signal's return to the awaiting
+// run's resumption by one worker (woken by NOTIFY), 200 runs signalled
+// 20ms apart: p50 and p99.
+func BenchmarkSignalLatency(b *testing.B) {
+	journaltest.BenchSignalLatency(b, openBench(b).Journal, 200, 20*time.Millisecond)
 }

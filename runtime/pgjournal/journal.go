@@ -615,6 +615,7 @@ func (j *Journal) ClaimNext(ctx context.Context, c journal.ClaimNextRequest) (jo
 			workflows, versions, c.AdvertisedWithin))
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
+		j.reads.Add(1) // a look that found nothing: an idle worker's query
 		return r, nil, fmt.Errorf("claim next for %s: %w", c.Owner, journal.ErrNoRunReady)
 	}
 	if err != nil {

@@ -27,9 +27,9 @@ type Engine struct {
 	lease        time.Duration
 	writeTimeout time.Duration
 	logger       *slog.Logger
-	now          func() time.Time
-	// schedClock is the time source of schedules (see WithScheduleClock).
-	schedClock scheduleClock
+	// now and at are the engine's clock (see WithClock).
+	now func() time.Time
+	at  func(time.Time) <-chan time.Time
 
 	faults      []Fault
 	faultAction func()
@@ -121,15 +121,6 @@ func WithLogger(l *slog.Logger) Option {
 	return func(e *Engine) { e.logger = l }
 }
 
-// WithClock makes now the engine's clock, in place of time.Now: what
-// Sleep computes wake-up times from and compares them with, and what
-// Await's timeouts count from. For a test harness that fast-forwards
-// time, together with the journal's own clock (sqlitejournal.WithClock),
-// which decides when a waiting run is due.
-func WithClock(now func() time.Time) Option {
-	return func(e *Engine) { e.now = now }
-}
-
 // NewEngine returns an engine over j.
 func NewEngine(j Journal, opts ...Option) *Engine {
 	e := &Engine{
@@ -138,6 +129,7 @@ func NewEngine(j Journal, opts ...Option) *Engine {
 		writeTimeout: 30 * time.Second,
 		logger:       slog.Default(),
 		now:          time.Now,
+		at:           systemAt,
 		faultAction:  KillProcess,
 		faultsFired:  map[Fault]bool{},
 

@@ -123,7 +123,7 @@ const scheduleRetry = time.Second
 // fit it (checked as [Engine.Enqueue] checks them, with Args of the first
 // tick). Journal errors while it runs are logged and retried.
 //
-// Ticks start when the engine's clock (see [WithScheduleClock]) passes
+// Ticks start when the engine's clock (see [WithClock]) passes
 // them, in each process by its own clock.
 func (e *Engine) Schedule(ctx context.Context, s Schedule) error {
 	p, err := e.schedulePlan(s)
@@ -154,40 +154,13 @@ func (e *Engine) Schedule(ctx context.Context, s Schedule) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-e.scheduleAt(e.scheduleNow().Add(min(wait, maxScheduleWait))):
+		case <-e.at(e.scheduleNow().Add(min(wait, maxScheduleWait))):
 		}
 	}
 }
 
-// WithScheduleClock makes the engine's schedules read the time from now
-// and wait for a time t with at(t), which returns a channel that receives
-// once now() reaches t, instead of the system clock: a test fast-forwards
-// them. A wait is for a time, not a duration, so that a clock moved on
-// while a scheduler computes its wait loses no tick.
-func WithScheduleClock(now func() time.Time, at func(t time.Time) <-chan time.Time) Option {
-	return func(e *Engine) { e.schedClock = scheduleClock{now: now, at: at} }
-}
-
-// scheduleClock is the time source of an engine's schedules; zero fields
-// are the engine's clock and a system timer.
-type scheduleClock struct {
-	now func() time.Time
-	at  func(time.Time) <-chan time.Time
-}
-
-func (e *Engine) scheduleNow() time.Time {
-	if e.schedClock.now != nil {
-		return e.schedClock.now().UTC()
-	}
-	return e.now().UTC()
-}
-
-func (e *Engine) scheduleAt(t time.Time) <-chan time.Time {
-	if e.schedClock.at != nil {
-		return e.schedClock.at(t)
-	}
-	return time.After(t.Sub(e.scheduleNow()))
-}
+// scheduleNow is the engine's clock in UTC, as schedules compute ticks.
+func (e *Engine) scheduleNow() time.Time { return e.now().UTC() }
 
 // schedulePlan is a validated schedule: its parsed ticks and the row it
 // keeps in the journal.

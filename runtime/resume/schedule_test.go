@@ -23,8 +23,14 @@ func utc(s string) time.Time {
 	return t
 }
 
+// stoppedClock is a clock that reads one time, and whose waits never end.
+type stoppedClock time.Time
+
+func (c stoppedClock) Now() time.Time                { return time.Time(c) }
+func (c stoppedClock) At(time.Time) <-chan time.Time { return nil }
+
 func TestScheduleRefusesWhatItCannotRun(t *testing.T) {
-	e := NewEngine(nil, WithScheduleClock(func() time.Time { return utc("2026-11-30T12:00:00Z") }, nil))
+	e := NewEngine(nil, WithClock(stoppedClock(utc("2026-11-30T12:00:00Z"))))
 	day := func(time.Time) []any { return []any{"mon"} }
 	for _, c := range []struct {
 		s    Schedule

@@ -162,7 +162,7 @@ func (c *crasher) run(t testing.TB, f *resume.Fault, at journaled) outcome {
 	ctx := stephook.With(c.h.cfg.baseContext(t), rec)
 	engine := func(j journal.Journal, own ...resume.Option) *resume.Engine {
 		quiet := resume.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
-		opts := append(append([]resume.Option{resume.WithClock(clock.Now), quiet}, c.h.cfg.engineOpts...), own...)
+		opts := append(append([]resume.Option{resume.WithClock(clock), quiet}, c.h.cfg.engineOpts...), own...)
 		return resume.NewEngine(j, opts...)
 	}
 	first := &crashJournal{Journal: base, rec: rec}

@@ -63,8 +63,9 @@ func WithContext(f func(t testing.TB) context.Context) Option {
 	return func(c *config) { c.context = f }
 }
 
-// WithClock makes c the clock of the harness's engines and journals
-// (default: a clock reading the time New was called, to the second). Give
+// WithClock makes c the clock of the harness's engines and journals, for
+// sleeps, await timeouts and schedules alike (default: a clock reading the
+// time New was called, to the second). Give
 // it to doubles that tell time, for instance a journaled time.Now:
 // Replace("now", clock.Now).
 func WithClock(c *Clock) Option {
@@ -112,7 +113,7 @@ func New(t testing.TB, opts ...Option) *Harness {
 // engineOptions are the options of an engine of the harness: its clock,
 // the user's options, then own.
 func (c *config) engineOptions(own ...resume.Option) []resume.Option {
-	opts := append([]resume.Option{resume.WithClock(c.clock.Now)}, c.engineOpts...)
+	opts := append([]resume.Option{resume.WithClock(c.clock)}, c.engineOpts...)
 	return append(opts, own...)
 }
 

@@ -240,3 +240,50 @@ func TestCrashEverywhereFollowsWaits(t *testing.T) {
 		t.Errorf("cases:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// TestScheduleTicksByTheHarnessClock: one clock drives waits and
+// schedules alike. A schedule on the harness's engine starts its hourly
+// tick's run as soon as the harness's clock passes the tick, not an hour
+// (nor the scheduler's one-minute re-check) of real time later, and the
+// run's day-long sleep and three-day timeout pass on the same clock.
+func TestScheduleTicksByTheHarnessClock(t *testing.T) {
+	h := resumetest.New(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- h.Engine().Schedule(ctx, resume.Schedule{Name: "hourly", Every: time.Hour, Workflow: fixture.Expense,
+			Args: func(time.Time) []any { return []any{50} }})
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("schedule: %v", err)
+		}
+	}()
+	j := h.Engine().Journal()
+	within(t, "the schedule stored", func() bool { _, err := j.LoadSchedule(ctx, "hourly"); return err == nil })
+	tick := h.Clock().Now().Truncate(time.Hour).Add(time.Hour)
+	id := "hourly@" + tick.UTC().Format(time.RFC3339)
+	time.Sleep(100 * time.Millisecond) // a scheduler on the system clock would still wait
+	if _, _, err := j.LoadRun(ctx, id); !errors.Is(err, resume.ErrRunNotFound) {
+		t.Fatalf("run %s before its tick: %v, want not found", id, err)
+	}
+	h.Clock().Advance(tick.Sub(h.Clock().Now()))
+	within(t, "the tick's run "+id+" enqueued", func() bool { _, _, err := j.LoadRun(ctx, id); return err == nil })
+	if res, err := h.Resume(id); !errors.Is(err, resume.ErrRunWaiting) {
+		t.Fatalf("resume %s: %+v, %v; want it waiting (a day's sleep)", id, res, err)
+	}
+	if res, err := h.FastForward(id); err != nil || string(res.Output) != `"timed out"` {
+		t.Fatalf("fast-forward %s: %+v, %v; want the approval timed out", id, res, err)
+	}
+}
+
+// within fails t unless ok holds within 10 seconds.
+func within(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 10s", what)
+		}
+	}
+}

@@ -1,6 +1,11 @@
 package sqlitejournal
 
-import "time"
+import (
+	"context"
+	"time"
+
+	"github.com/resumegen/resumegen/runtime/journal"
+)
 
 // SchemaV1 is the DDL of schema version 1, for the upgrade test.
 var SchemaV1 = migrations[0]
@@ -12,3 +17,27 @@ func SetBusyTimeout(d time.Duration) time.Duration {
 	busyTimeout = d
 	return old
 }
+
+// ExplainClaimNext returns SQLite's plan of the statement ClaimNext
+// sends for c now, one line per step.
+func ExplainClaimNext(ctx context.Context, j *Journal, c journal.ClaimNextRequest) ([]string, error) {
+	query, args := j.claimNextSQL(c, time.Now())
+	rows, err := j.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			return nil, err
+		}
+		plan = append(plan, detail)
+	}
+	return plan, rows.Err()
+}
+
+// NextWakeSQL is NextWake's query for n workflows.
+var NextWakeSQL = nextWakeSQL

@@ -526,7 +526,29 @@ func (j *Journal) ClaimNext(ctx context.Context, c journal.ClaimNextRequest) (jo
 		return journal.RunRecord{}, nil, writeLock(err)
 	}
 	defer tx.Rollback()
-	t := j.clock() // once the write lock is held
+	query, args := j.claimNextSQL(c, j.clock()) // the clock once the write lock is held
+	r, err := scanRun(tx.QueryRowContext(ctx, query, args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		j.reads.Add(1) // a look that found nothing: an idle worker's query
+		return r, nil, journal.ErrNoRunReady
+	}
+	if err != nil {
+		return r, nil, err
+	}
+	steps, err := j.entrySteps(ctx, tx, r.RunID)
+	if err != nil {
+		return r, nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return r, nil, err
+	}
+	j.commits.Add(1)
+	return r, steps, nil
+}
+
+// claimNextSQL is ClaimNext's statement and its arguments at the
+// journal's time t.
+func (j *Journal) claimNextSQL(c journal.ClaimNextRequest, t time.Time) (string, []any) {
 	now := ts(t)
 	// A lapsed lease of a live owner is not taken, but for the claimer's
 	// own of a run it does not execute now: it lost track of that run.
@@ -543,34 +565,19 @@ func (j *Journal) ClaimNext(ctx context.Context, c journal.ClaimNextRequest) (jo
 		args = append(args, w)
 	}
 	mine, versionsOK, vargs := claimVersions(c, t)
-	r, err := scanRun(tx.QueryRowContext(ctx, mine+`UPDATE resume_runs SET
+	return mine + `UPDATE resume_runs SET
 			status = 'running', attempts = attempts + 1, epoch = epoch + 1,
 			lease_owner = ?, lease_until = ?, updated_at = ?, error = '', attention_step = '', attention_kind = '',
 			wait_kind = '', wait_name = '', wake_at = CASE WHEN status = 'waiting' THEN wake_at ELSE '' END
 		WHERE run_id = (
 			SELECT run_id FROM resume_runs
 			WHERE (status = 'pending' OR (status = 'running' AND lease_until < ? AND
-					((lease_owner = ? AND `+notHeld+`) OR (lease_owner <> ? AND NOT resume_owner_alive(?, lease_owner))))
-					OR `+waitDue+`)
+					((lease_owner = ? AND ` + notHeld + `) OR (lease_owner <> ? AND NOT resume_owner_alive(?, lease_owner))))
+					OR ` + waitDue + `)
 				AND parent_run_id = ''
-				AND workflow IN (?`+strings.Repeat(", ?", len(c.Workflows)-1)+`)`+versionsOK+`
+				AND workflow IN (?` + strings.Repeat(", ?", len(c.Workflows)-1) + `)` + versionsOK + `
 			ORDER BY created_at, run_id LIMIT 1)
-		RETURNING `+runColumns, append(vargs, args...)...))
-	if errors.Is(err, sql.ErrNoRows) {
-		return r, nil, journal.ErrNoRunReady
-	}
-	if err != nil {
-		return r, nil, err
-	}
-	steps, err := j.entrySteps(ctx, tx, r.RunID)
-	if err != nil {
-		return r, nil, err
-	}
-	if err := tx.Commit(); err != nil {
-		return r, nil, err
-	}
-	j.commits.Add(1)
-	return r, steps, nil
+		RETURNING ` + runColumns, append(vargs, args...)
 }
 
 // claimVersions is ClaimNext's rule for c.Versions (see

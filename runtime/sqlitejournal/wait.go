@@ -22,8 +22,11 @@ const claimWaitSet = `wait_kind = '', wait_name = '',
 
 // waitDue is ClaimNext's condition for a waiting run whose wake-up time
 // passed (one parameter: the journal's now). The index resume_runs_by_wake
-// (status, wake_at) answers it without reading the runs that are not due.
-const waitDue = `(status = 'waiting' AND wake_at <> '' AND wake_at <= ?)`
+// (status, wake_at) answers it without reading the runs that are not due:
+// "wake_at > (the empty string)", not "<>", bounds the index range below,
+// so that the runs waiting for no time (an await without a timeout: an
+// empty wake_at) are not read either.
+const waitDue = `(status = 'waiting' AND wake_at > '' AND wake_at <= ?)`
 
 // Signal keeps s for the run's next await of s.Name and wakes the run if
 // it waits for that event, in one commit.
@@ -171,9 +174,7 @@ func (j *Journal) NextWake(ctx context.Context, workflows []string) (time.Durati
 	}
 	var at string
 	j.reads.Add(1)
-	err := j.read.QueryRowContext(ctx, `SELECT wake_at FROM resume_runs
-		WHERE status = 'waiting' AND wake_at <> '' AND parent_run_id = '' AND workflow IN (?`+strings.Repeat(", ?", len(workflows)-1)+`)
-		ORDER BY wake_at LIMIT 1`, args...).Scan(&at)
+	err := j.read.QueryRowContext(ctx, nextWakeSQL(len(workflows)), args...).Scan(&at)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, nil
 	}
@@ -185,4 +186,11 @@ func (j *Journal) NextWake(ctx context.Context, workflows []string) (time.Durati
 		return 0, false, fmt.Errorf("next wake-up: wake_at %q: %w", at, err)
 	}
 	return max(t.Sub(j.clock()), 0), true, nil
+}
+
+// nextWakeSQL is NextWake's query for n workflows.
+func nextWakeSQL(n int) string {
+	return `SELECT wake_at FROM resume_runs
+		WHERE status = 'waiting' AND wake_at > '' AND parent_run_id = '' AND workflow IN (?` + strings.Repeat(", ?", n-1) + `)
+		ORDER BY wake_at LIMIT 1`
 }

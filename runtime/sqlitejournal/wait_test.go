@@ -2,50 +2,31 @@ package sqlitejournal_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/journaltest"
 	"github.com/resumegen/resumegen/runtime/resume"
+	"github.com/resumegen/resumegen/runtime/resumetest"
 	"github.com/resumegen/resumegen/runtime/sqlitejournal"
 )
-
-// fakeClock is a clock a test moves by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // TestFastForwardedWait: with the journal's and the engine's clocks both
 // injected (WithClock), a 72-hour approval timeout passes in no time, and
 // a run is not due one microsecond early.
 func TestFastForwardedWait(t *testing.T) {
 	ctx := context.Background()
-	clock := &fakeClock{now: time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)}
+	clock := resumetest.NewClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
 	j, err := sqlitejournal.Open(ctx, filepath.Join(t.TempDir(), "j.db"), sqlitejournal.WithClock(clock.Now))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	e := resume.NewEngine(j, resume.WithClock(clock.Now))
+	e := resume.NewEngine(j, resume.WithClock(clock))
 	const timeout = 72 * time.Hour
 	res, err := e.Start(ctx, "expense-1", journaltest.ApproveFlow, journaltest.Gate{TimeoutMS: int(timeout / time.Millisecond)})
 	if !errors.Is(err, resume.ErrRunWaiting) || !res.WakeAt.Equal(clock.Now().Add(timeout)) {
@@ -68,9 +49,11 @@ func TestFastForwardedWait(t *testing.T) {
 	}
 }
 
-// TestWaitingClaimUsesIndex: the claim of the next run reads waiting runs
-// through resume_runs_by_wake, not by scanning them, and with 10,000 runs
-// waiting for later it finds nothing quickly.
+// TestWaitingClaimUsesIndex: the claim of the next run and NextWake read
+// waiting runs through resume_runs_by_wake, only those due, not by
+// scanning them (the plan of the statement ClaimNext sends, as sent), and
+// with 10,000 runs waiting (half for later, half for an event) they find
+// nothing quickly.
 func TestWaitingClaimUsesIndex(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "j.db")
@@ -82,8 +65,24 @@ func TestWaitingClaimUsesIndex(t *testing.T) {
 	if _, err := j.DB().ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10000)
 		INSERT INTO resume_runs (run_id, workflow, version, status, input, created_at, updated_at, wait_kind, wake_at)
 		SELECT 'w-' || i, 'app.Flow', 'v1', 'waiting', '[]', '2026-01-01T00:00:00.000000Z', '2026-01-01T00:00:00.000000Z',
-			'sleep', '2999-01-01T00:00:00.000000Z' FROM n`); err != nil {
+			CASE WHEN i % 2 = 0 THEN 'sleep' ELSE 'signal' END,
+			CASE WHEN i % 2 = 0 THEN '2999-01-01T00:00:00.000000Z' ELSE '' END FROM n`); err != nil {
 		t.Fatal(err)
+	}
+	for _, req := range []journal.ClaimNextRequest{
+		{Owner: "w", Lease: time.Minute, Workflows: []string{"app.Flow"}},
+		{Owner: "w", Lease: time.Minute, Workflows: []string{"app.Flow", "app.Other"}, Holding: []string{"r-1"},
+			Versions: []journal.WorkflowVersion{{Workflow: "app.Flow", Version: "v1"}}, AdvertisedWithin: time.Minute},
+	} {
+		plan, err := sqlitejournal.ExplainClaimNext(ctx, j, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := strings.Join(plan, "\n")
+		t.Logf("plan of ClaimNext(%d workflows, %d versions):\n%s", len(req.Workflows), len(req.Versions), p)
+		if strings.Contains(p, "SCAN resume_runs") || !strings.Contains(p, "resume_runs_by_wake (status=? AND wake_at>? AND wake_at<?)") {
+			t.Errorf("the claim reads waiting runs other than the due ones (a scan, or a range from ''):\n%s", p)
+		}
 	}
 	start := time.Now()
 	const n = 50
@@ -93,14 +92,7 @@ func TestWaitingClaimUsesIndex(t *testing.T) {
 		}
 	}
 	t.Logf("ClaimNext over 10,000 waiting runs: %v each", time.Since(start)/n)
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	rows, err := db.QueryContext(ctx, `EXPLAIN QUERY PLAN SELECT run_id FROM resume_runs
-		WHERE (status = 'pending' OR (status = 'running' AND lease_until < ?) OR (status = 'waiting' AND wake_at <> '' AND wake_at <= ?))
-			AND parent_run_id = '' AND workflow IN (?) ORDER BY created_at, run_id LIMIT 1`, "x", "x", "w")
+	rows, err := j.DB().QueryContext(ctx, `EXPLAIN QUERY PLAN `+sqlitejournal.NextWakeSQL(1), "app.Flow")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,8 +106,7 @@ func TestWaitingClaimUsesIndex(t *testing.T) {
 		}
 		plan = append(plan, detail)
 	}
-	t.Logf("plan:\n%s", strings.Join(plan, "\n"))
-	if p := strings.Join(plan, "\n"); !strings.Contains(p, "resume_runs_by_wake (status=? AND wake_at") {
-		t.Fatalf("the claim does not read waiting runs by resume_runs_by_wake:\n%s", p)
+	if p := strings.Join(plan, "\n"); !strings.Contains(p, "resume_runs_by_wake (status=? AND wake_at>?)") {
+		t.Errorf("NextWake reads the runs that wait for no time (a range from ''):\n%s", p)
 	}
 }
