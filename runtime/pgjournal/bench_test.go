@@ -234,6 +234,7 @@ func BenchmarkListRuns(b *testing.B) {
 		_, err = pool.Exec(ctx, `ANALYZE `+runs+`; ANALYZE `+steps)
 		return err
 	})
+}
 
 // BenchmarkIdleWaiting: an idle worker's journal queries and CPU time per
 // second with 10,000 waiting runs (half asleep, half awaiting an event)

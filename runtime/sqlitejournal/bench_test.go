@@ -178,6 +178,7 @@ func BenchmarkListRuns(b *testing.B) {
 		}
 		return tx.Commit()
 	})
+}
 
 // BenchmarkIdleWaiting: an idle worker's journal queries and CPU time per
 // second with 10,000 waiting runs (half asleep, half awaiting an event)
