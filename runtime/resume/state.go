@@ -201,7 +201,7 @@ func (st *runState) step(ctx context.Context, def *StepDef, callKey stepKey, bod
 		rec.Attempt++
 		rec.Seq = st.nextSeq()
 		rec.StartedAt = st.e.now()
-		err := st.attempt(ctx, def, &rec, body)
+		err := st.tracedAttempt(ctx, def, &rec, body)
 		if err == nil {
 			st.delivered(key, false)
 			return nil
