@@ -293,7 +293,7 @@ func historyOf(def *WorkflowDef, prev journal.StepRecord) []journal.AttemptRecor
 // whose effect may have happened: the run parks, its row in_flight.
 func (st *runState) attempt(ctx context.Context, def *StepDef, rec *journal.StepRecord, body func(context.Context) (json.RawMessage, error)) error {
 	sctx := context.WithValue(ctx, stepInfoKey{}, StepInfo{
-		RunID: st.run.RunID, Workflow: st.run.Workflow, StepKey: rec.StepKey,
+		RunID: st.run.RunID, Workflow: st.run.Workflow, Version: st.run.Version, StepKey: rec.StepKey,
 		Name: def.Name, Policy: def.Policy, Attempt: rec.Attempt,
 	})
 	if def.Timeout > 0 {

@@ -15,8 +15,9 @@ import (
 // to OpenTelemetry. Set it with [WithTracer]; an engine without one does
 // not pay for it.
 //
-// The engine calls the methods on the goroutine executing the run. The
-// context each returns is the one what happens inside runs under (the
+// The engine calls the methods on the goroutine that executes the entry or
+// the step, concurrently for runs executing in parallel. The context each
+// returns is the one what happens inside runs under (the
 // body of the entry; the step's code, and a child run it starts, for an
 // attempt), so spans nest: a child run's entry happens inside its parent's
 // attempt. Each end function is called once, when the entry or the attempt
@@ -122,7 +123,7 @@ func (st *runState) tracedAttempt(ctx context.Context, def *StepDef, rec *journa
 		return st.attempt(ctx, def, rec, body)
 	}
 	ctx, end := t.Attempt(ctx, StepInfo{
-		RunID: st.run.RunID, Workflow: st.run.Workflow, StepKey: rec.StepKey,
+		RunID: st.run.RunID, Workflow: st.run.Workflow, Version: st.run.Version, StepKey: rec.StepKey,
 		Name: def.Name, Policy: def.Policy, Attempt: rec.Attempt,
 	})
 	err := st.attempt(ctx, def, rec, body)

@@ -75,9 +75,6 @@ func New(tp trace.TracerProvider) resume.Tracer {
 
 type tracer struct{ t trace.Tracer }
 
-// entryKey holds the EntryInfo of the entry whose body runs in a context.
-type entryKey struct{}
-
 // Entry starts the span of an entry of a run.
 func (t *tracer) Entry(ctx context.Context, in resume.EntryInfo) (context.Context, func(resume.EntryEnd)) {
 	attrs := []attribute.KeyValue{
@@ -113,8 +110,7 @@ func (t *tracer) Entry(ctx context.Context, in resume.EntryInfo) (context.Contex
 	}
 	// The body's context: the span, without the ids marker (its spans get
 	// ids of their own).
-	ctx = context.WithValue(trace.ContextWithSpan(ctx, span), entryKey{}, in)
-	return ctx, func(end resume.EntryEnd) { endEntry(span, end) }
+	return trace.ContextWithSpan(ctx, span), func(end resume.EntryEnd) { endEntry(span, end) }
 }
 
 // earlierEntries returns the links to the spans of the entries of the run
@@ -139,6 +135,8 @@ func endEntry(span trace.Span, end resume.EntryEnd) {
 	if r.Status != "" {
 		span.SetAttributes(attribute.String("resume.outcome", string(r.Status)))
 	}
+	// The version the entry continued the run on, if it moved it.
+	setIf(span, "resume.version", r.Version)
 	setIf(span, "resume.attention_step", r.AttentionStep)
 	setIf(span, "resume.attention_kind", r.AttentionKind)
 	setIf(span, "resume.failed_step", r.FailedStep)
@@ -170,11 +168,10 @@ func setIf(span trace.Span, key, value string) {
 
 // Attempt starts the span of an attempt of a step.
 func (t *tracer) Attempt(ctx context.Context, s resume.StepInfo) (context.Context, func(resume.AttemptEnd)) {
-	in, _ := ctx.Value(entryKey{}).(resume.EntryInfo)
 	ctx, span := t.t.Start(ctx, "step "+s.Name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
 		attribute.String("resume.run_id", s.RunID),
 		attribute.String("resume.workflow", s.Workflow),
-		attribute.String("resume.version", in.Version),
+		attribute.String("resume.version", s.Version),
 		attribute.String("resume.step_key", s.StepKey),
 		attribute.Int("resume.attempt", s.Attempt),
 		attribute.String("resume.policy", s.Policy.String()),
