@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/resumegen/resumegen/runtime/journal"
+	"github.com/resumegen/resumegen/runtime/sqlitejournal"
 )
 
 // stepJournal takes step rows, or refuses them with fail.
@@ -30,12 +32,14 @@ type recordingTracer struct{ events []string }
 type tracerMark struct{}
 
 func (r *recordingTracer) Entry(ctx context.Context, in EntryInfo) (context.Context, func(EntryEnd)) {
-	r.events = append(r.events, "entry "+in.RunID)
-	return ctx, func(end EntryEnd) { r.events = append(r.events, "end entry "+string(end.Result.Status)) }
+	r.events = append(r.events, fmt.Sprintf("entry %s %d %s", in.RunID, in.Entry, in.Version))
+	return ctx, func(end EntryEnd) {
+		r.events = append(r.events, fmt.Sprintf("end entry %s %s", end.Result.Status, end.Result.Version))
+	}
 }
 
 func (r *recordingTracer) Attempt(ctx context.Context, s StepInfo) (context.Context, func(AttemptEnd)) {
-	r.events = append(r.events, fmt.Sprintf("attempt %s %d %s", s.StepKey, s.Attempt, s.Policy))
+	r.events = append(r.events, fmt.Sprintf("attempt %s %d %s %s", s.StepKey, s.Attempt, s.Policy, s.Version))
 	return context.WithValue(ctx, tracerMark{}, s.StepKey), func(end AttemptEnd) {
 		r.events = append(r.events, fmt.Sprintf("end %s %s final=%v err=%v", s.StepKey, end.Outcome, end.Final, end.Err != nil))
 	}
@@ -87,6 +91,9 @@ func TestTracerSeesAttempts(t *testing.T) {
 			var ends []string
 			attempts := 0
 			for _, ev := range r.events {
+				if strings.HasPrefix(ev, "end entry") {
+					continue
+				}
 				if strings.HasPrefix(ev, "end ") {
 					ends = append(ends, ev)
 				} else {
@@ -103,6 +110,29 @@ func TestTracerSeesAttempts(t *testing.T) {
 				t.Error("the step's code did not run in the tracer's context")
 			}
 		})
+	}
+}
+
+// TestTracerSeesTheVersionARunContinuesOn: a run killed on V1 and resumed
+// by a program that has V2 begins its entry on V1, is moved, and its steps
+// are attempted on V2.
+func TestTracerSeesTheVersionARunContinuesOn(t *testing.T) {
+	j, err := sqlitejournal.Open(context.Background(), filepath.Join(t.TempDir(), "journal.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { j.Close() })
+	id := "traced-" + t.Name()
+	useRegistry(t, prog(orderV1, orderDef("V1", orderV1, stepsV1)))
+	startKilled(t, j, id, orderV1, 7, "C")
+	useRegistry(t, prog(orderV2, orderDef("V2", orderV2, stepsV2)))
+	r := &recordingTracer{}
+	if _, err := NewEngine(j, WithOwner("v2"), WithTracer(r)).Resume(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"entry " + id + " 2 V1", "attempt D 1 default V2", "end D succeeded final=false err=false", "end entry succeeded V2"}
+	if strings.Join(r.events, "|") != strings.Join(want, "|") {
+		t.Errorf("tracer saw\n%q\nwant\n%q", r.events, want)
 	}
 }
 
