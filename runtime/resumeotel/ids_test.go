@@ -2,10 +2,13 @@ package resumeotel
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/resumegen/resumegen/runtime/resume"
 )
 
 func TestEntrySpanContext(t *testing.T) {
@@ -54,5 +57,29 @@ func TestIDGeneratorRandomOutsideEntries(t *testing.T) {
 	}
 	if sid := g.NewSpanID(ctx, t1); !sid.IsValid() || sid == s1 {
 		t.Errorf("NewSpanID: %s", sid)
+	}
+}
+
+func TestEarlierEntriesAreTheFirstAndTheLast(t *testing.T) {
+	created := time.Unix(1_700_000_000, 0)
+	for entry, want := range map[int][]int{
+		1:  nil,
+		2:  {1},
+		16: {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},
+		17: {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},
+		40: {1, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39},
+	} {
+		links := earlierEntries(resume.EntryInfo{RunID: "r-1", Created: created, Entry: entry})
+		var got []int
+		for _, l := range links {
+			for n := 1; n < entry; n++ {
+				if l.SpanContext.Equal(EntrySpanContext("r-1", created, n)) {
+					got = append(got, n)
+				}
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) || len(links) != len(want) {
+			t.Errorf("entry %d links to entries %v (%d links), want %v", entry, got, len(links), want)
+		}
 	}
 }
