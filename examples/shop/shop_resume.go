@@ -13,7 +13,7 @@ import (
 // call goes through the resume journal. Regenerate with go generate.
 
 // A build error here means the runtime is older than this generated code.
-const _ = resume.SupportPackageIsVersion1
+const _ = resume.SupportPackageIsVersion2
 
 // Shop.Checkout (version 6ef86cfce388e676) runs these steps, in source order:
 //
