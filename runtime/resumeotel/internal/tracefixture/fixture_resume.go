@@ -14,7 +14,7 @@ import (
 // call goes through the resume journal. Regenerate with go generate.
 
 // A build error here means the runtime is older than this generated code.
-const _ = resume.SupportPackageIsVersion1
+const _ = resume.SupportPackageIsVersion2
 
 // Order (version 112bf9ef6a374763) runs these steps, in source order:
 //
