@@ -101,7 +101,7 @@ func (st *runState) runChild(sctx context.Context, wf any, args []any) (json.Raw
 		}
 	}
 	var outcome entryOutcome
-	res, err := e.runEntry(ctx, stored, steps, st.drain, &outcome, st.def)
+	res, err := e.tracedEntry(ctx, stored, steps, st.drain, &outcome, st.def)
 	if res.Status == StatusFailed && outcome.bodyErr != nil {
 		return nil, outcome.bodyErr // the body's own error, with its identity
 	}

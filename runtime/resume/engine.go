@@ -54,6 +54,8 @@ type Engine struct {
 	// now (see journal.ClaimNextRequest.Holding).
 	heldMu sync.Mutex
 	held   map[string]int
+
+	tracer Tracer // see WithTracer
 }
 
 // hold records that this engine executes run runID until release is
@@ -648,7 +650,7 @@ func (e *Engine) execute(ctx context.Context, runID string) (Result, error) {
 // journal steps. When drain closes, the run stops before its next step and
 // is released, resumable.
 func (e *Engine) runClaimed(ctx context.Context, run journal.RunRecord, steps []journal.StepRecord, drain <-chan struct{}) (Result, error) {
-	return e.runEntry(ctx, run, steps, drain, nil, nil)
+	return e.tracedEntry(ctx, run, steps, drain, nil, nil)
 }
 
 // entryOutcome is what a parent needs of its child run's entry beyond its

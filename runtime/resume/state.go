@@ -201,7 +201,7 @@ func (st *runState) step(ctx context.Context, def *StepDef, callKey stepKey, bod
 		rec.Attempt++
 		rec.Seq = st.nextSeq()
 		rec.StartedAt = st.e.now()
-		err := st.attempt(ctx, def, &rec, body)
+		err := st.tracedAttempt(ctx, def, &rec, body)
 		if err == nil {
 			st.delivered(key, false)
 			return nil
@@ -293,7 +293,7 @@ func historyOf(def *WorkflowDef, prev journal.StepRecord) []journal.AttemptRecor
 // whose effect may have happened: the run parks, its row in_flight.
 func (st *runState) attempt(ctx context.Context, def *StepDef, rec *journal.StepRecord, body func(context.Context) (json.RawMessage, error)) error {
 	sctx := context.WithValue(ctx, stepInfoKey{}, StepInfo{
-		RunID: st.run.RunID, Workflow: st.run.Workflow, StepKey: rec.StepKey,
+		RunID: st.run.RunID, Workflow: st.run.Workflow, Version: st.run.Version, StepKey: rec.StepKey,
 		Name: def.Name, Policy: def.Policy, Attempt: rec.Attempt,
 	})
 	if def.Timeout > 0 {

@@ -16,6 +16,8 @@ type StepInfo struct {
 	Policy   Policy
 	// Attempt counts this step's executions, across resumes, from 1.
 	Attempt int
+	// Version is the version of the workflow the run executes under.
+	Version string
 }
 
 // IdempotencyKey returns the step's idempotency key: "rg-" followed by 32
