@@ -36,6 +36,9 @@ type Definition struct {
 	Shape []string `json:"shape,omitempty"`
 	// Steps lists the steps in source order.
 	Steps []Step `json:"steps"`
+	// Graph is the workflow's step graph as a Mermaid flowchart, drawn by
+	// resumegen from the source; "" when unknown.
+	Graph string `json:"graph,omitempty"`
 }
 
 // Step is one step of a [Definition].
@@ -58,6 +61,10 @@ type Step struct {
 	RenamedFrom []string `json:"renamed_from,omitempty"`
 	// Child marks a call of another workflow (a child run).
 	Child bool `json:"child,omitempty"`
+	// Pos is the step's call site in the code of the version, "file.go:42"
+	// (the file's path relative to the module root); "" when unknown. It
+	// does not enter the version nor the continuation rule.
+	Pos string `json:"pos,omitempty"`
 }
 
 // Decision says whether a run continues on the other version, and why.
