@@ -63,14 +63,17 @@ func Mermaid(name string, body *ast.BlockStmt, src Source) string {
 	start := b.node("", fmt.Sprintf("([%s])", quote(name)))
 	b.end = b.node("", `(["end"])`)
 	b.entered[body] = true
-	b.connect(b.inline(body, frontier{{from: start}}), b.end, false)
+	b.connect(b.function(body, frontier{{from: start}}), b.end, false)
 	return b.render()
 }
 
-// pending is an edge waiting for the next node: from node from, with label.
+// pending is an edge waiting for the next node: from node from, with
+// label. A return's edge counts the calls deferred before it (defers),
+// which it runs on its way out.
 type pending struct {
-	from  string
-	label string
+	from   string
+	label  string
+	defers int
 }
 
 // frontier are the edges the next node receives.
@@ -80,12 +83,14 @@ type frontier []pending
 func (f frontier) labelled(label string) frontier {
 	out := make(frontier, len(f))
 	for i, p := range f {
-		if p.label != "" && label != "" {
-			label = p.label + ", " + label
-		} else if label == "" {
-			label = p.label
+		l := label
+		switch {
+		case label == "" || p.label == label || strings.HasSuffix(p.label, ", "+label):
+			l = p.label
+		case p.label != "":
+			l = p.label + ", " + label
 		}
-		out[i] = pending{p.from, label}
+		out[i] = pending{p.from, l, p.defers}
 	}
 	return out
 }
@@ -169,22 +174,51 @@ func shape(c Call) string {
 	return "[" + quote(label) + "]"
 }
 
-// unwind draws the deferred calls of the function being drawn after f,
-// last deferred first, as the function returns. A call deferred on one
-// path only is drawn on every path.
+// unwind draws the deferred calls of the function being drawn after the
+// edges that leave it, last deferred first: each edge runs the calls
+// deferred before it left. A call deferred inside a branch is drawn as if
+// deferred where the branch is.
 func (b *builder) unwind(f frontier) frontier {
 	was := b.deferring
 	b.deferring = true
 	for i := len(b.defers) - 1; i >= 0; i-- {
-		call := b.defers[i]
-		if lit, ok := ast.Unparen(call.Fun).(*ast.FuncLit); ok {
-			f = b.inline(lit.Body, f)
+		var in, bypass frontier
+		for _, p := range f {
+			if p.defers > i {
+				in = append(in, p)
+			} else {
+				bypass = append(bypass, p)
+			}
+		}
+		if len(in) == 0 {
 			continue
 		}
-		f = b.call(call, f)
+		out := b.deferredCall(b.defers[i], in)
+		for j := range out {
+			out[j].defers = i
+		}
+		f = append(out, bypass...)
 	}
 	b.deferring = was
 	return f
+}
+
+// deferredCall draws one deferred call after f.
+func (b *builder) deferredCall(call *ast.CallExpr, f frontier) frontier {
+	if lit, ok := ast.Unparen(call.Fun).(*ast.FuncLit); ok {
+		return b.inline(lit.Body, f)
+	}
+	return b.call(call, f)
+}
+
+// leaving is f marked with the number of calls deferred so far.
+func (b *builder) leaving(f frontier) frontier {
+	out := make(frontier, len(f))
+	for i, p := range f {
+		p.defers = len(b.defers)
+		out[i] = p
+	}
+	return out
 }
 
 // block draws the statements after f and returns the edges that leave it.
@@ -233,7 +267,7 @@ func (b *builder) stmt(s ast.Stmt, f frontier) frontier {
 // ret draws the edges of a return: they leave the function being drawn,
 // with the edges at its end (see inline).
 func (b *builder) ret(f frontier) {
-	*b.returns = append(*b.returns, f...)
+	*b.returns = append(*b.returns, b.leaving(f)...)
 }
 
 // deferred records a deferred call that reaches a step, drawn when the
@@ -295,8 +329,15 @@ func (b *builder) call(n *ast.CallExpr, f frontier) frontier {
 		return b.step(c, f)
 	}
 	name, body := b.src.Helper(n)
-	if body == nil || b.entered[body] {
-		return f // a recursive helper is drawn once, at its first call
+	if body == nil {
+		return f
+	}
+	if b.entered[body] {
+		// A recursive call: drawn as a node that names the helper
+		// being drawn around it.
+		id := b.node(b.parent, "(["+quote("↻ "+name)+"])")
+		b.connect(f, id, false)
+		return frontier{{from: id}}
 	}
 	id := fmt.Sprintf("h%d", len(b.subgraphs)+1)
 	b.subgraphs = append(b.subgraphs, subgraph{id: id, title: name, parent: b.parent})
@@ -316,8 +357,19 @@ func (b *builder) enter(id string, body *ast.BlockStmt, f frontier) frontier {
 
 // inline draws the body of a function called here (a helper, or a
 // literal called where it is written): its returns leave the function,
-// after its deferred calls.
+// after its deferred calls. The edges leave it unlabelled: a condition
+// inside the callee says nothing about the caller's path.
 func (b *builder) inline(body *ast.BlockStmt, f frontier) frontier {
+	out := b.function(body, f)
+	for i := range out {
+		out[i].label = ""
+	}
+	return out
+}
+
+// function draws a function's body after f and returns the edges that
+// leave it, by its returns and its end, through its deferred calls.
+func (b *builder) function(body *ast.BlockStmt, f frontier) frontier {
 	var rets frontier
 	saved := struct {
 		returns *frontier
@@ -325,7 +377,7 @@ func (b *builder) inline(body *ast.BlockStmt, f frontier) frontier {
 		defers  []*ast.CallExpr
 	}{b.returns, b.targets, b.defers}
 	b.returns, b.targets, b.defers = &rets, nil, nil
-	out := b.block(body.List, f)
+	out := b.leaving(b.block(body.List, f))
 	out = b.unwind(append(rets, out...))
 	b.returns, b.targets, b.defers = saved.returns, saved.targets, saved.defers
 	return out
@@ -342,7 +394,7 @@ func (b *builder) ifStmt(s *ast.IfStmt, f frontier) frontier {
 	}
 	cond := b.text(s.Cond)
 	then := b.block(s.Body.List, f.labelled(cond))
-	if s.Else == nil {
+	if s.Else == nil || !b.draws(s.Else) {
 		if len(then) == 0 {
 			return f // the then branch left: the rest follows unlabelled
 		}

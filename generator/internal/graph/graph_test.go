@@ -169,6 +169,27 @@ func prepare() {
   n5 --> n6
   n6 --> n2
 `},
+		{"a return before a defer does not run it", `
+func W() error {
+	if err := Charge(); err != nil {
+		return err
+	}
+	defer func() {
+		Refund()
+	}()
+	return Ship()
+}`, nil, `flowchart TD
+  n1(["W"])
+  n2(["end"])
+  n3["Charge"]
+  n4["Ship"]
+  n5["defer Refund"]
+  n1 --> n3
+  n3 --> n4
+  n4 --> n5
+  n5 --> n2
+  n3 -->|"err != nil"| n2
+`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := draw(t, tc.src, "W", tc.keys)
@@ -184,7 +205,7 @@ func prepare() {
 func TestHostileText(t *testing.T) {
 	got := draw(t, `
 func W(s string) {
-	if s == "\"]) --> x[<b>|#quot;` + "`" + `" || s == "a very long condition text that goes on" {
+	if s == "\"]) --> x[<b>|#quot;`+"`"+`" || s == "a very long condition text that goes on" {
 		Step()
 	}
 	for again() {
@@ -207,7 +228,7 @@ func again() bool { Probe(); return again() }`, "W", nil)
 	if !strings.Contains(got, "…") {
 		t.Errorf("the long condition is not cut:\n%s", got)
 	}
-	if strings.Count(got, `["again"]`) != 1 {
+	if strings.Count(got, `["again"]`) != 1 || !strings.Contains(got, `(["↻ again"])`) {
 		t.Errorf("the recursive helper is not drawn once:\n%s", got)
 	}
 	if again := draw(t, "func W() { if x { A() }; B() }", "W", nil); again != draw(t, "func W() { if x { A() }; B() }", "W", nil) {
