@@ -168,7 +168,9 @@ func shape(c Call) string {
 	switch c.Kind {
 	case Child:
 		return "[[" + quote(label+" (child)") + "]]"
-	case Sleep, Await:
+	case Await:
+		return ">" + quote("await "+label) + "]"
+	case Sleep:
 		return ">" + quote(label) + "]"
 	}
 	return "[" + quote(label) + "]"
@@ -482,10 +484,17 @@ func (b *builder) loop(label, head string, cond ast.Expr, post ast.Stmt, body *a
 	in := b.exprs(cond, frontier{{from: id}})
 	var brk frontier
 	b.targets = append(b.targets, target{label: label, loop: id, brk: &brk})
+	rets, defers := len(*b.returns), len(b.defers)
 	out := b.block(body.List, in)
 	b.targets = b.targets[:len(b.targets)-1]
 	out = b.exprs(post, out)
 	b.connect(out, id, true)
+	if len(b.defers) > defers {
+		// A return in a later iteration runs what earlier ones deferred.
+		for i := rets; i < len(*b.returns); i++ {
+			(*b.returns)[i].defers = len(b.defers)
+		}
+	}
 	return append(frontier{{from: id, label: "done"}}, brk...)
 }
 

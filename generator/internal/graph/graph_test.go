@@ -190,6 +190,28 @@ func W() error {
   n5 --> n2
   n3 -->|"err != nil"| n2
 `},
+		{"a return in a loop runs what earlier iterations deferred", `
+func W(legs []string) error {
+	for _, l := range legs {
+		if err := Reserve(l); err != nil {
+			return err
+		}
+		defer Cancel(l)
+	}
+	return nil
+}`, nil, `flowchart TD
+  n1(["W"])
+  n2(["end"])
+  n3{{"for _, l := range legs"}}
+  n4["Reserve"]
+  n5["defer Cancel"]
+  n1 --> n3
+  n3 --> n4
+  n4 -.-> n3
+  n4 -->|"err != nil"| n5
+  n3 -->|"done"| n5
+  n5 --> n2
+`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := draw(t, tc.src, "W", tc.keys)
