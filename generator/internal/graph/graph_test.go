@@ -257,3 +257,20 @@ func again() bool { Probe(); return again() }`, "W", nil)
 		t.Error("two drawings of one source differ")
 	}
 }
+
+// BenchmarkMermaid draws a workflow of 100 loops of 4 steps under an if.
+func BenchmarkMermaid(b *testing.B) {
+	var src strings.Builder
+	src.WriteString("func W(xs []int) error {\n")
+	for i := 0; i < 100; i++ {
+		src.WriteString("\tfor _, x := range xs {\n\t\tif x > 1 {\n\t\t\tA(x)\n\t\t\tB(x)\n\t\t} else {\n\t\t\tC(x)\n\t\t}\n\t\tif err := D(x); err != nil {\n\t\t\treturn err\n\t\t}\n\t}\n")
+	}
+	src.WriteString("\treturn nil\n}\n")
+	t := &testing.T{}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if g := draw(t, src.String(), "W", nil); !strings.Contains(g, "flowchart TD") {
+			b.Fatal(g)
+		}
+	}
+}
