@@ -237,7 +237,11 @@ func (e *workflowEmitter) graph(f *jen.File) {
 	w := e.w
 	f.Comment(fmt.Sprintf("%s is %s's step graph, a Mermaid flowchart", graphName(w), w.Name))
 	f.Comment("(resumegen -graph prints it); it does not enter the version.")
-	f.Const().Id(graphName(w)).Op("=").Id("`" + w.Graph + "`")
+	if strings.Contains(w.Graph, "`") { // not in a raw string
+		f.Const().Id(graphName(w)).Op("=").Lit(w.Graph)
+	} else {
+		f.Const().Id(graphName(w)).Op("=").Id("`" + w.Graph + "`")
+	}
 	f.Line()
 }
 

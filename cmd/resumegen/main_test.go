@@ -120,7 +120,8 @@ func TestCommand(t *testing.T) {
 	wantGraph := "%% example.com/fixture/flow.Flow (version " + manifest[0].Version + ")\n" +
 		"flowchart TD\n" +
 		"  n1([\"Flow\"])\n  n2([\"end\"])\n  n3[\"Count\"]\n  n4[\"Done (once)\"]\n" +
-		"  n1 --> n3\n  n3 --> n4\n  n3 -->|\"err != nil\"| n2\n  n4 --> n2\n"
+		"  n1 --> n3\n  n3 --> n4\n  n3 -->|\"err != nil\"| n2\n  n4 --> n2\n" +
+		"  %% step n3 Count\n  %% step n4 Done\n"
 	if code != 0 || stdout != wantGraph {
 		t.Errorf("-graph: exit %d\n%s\nwant\n%s%s", code, stdout, wantGraph, stderr)
 	}

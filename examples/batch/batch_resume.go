@@ -52,6 +52,10 @@ const resumeSettleGraph = `flowchart TD
   n4 -->|"it.Amount #gt; b.Limit"| n2
   n6 -->|"err != nil"| n2
   n7 --> n2
+  %% step n3 ListItems
+  %% step n5 Price
+  %% step n6 Charge
+  %% step n7 Close
 `
 
 // A build error here means a step or the workflow changed signature without

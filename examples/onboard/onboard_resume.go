@@ -60,6 +60,11 @@ const resumeOnboardGraph = `flowchart TD
   n5 -->|"err != nil"| n2
   n7 -->|"err != nil"| n2
   n8 --> n2
+  %% step n3 FetchRecords
+  %% step n4 ScoreAll
+  %% step n5 WriteScores
+  %% step n7 NotifyOwner
+  %% step n8 MarkComplete
 `
 
 // A build error here means a step or the workflow changed signature without

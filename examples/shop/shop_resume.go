@@ -62,6 +62,12 @@ const resumeShop_CheckoutGraph = `flowchart TD
   n6 --> n2
   n4 -->|"err != nil"| n2
   n5 -->|"err != nil"| n2
+  %% step n3 now
+  %% step n4 Shop.Quote
+  %% step n5 Shop.Charge
+  %% step n6 Shop.Ship
+  %% step n7 Shop.Wrap
+  %% step n8 Shop.Refund
 `
 
 // A build error here means a step or the workflow changed signature without

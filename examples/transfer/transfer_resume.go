@@ -107,6 +107,17 @@ const resumeTransferGraph = `flowchart TD
   n9 -->|"err != nil, no case"| n2
   n16 -->|"err != nil"| n2
   n16 --> n2
+  %% step n3 Price
+  %% step n4 Reserve
+  %% step n5 Withdraw
+  %% step n7 Refund
+  %% step n8 Release
+  %% step n9 Deposit
+  %% step n11 Refund
+  %% step n12 Release
+  %% step n14 Refund
+  %% step n15 Release
+  %% step n16 Notify
 `
 
 // A build error here means a step or the workflow changed signature without
@@ -303,6 +314,7 @@ const resumeNotifyGraph = `flowchart TD
   n4 -.-> n3
   n4 -->|"err != nil"| n2
   n3 -->|"done"| n2
+  %% step n4 Send
 `
 
 // A build error here means a step or the workflow changed signature without

@@ -130,6 +130,8 @@ type builder struct {
 	deferring bool // drawing deferred calls: their steps say so
 	entered   map[*ast.BlockStmt]bool
 	nextLabel string // the label of the statement being built
+	// steps are the step nodes, "n3 FetchRecords", in drawing order.
+	steps []string
 }
 
 func (b *builder) node(parent, shape string) string {
@@ -147,10 +149,12 @@ func (b *builder) connect(f frontier, to string, back bool) {
 
 // step draws a step call after f.
 func (b *builder) step(c Call, f frontier) frontier {
+	name := c.Name
 	if b.deferring {
 		c.Name = "defer " + c.Name
 	}
 	id := b.node(b.parent, shape(c))
+	b.steps = append(b.steps, id+" "+strings.Join(strings.Fields(name), " "))
 	b.connect(f, id, false)
 	return frontier{{from: id}}
 }
@@ -623,7 +627,9 @@ func quote(s string) string {
 }
 
 // render writes the flowchart: the nodes, each inside its subgraph, then
-// the edges, back edges dotted.
+// the edges, back edges dotted, then a comment per step node naming its
+// step ("%% step n3 FetchRecords"), so that a viewer can mark a run's
+// steps on the graph.
 func (b *builder) render() string {
 	var sb strings.Builder
 	sb.WriteString("flowchart TD\n")
@@ -637,6 +643,9 @@ func (b *builder) render() string {
 			arrow += "|" + quote(short(e.label)) + "|"
 		}
 		fmt.Fprintf(&sb, "  %s %s %s\n", e.from, arrow, e.to)
+	}
+	for _, s := range b.steps {
+		fmt.Fprintf(&sb, "  %%%% step %s\n", s)
 	}
 	return sb.String()
 }

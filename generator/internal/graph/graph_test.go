@@ -214,11 +214,43 @@ func W(legs []string) error {
 `},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := draw(t, tc.src, "W", tc.keys)
+			got, steps := splitSteps(draw(t, tc.src, "W", tc.keys))
+			if nodes := strings.Count(got, "\n  n") - strings.Count(got, "-->") - strings.Count(got, "-.->"); len(steps) > nodes {
+				t.Errorf("%d step comments for %d nodes", len(steps), nodes)
+			}
 			if got != tc.want {
 				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
 			}
 		})
+	}
+}
+
+// splitSteps parts a graph into its flowchart and its "%% step" lines.
+func splitSteps(g string) (chart string, steps []string) {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(g, "\n") {
+		if s, ok := strings.CutPrefix(l, "  %% step "); ok {
+			steps = append(steps, strings.TrimSuffix(s, "\n"))
+			continue
+		}
+		b.WriteString(l)
+	}
+	return b.String(), steps
+}
+
+// TestStepComments: each step node is named in a comment, a step drawn
+// twice (a helper called twice, a deferred step) under each of its nodes.
+func TestStepComments(t *testing.T) {
+	_, steps := splitSteps(draw(t, `
+func W() {
+	defer UndoTx()
+	h()
+	h()
+}
+func h() { A() }`, "W", nil))
+	want := []string{"n3 A", "n4 A", "n5 UndoTx"}
+	if strings.Join(steps, "|") != strings.Join(want, "|") {
+		t.Errorf("step comments %q, want %q", steps, want)
 	}
 }
 
