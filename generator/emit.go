@@ -50,7 +50,7 @@ func emitFile(ws []*Workflow, build constraint.Expr) ([]byte, error) {
 		"// call goes through the resume journal. Regenerate with go generate.", filepath.Base(first.source)))
 	f.Line()
 	f.Comment("A build error here means the runtime is older than this generated code.")
-	f.Const().Id("_").Op("=").Id(rt).Dot("SupportPackageIsVersion1")
+	f.Const().Id("_").Op("=").Id(rt).Dot("SupportPackageIsVersion2")
 
 	for _, w := range ws {
 		e := &workflowEmitter{w: w, imports: imports}

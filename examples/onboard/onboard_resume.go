@@ -13,7 +13,7 @@ import (
 // call goes through the resume journal. Regenerate with go generate.
 
 // A build error here means the runtime is older than this generated code.
-const _ = resume.SupportPackageIsVersion1
+const _ = resume.SupportPackageIsVersion2
 
 // Onboard (version 6717b96dc28b59b2) runs these steps, in source order:
 //

@@ -15,7 +15,7 @@ import (
 // call goes through the resume journal. Regenerate with go generate.
 
 // A build error here means the runtime is older than this generated code.
-const _ = resume.SupportPackageIsVersion1
+const _ = resume.SupportPackageIsVersion2
 
 // Transfer (version 0c86b86c20de642f) runs these steps, in source order:
 //
@@ -95,14 +95,11 @@ const resumeTransferGraph = `flowchart TD
   n7 --> n2
   n8 --> n2
   n6 --> n2
-  n6 --> n2
   n11 --> n2
   n12 --> n2
   n10 --> n2
-  n10 --> n2
   n14 --> n2
   n15 --> n2
-  n13 --> n2
   n13 --> n2
   n9 -->|"err != nil, no case"| n2
   n16 -->|"err != nil"| n2

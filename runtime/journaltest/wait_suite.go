@@ -270,13 +270,16 @@ func runWait(t *testing.T, h Harness) {
 	t.Run("a run killed just after waking resumes past its sleep", func(t *testing.T) {
 		j := open(t)
 		runID := newRunID(t)
-		if _, err := engine(j).Start(ctx, runID, SleepFlow, 50*time.Millisecond); !errors.Is(err, resume.ErrRunWaiting) {
-			t.Fatal(err)
+		// A sleep long enough that a loaded machine still suspends the run
+		// before it is due (the start journals a step first).
+		const nap = 400 * time.Millisecond
+		if _, err := engine(j).Start(ctx, runID, SleepFlow, nap); !errors.Is(err, resume.ErrRunWaiting) {
+			t.Fatalf("Start = %v, want the run waiting for its %v sleep", err, nap)
 		}
-		time.Sleep(60 * time.Millisecond)
+		time.Sleep(nap + 10*time.Millisecond)
 		// The run wakes, and its process dies before the step after the
 		// sleep journals.
-		if !startDying(j, runID, SleepFlow, 50*time.Millisecond, resume.Fault{Step: "Nap#2", Point: resume.FaultEffect}) {
+		if !startDying(j, runID, SleepFlow, nap, resume.Fault{Step: "Nap#2", Point: resume.FaultEffect}) {
 			t.Fatal("the fault did not strike")
 		}
 		res, err := engine(j).Resume(ctx, runID)

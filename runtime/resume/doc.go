@@ -83,7 +83,7 @@
 // [ErrorSentinel], [ErrorType]) are all in generated.go; the types they take
 // ([WorkflowDef], [StepDef], [Args], [ErrorDef]) live beside their methods.
 // Their shape may change between versions in step with the generator;
-// [SupportPackageIsVersion1] makes a skew between the two fail at compile
+// [SupportPackageIsVersion2] makes a skew between the two fail at compile
 // time.
 //
 // # Journals

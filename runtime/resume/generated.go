@@ -11,7 +11,7 @@ import (
 // This file holds the entry points that generated code (the *_resume.go
 // files resumegen writes) calls, and nothing else: the contract between
 // resumegen's output and this package. A program never calls them itself.
-// They change in step with the generator; [SupportPackageIsVersion1] makes
+// They change in step with the generator; [SupportPackageIsVersion2] makes
 // a skew between the two fail at compile time. The types generated code
 // fills in live beside their methods: [WorkflowDef], [StepDef], [Args],
 // [ErrorDef], [Policy].
@@ -21,6 +21,11 @@ import (
 // the skew fails at compile time instead of at run time. For generated code
 // only.
 const SupportPackageIsVersion1 = true
+
+// SupportPackageIsVersion2 is referenced by code generated since steps are
+// called through [Callee] and waits enter the step list; this package still
+// runs code that names [SupportPackageIsVersion1]. For generated code only.
+const SupportPackageIsVersion2 = true
 
 // Register records def as the durable form of the workflow function fn, so
 // that [Engine.Start] and [Run] accept fn itself (unless def is Old: an old

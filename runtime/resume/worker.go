@@ -58,7 +58,7 @@ func (e *Engine) Work(ctx context.Context, opts WorkerOptions) error {
 		return errors.New("resume: no workflow is registered in this program: nothing to work on")
 	}
 	workflows := workflowsOf(versions)
-	if err := e.SaveManifests(ctx); err != nil {
+	if err := e.retryStart(ctx, "save the manifests", e.SaveManifests); err != nil {
 		if ctx.Err() != nil {
 			// Stopped while starting (a SIGTERM right after launch): nothing
 			// was claimed, so this is a clean drain, not a failure.
@@ -66,7 +66,11 @@ func (e *Engine) Work(ctx context.Context, opts WorkerOptions) error {
 		}
 		return fmt.Errorf("resume: worker: %w", err)
 	}
-	stopAdvertising, err := e.advertise(ctx, versions)
+	var stopAdvertising func()
+	err := e.retryStart(ctx, "advertise", func(ctx context.Context) (err error) {
+		stopAdvertising, err = e.advertise(ctx, versions)
+		return err
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -284,6 +288,28 @@ func workflowsOf(versions []journal.WorkflowVersion) []string {
 		}
 	}
 	return out
+}
+
+// retryStart runs a write a worker makes before it claims anything, again
+// after a failure (a database restarting while the worker starts) with a
+// growing pause, for up to the engine's write timeout: a worker started
+// during a short outage waits for the journal instead of exiting.
+func (e *Engine) retryStart(ctx context.Context, what string, write func(context.Context) error) error {
+	deadline := time.Now().Add(e.writeTimeout)
+	pause := 50 * time.Millisecond
+	for {
+		err := write(ctx)
+		if err == nil || ctx.Err() != nil || time.Now().Add(pause).After(deadline) {
+			return err
+		}
+		e.logger.Warn("worker start: journal write failed; retrying", "write", what, "err", err)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 2*time.Second)
+	}
 }
 
 // advertise tells the journal which versions this worker executes, then

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"go/ast"
 	"go/token"
+	"slices"
 	"strings"
 )
 
@@ -140,10 +141,13 @@ func (b *builder) node(parent, shape string) string {
 	return id
 }
 
-// connect draws the frontier's edges to node to.
+// connect draws the frontier's edges to node to, each edge once.
 func (b *builder) connect(f frontier, to string, back bool) {
 	for _, p := range f {
-		b.edges = append(b.edges, edge{from: p.from, to: to, label: p.label, back: back})
+		e := edge{from: p.from, to: to, label: p.label, back: back}
+		if !slices.Contains(b.edges, e) {
+			b.edges = append(b.edges, e)
+		}
 	}
 }
 

@@ -241,13 +241,21 @@ func splitSteps(g string) (chart string, steps []string) {
 // TestStepComments: each step node is named in a comment, a step drawn
 // twice (a helper called twice, a deferred step) under each of its nodes.
 func TestStepComments(t *testing.T) {
-	_, steps := splitSteps(draw(t, `
+	g, steps := splitSteps(draw(t, `
 func W() {
 	defer UndoTx()
 	h()
 	h()
 }
-func h() { A() }`, "W", nil))
+func h() {
+	A()
+	if x {
+		return
+	}
+}`, "W", nil))
+	if strings.Count(g, "n3 --> n4\n") != 1 || strings.Count(g, "n4 --> n5\n") != 1 {
+		t.Errorf("the two exits of the helper draw the same edge twice or none:\n%s", g)
+	}
 	want := []string{"n3 A", "n4 A", "n5 UndoTx"}
 	if strings.Join(steps, "|") != strings.Join(want, "|") {
 		t.Errorf("step comments %q, want %q", steps, want)
