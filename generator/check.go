@@ -167,7 +167,7 @@ func (m *packageModel) generatedNames(ds *diagnostics) {
 				s.wrapper = "resume" + sanitizeIdent(w.Name) + "_" + sanitizeIdent(s.Name)
 			}
 		}
-		names := []string{defName(w), versionName(w), bodyName(w)}
+		names := []string{defName(w), versionName(w), bodyName(w), graphName(w)}
 		for _, s := range w.Steps {
 			if s.wait != waitNone {
 				continue
@@ -194,3 +194,4 @@ func (m *packageModel) generatedNames(ds *diagnostics) {
 func defName(w *Workflow) string     { return "resume" + sanitizeIdent(w.Name) }
 func versionName(w *Workflow) string { return "resume" + sanitizeIdent(w.Name) + "Version" }
 func bodyName(w *Workflow) string    { return "resume" + sanitizeIdent(w.Name) + "Body" }
+func graphName(w *Workflow) string   { return "resume" + sanitizeIdent(w.Name) + "Graph" }

@@ -224,6 +224,25 @@ func (e *workflowEmitter) manifest(f *jen.File) {
 	f.Comment(b.String())
 	f.Const().Id(versionName(w)).Op("=").Lit(w.Version)
 	f.Line()
+	e.graph(f)
+}
+
+// graph emits the step graph as a raw string constant:
+//
+//	// resumeOnboardGraph is Onboard's step graph, a Mermaid flowchart
+//	// (resumegen -graph prints it); it does not enter the version.
+//	const resumeOnboardGraph = `flowchart TD
+//	...`
+func (e *workflowEmitter) graph(f *jen.File) {
+	w := e.w
+	f.Comment(fmt.Sprintf("%s is %s's step graph, a Mermaid flowchart", graphName(w), w.Name))
+	f.Comment("(resumegen -graph prints it); it does not enter the version.")
+	if strings.Contains(w.Graph, "`") { // not in a raw string
+		f.Const().Id(graphName(w)).Op("=").Lit(w.Graph)
+	} else {
+		f.Const().Id(graphName(w)).Op("=").Id("`" + w.Graph + "`")
+	}
+	f.Line()
 }
 
 // identityComment is the start of the manifest comment of a workflow
@@ -350,6 +369,7 @@ func (e *workflowEmitter) def(f *jen.File) {
 	fields = append(fields,
 		jen.Line().Id("Version").Op(":").Id(versionName(w)),
 		jen.Line().Id("Steps").Op(":").Index().Add(e.rt("StepDef")).Values(steps...),
+		jen.Line().Id("Graph").Op(":").Id(graphName(w)),
 		shapeField(w.Shape),
 	)
 	if len(w.errorIDs) > 0 {
@@ -397,6 +417,9 @@ func (e *workflowEmitter) stepFields(s *Step) []jen.Code {
 	}
 	if len(s.RenamedFrom) > 0 {
 		fields = append(fields, jen.Id("RenamedFrom").Op(":").Add(stringsLit(s.RenamedFrom)))
+	}
+	if s.Pos != "" {
+		fields = append(fields, jen.Id("Pos").Op(":").Lit(s.Pos))
 	}
 	if len(s.Shape) > 0 {
 		fields = append(fields, shapeField(s.Shape))

@@ -116,6 +116,9 @@ func Generate(cfg Config) (*Result, error) {
 		}
 		m := analyze(tp, ds)
 		m.loaded = pkg
+		for _, w := range m.workflows {
+			m.describe(w)
+		}
 		m.generatedNames(ds)
 		models = append(models, m)
 		res.Workflows = append(res.Workflows, m.workflows...)

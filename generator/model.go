@@ -58,6 +58,9 @@ type Workflow struct {
 	// Exceptions are the reviewed exceptions (//resume:allow) in the
 	// workflow's body, in source order.
 	Exceptions []Exception
+	// Graph is the workflow's step graph, a Mermaid flowchart (see
+	// package graph); it does not enter the version.
+	Graph string
 
 	pkg    *typedPackage
 	file   *ast.File
@@ -111,6 +114,10 @@ type Step struct {
 	// RenamedFrom are the step's earlier names (renamed-from=): rows
 	// journaled under them count for it. They do not enter the version.
 	RenamedFrom []string
+	// Pos is the call site, "dir/file.go:42" relative to the module root,
+	// or "" when the module root is unknown. It does not enter the
+	// version.
+	Pos string
 
 	opts     stepOptions
 	call     *ast.CallExpr

@@ -100,13 +100,13 @@ type codeWorkflow struct {
 func codeDef(w *generator.Workflow) *resume.WorkflowDef {
 	policies := map[string]resume.Policy{"default": resume.PolicyDefault, "once": resume.PolicyOnce, "tx": resume.PolicyTx}
 	def := &resume.WorkflowDef{Package: w.Package, Name: w.Name, ID: w.ID, Aliases: w.Aliases, Old: w.Old,
-		Version: w.Version, Shape: w.Shape}
+		Version: w.Version, Shape: w.Shape, Graph: w.Graph}
 	for _, s := range w.Steps {
 		// A child call's step is journaled as a default step that runs
 		// the child (generator/emit.go).
 		def.Steps = append(def.Steps, resume.StepDef{Name: s.Name, Callee: s.Callee, Signature: s.Signature,
 			Policy: policies[s.Policy], Child: s.Policy == "child", Shape: s.Shape, JSON: s.JSON,
-			Key: s.Key, RenamedFrom: s.RenamedFrom})
+			Key: s.Key, RenamedFrom: s.RenamedFrom, Pos: s.Pos})
 	}
 	return def
 }

@@ -9,6 +9,7 @@
 //
 //	resumectl runs list [-status S[,S]] [-workflow W] [-version V] [-since DURATION]
 //	resumectl runs show ID
+//	resumectl runs watch ID [-interval D]
 //	resumectl runs resolve ID STEP -done [-result JSON]
 //	resumectl runs resolve ID STEP -redo
 //	resumectl runs retry ID | FILTER
@@ -33,8 +34,8 @@
 //
 // resumectl never creates a journal: a SQLite path that does not exist is
 // an error, and so is a database that holds no journal (exit status 2).
-// runs list, runs show, schedules list, check-deploy and -dry-run only
-// read: they open the journal read-only and create, migrate or change
+// runs list, runs show, runs watch, schedules list, check-deploy and
+// -dry-run only read: they open the journal read-only and create, migrate or change
 // nothing, on a read-only file or replica too. Values a codec sealed (resume.WithCodec)
 // show as (encrypted).
 //
@@ -57,7 +58,16 @@
 // in the journal (each version's manifest is stored the first time a
 // program running it meets the journal). It lists the run's moves between
 // versions (from, to, by the engine or an operator, when, why) and prints
-// the manifest of the run's version.
+// the manifest of the run's version. Each step row says where the step is
+// called in the code of the run's version (WHERE, "dir/file.go:42", from
+// the definition the journal stores for the version; for a keyed or
+// repeated step, the call site of its name).
+//
+// runs watch follows a run live until it ends: it reads the run every
+// -interval (250ms by default) and prints each step row that appears or
+// changes and each change of the run's status (with -json, one JSON object
+// a line). It exits 0 when the run succeeded, 1 when it failed, was
+// cancelled or needs a person; a waiting run is followed on.
 //
 // runs resolve settles a once step whose outcome is unknown (the run is in
 // needs_attention, the step in_flight): -done says it happened (the

@@ -24,6 +24,7 @@ const (
 const usage = `usage:
   resumectl runs list [-status S[,S]] [-workflow W] [-version V] [-since DURATION]
   resumectl runs show ID
+  resumectl runs watch ID [-interval D]
   resumectl runs resolve ID STEP -done [-result JSON] | -redo
   resumectl runs retry ID | FILTER
   resumectl runs cancel ID | FILTER [-running]
@@ -116,6 +117,7 @@ func commands() []command {
 	return []command{
 		{name: "runs list", use: "[-status S[,S]] [-workflow W] [-version V] [-since DURATION]", run: runsList, flags: listFlags},
 		{name: "runs show", use: "ID", run: runsShow},
+		{name: "runs watch", use: "ID [-interval D]", run: runsWatch, flags: watchFlags},
 		{name: "runs resolve", use: "ID STEP -done [-result JSON] | -redo", run: runsResolve, flags: resolveFlags},
 		{name: "runs retry", use: "ID | [-workflow W] [-version V] [-status S] [-dry-run | -yes]", run: runsRetry, flags: retryFlags},
 		{name: "runs cancel", use: "ID | [-workflow W] [-version V] [-status S] [-dry-run | -yes] [-running]", run: runsCancel, flags: cancelFlags},

@@ -182,6 +182,10 @@ type stepJSON struct {
 	// does not convert, a status that is no status): the engine parks
 	// the run on it. Absent for a sound row.
 	Problem string `json:"problem,omitempty"`
+	// Where is the step's call site in the code of the run's version
+	// ("examples/onboard/onboard.go:53"), from the definition the journal
+	// stores for it; absent when the journal does not record it.
+	Where string `json:"where,omitempty"`
 }
 
 // attemptJSON is one failed attempt of a step.
@@ -240,6 +244,10 @@ func runsShow(c *cli, o *options, args []string) error {
 	if out.Manifest, err = j.Manifest(c.ctx, r.Workflow, r.Version); err != nil {
 		return fmt.Errorf("run %s: manifest of version %s: %w", runID, r.Version, err)
 	}
+	where, err := callSites(c.ctx, j, r.Workflow, r.Version)
+	if err != nil {
+		return fmt.Errorf("run %s: %w", runID, err)
+	}
 	kids, err := j.ListRuns(c.ctx, journal.RunFilter{Parent: runID})
 	if err != nil {
 		return err
@@ -254,7 +262,7 @@ func runsShow(c *cli, o *options, args []string) error {
 	for _, s := range steps {
 		sj := stepJSON{Seq: s.Seq, StepKey: s.StepKey, Name: s.Name, Status: string(s.Status), Attempt: s.Attempt,
 			StartedAt: s.StartedAt, Result: storedJSON(s.Result), Error: s.Error, Final: s.Final, ErrorDetail: storedJSON(s.ErrorDetail),
-			Problem: s.Problem()}
+			Problem: s.Problem(), Where: where[s.Name]}
 		if sj.Problem == "" && len(s.Result) > 0 && !json.Valid(s.Result) {
 			sj.Problem = "result is not JSON"
 		}
@@ -369,7 +377,7 @@ func (c *cli) printRun(r journal.RunRecord, out showJSON) {
 	if len(out.Steps) == 0 {
 		fmt.Fprintln(c.stdout, "no journaled steps")
 	} else {
-		t = c.table("SEQ", "STEP", "STATUS", "ATTEMPT", "STARTED (UTC)", "DURATION", "RESULT / ERROR")
+		t = c.table(timelineHeader(out.Steps)...)
 		for _, s := range out.Steps {
 			var fin time.Time
 			if s.FinishedAt != nil {
@@ -395,8 +403,12 @@ func (c *cli) printRun(r journal.RunRecord, out showJSON) {
 			if s.Problem != "" {
 				what = "unreadable: " + s.Problem
 			}
-			t.row(strconv.FormatInt(s.Seq, 10), s.StepKey, c.paint(statusColor(s.Status), s.Status), strconv.Itoa(s.Attempt),
-				stamp(s.StartedAt), duration(s.StartedAt, fin), preview(what, 60))
+			cells := []string{strconv.FormatInt(s.Seq, 10), s.StepKey, c.paint(statusColor(s.Status), s.Status), strconv.Itoa(s.Attempt),
+				stamp(s.StartedAt), duration(s.StartedAt, fin)}
+			if hasWhere(out.Steps) {
+				cells = append(cells, orDash(s.Where))
+			}
+			t.row(append(cells, preview(what, 60))...)
 		}
 		t.flush()
 		c.printAttempts(out.Steps)

@@ -4,7 +4,7 @@
 //
 // Usage:
 //
-//	resumegen [-check | -manifest] [packages]
+//	resumegen [-check | -manifest | -graph] [packages]
 //
 // See package github.com/resumegen/resumegen/generator for what it
 // generates and refuses.

@@ -114,6 +114,27 @@ func TestCommand(t *testing.T) {
 		t.Errorf("-manifest:\n%s", stdout)
 	}
 
+	// -graph prints the step graph the generated file holds, and
+	// excludes the other modes.
+	code, stdout, stderr = resumegen("-graph", "./flow")
+	wantGraph := "%% example.com/fixture/flow.Flow (version " + manifest[0].Version + ")\n" +
+		"flowchart TD\n" +
+		"  n1([\"Flow\"])\n  n2([\"end\"])\n  n3[\"Count\"]\n  n4[\"Done (once)\"]\n" +
+		"  n1 --> n3\n  n3 --> n4\n  n3 -->|\"err != nil\"| n2\n  n4 --> n2\n" +
+		"  %% step n3 Count\n  %% step n4 Done\n"
+	if code != 0 || stdout != wantGraph {
+		t.Errorf("-graph: exit %d\n%s\nwant\n%s%s", code, stdout, wantGraph, stderr)
+	}
+	if body, _, _ := strings.Cut(strings.SplitN(wantGraph, "\n", 2)[1], "\x00"); !strings.Contains(string(generated), "const resumeFlowGraph = `"+body+"`") {
+		t.Errorf("the generated file does not hold the graph -graph prints:\n%s", generated)
+	}
+	if !strings.Contains(string(generated), `Pos: "flow/flow.go:9"`) || !strings.Contains(string(generated), `Pos: "flow/flow.go:13"`) {
+		t.Errorf("the generated file does not hold the steps' call sites:\n%s", generated)
+	}
+	if code, _, stderr := resumegen("-graph", "-manifest", "./flow"); code != 2 || !strings.Contains(stderr, "exclude each other") {
+		t.Errorf("-graph -manifest: exit %d\n%s", code, stderr)
+	}
+
 	// A changed step: -check fails with a diff and writes nothing.
 	write(t, src, strings.Replace(flowSource, "//resume:step once", "//resume:step tx", 1))
 	code, stdout, _ = resumegen("-check", "./...")

@@ -15,15 +15,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	check := fs.Bool("check", false, "write nothing; print a diff of every generated file that would change and exit 1 if any would")
 	manifest := fs.Bool("manifest", false, "write nothing; print every workflow with its version and steps as JSON")
+	graph := fs.Bool("graph", false, "write nothing; print every workflow's step graph as a Mermaid flowchart")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: resumegen [-check | -manifest] [packages]")
+		fmt.Fprintln(stderr, "usage: resumegen [-check | -manifest | -graph] [packages]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *check && *manifest {
-		fmt.Fprintln(stderr, "resumegen: -check and -manifest exclude each other")
+	if n := countTrue(*check, *manifest, *graph); n > 1 {
+		fmt.Fprintln(stderr, "resumegen: -check, -manifest and -graph exclude each other")
 		return 2
 	}
 	res, err := generator.Generate(generator.Config{Patterns: fs.Args()})
@@ -41,6 +42,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	switch {
+	case *graph:
+		printGraphs(stdout, res.Workflows)
 	case *manifest:
 		b, err := res.Manifest()
 		if err != nil {
@@ -75,4 +78,26 @@ func warning(d generator.Diagnostic) string {
 		return "warning: " + d.Message
 	}
 	return fmt.Sprintf("%s:%d:%d: warning: %s", d.Pos.Filename, d.Pos.Line, d.Pos.Column, d.Message)
+}
+
+// countTrue counts the flags set.
+func countTrue(flags ...bool) int {
+	n := 0
+	for _, f := range flags {
+		if f {
+			n++
+		}
+	}
+	return n
+}
+
+// printGraphs prints each workflow's step graph under a comment naming
+// it, in package and source order.
+func printGraphs(w io.Writer, ws []*generator.Workflow) {
+	for i, wf := range ws {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "%%%% %s.%s (version %s)\n%s", wf.Package, wf.Name, wf.Version, wf.Graph)
+	}
 }

@@ -44,6 +44,41 @@ const _ = resume.SupportPackageIsVersion2
 //	approval: result Decision: note string omitempty
 const resumeApproveVersion = "aa616d19e491589a"
 
+// resumeApproveGraph is Approve's step graph, a Mermaid flowchart
+// (resumegen -graph prints it); it does not enter the version.
+const resumeApproveGraph = `flowchart TD
+  n1(["Approve"])
+  n2(["end"])
+  n3["Submit"]
+  n4>"resume.Sleep"]
+  n5["Remind (once)"]
+  n8["Tell (once)"]
+  subgraph h1["decide"]
+    n6>"await approval"]
+    n7["Pay"]
+  end
+  n1 --> n3
+  n3 --> n4
+  n4 --> n5
+  n5 --> n6
+  n6 -->|"no case"| n7
+  n6 --> n8
+  n7 --> n8
+  n3 -->|"err != nil"| n2
+  n4 -->|"err != nil"| n2
+  n5 -->|"err != nil"| n2
+  n6 -->|"err != nil"| n2
+  n7 -->|"err != nil"| n2
+  n8 -->|"err != nil"| n2
+  n8 --> n2
+  %% step n3 Submit
+  %% step n4 resume.Sleep
+  %% step n5 Remind
+  %% step n6 approval
+  %% step n7 Pay
+  %% step n8 Tell
+`
+
 // A build error here means a step or the workflow changed signature without
 // regenerating: run go generate.
 var (
@@ -61,18 +96,19 @@ var resumeApprove = &resume.WorkflowDef{
 	Name:    "Approve",
 	Version: resumeApproveVersion,
 	Steps: []resume.StepDef{
-		{Name: "Submit", Callee: "github.com/resumegen/resumegen/examples/approval.Submit", Signature: "func(context.Context, Expense) error", Policy: resume.PolicyDefault, JSON: "null"},
-		{Name: "resume.Sleep", Callee: "github.com/resumegen/resumegen/runtime/resume.Sleep", Signature: "func(context.Context, time.Duration) error", Policy: resume.PolicyDefault},
-		{Name: "Remind", Callee: "github.com/resumegen/resumegen/examples/approval.Remind", Signature: "func(context.Context, Expense) error", Policy: resume.PolicyOnce, JSON: "null"},
-		{Name: "approval", Callee: "github.com/resumegen/resumegen/runtime/resume.Await", Signature: "func(context.Context, string, time.Duration) (Decision, error)", Policy: resume.PolicyDefault, JSON: "Decision",
+		{Name: "Submit", Callee: "github.com/resumegen/resumegen/examples/approval.Submit", Signature: "func(context.Context, Expense) error", Policy: resume.PolicyDefault, JSON: "null", Pos: "examples/approval/approval.go:54"},
+		{Name: "resume.Sleep", Callee: "github.com/resumegen/resumegen/runtime/resume.Sleep", Signature: "func(context.Context, time.Duration) error", Policy: resume.PolicyDefault, Pos: "examples/approval/approval.go:57"},
+		{Name: "Remind", Callee: "github.com/resumegen/resumegen/examples/approval.Remind", Signature: "func(context.Context, Expense) error", Policy: resume.PolicyOnce, JSON: "null", Pos: "examples/approval/approval.go:60"},
+		{Name: "approval", Callee: "github.com/resumegen/resumegen/runtime/resume.Await", Signature: "func(context.Context, string, time.Duration) (Decision, error)", Policy: resume.PolicyDefault, JSON: "Decision", Pos: "examples/approval/approval.go:75",
 			Shape: []string{
 				"result Decision: approved bool",
 				"result Decision: by string",
 				"result Decision: note string omitempty",
 			}},
-		{Name: "Pay", Callee: "github.com/resumegen/resumegen/examples/approval.Pay", Signature: "func(context.Context, Expense) (string, error)", Policy: resume.PolicyDefault, JSON: "string"},
-		{Name: "Tell", Callee: "github.com/resumegen/resumegen/examples/approval.Tell", Signature: "func(context.Context, string, Outcome) error", Policy: resume.PolicyOnce, JSON: "null"},
+		{Name: "Pay", Callee: "github.com/resumegen/resumegen/examples/approval.Pay", Signature: "func(context.Context, Expense) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "examples/approval/approval.go:84"},
+		{Name: "Tell", Callee: "github.com/resumegen/resumegen/examples/approval.Tell", Signature: "func(context.Context, string, Outcome) error", Policy: resume.PolicyOnce, JSON: "null", Pos: "examples/approval/approval.go:67"},
 	},
+	Graph: resumeApproveGraph,
 	Shape: []string{
 		"input arg 2 Expense: Amount int",
 		"input arg 2 Expense: Approver string",

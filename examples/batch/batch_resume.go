@@ -32,6 +32,32 @@ const _ = resume.SupportPackageIsVersion2
 //	ListItems: result Item: ID string
 const resumeSettleVersion = "49d3878b898216f8"
 
+// resumeSettleGraph is Settle's step graph, a Mermaid flowchart
+// (resumegen -graph prints it); it does not enter the version.
+const resumeSettleGraph = `flowchart TD
+  n1(["Settle"])
+  n2(["end"])
+  n3["ListItems"]
+  n4{{"for _, it := range items"}}
+  n5["Price"]
+  n6["Charge key=it.ID"]
+  n7["Close"]
+  n1 --> n3
+  n3 --> n4
+  n4 --> n5
+  n5 --> n6
+  n6 -.-> n4
+  n4 -->|"done"| n7
+  n3 -->|"err != nil"| n2
+  n4 -->|"it.Amount #gt; b.Limit"| n2
+  n6 -->|"err != nil"| n2
+  n7 --> n2
+  %% step n3 ListItems
+  %% step n5 Price
+  %% step n6 Charge
+  %% step n7 Close
+`
+
 // A build error here means a step or the workflow changed signature without
 // regenerating: run go generate.
 var (
@@ -47,15 +73,16 @@ var resumeSettle = &resume.WorkflowDef{
 	Name:    "Settle",
 	Version: resumeSettleVersion,
 	Steps: []resume.StepDef{
-		{Name: "ListItems", Callee: "github.com/resumegen/resumegen/examples/batch.ListItems", Signature: "func(context.Context, string) ([]Item, error)", Policy: resume.PolicyDefault, JSON: "[]Item",
+		{Name: "ListItems", Callee: "github.com/resumegen/resumegen/examples/batch.ListItems", Signature: "func(context.Context, string) ([]Item, error)", Policy: resume.PolicyDefault, JSON: "[]Item", Pos: "examples/batch/batch.go:42",
 			Shape: []string{
 				"result Item: Amount int",
 				"result Item: ID string",
 			}},
-		{Name: "Charge", Callee: "github.com/resumegen/resumegen/examples/batch.Charge", Signature: "func(context.Context, Item, Quote) error", Policy: resume.PolicyDefault, JSON: "null", Key: "it.ID"},
-		{Name: "Price", Callee: "github.com/resumegen/resumegen/examples/batch.Price", Signature: "func(context.Context, Item) (int, error)", Policy: resume.PolicyDefault, JSON: "int"},
-		{Name: "Close", Callee: "github.com/resumegen/resumegen/examples/batch.Close", Signature: "func(context.Context, string) error", Policy: resume.PolicyDefault, JSON: "null"},
+		{Name: "Charge", Callee: "github.com/resumegen/resumegen/examples/batch.Charge", Signature: "func(context.Context, Item, Quote) error", Policy: resume.PolicyDefault, JSON: "null", Key: "it.ID", Pos: "examples/batch/batch.go:53"},
+		{Name: "Price", Callee: "github.com/resumegen/resumegen/examples/batch.Price", Signature: "func(context.Context, Item) (int, error)", Policy: resume.PolicyDefault, JSON: "int", Pos: "examples/batch/batch.go:53"},
+		{Name: "Close", Callee: "github.com/resumegen/resumegen/examples/batch.Close", Signature: "func(context.Context, string) error", Policy: resume.PolicyDefault, JSON: "null", Pos: "examples/batch/batch.go:58"},
 	},
+	Graph: resumeSettleGraph,
 	Shape: []string{
 		"input arg 2 Batch: ID string",
 		"input arg 2 Batch: Limit int",

@@ -37,6 +37,36 @@ const _ = resume.SupportPackageIsVersion2
 //	ScoreAll: result Score: RecordID string
 const resumeOnboardVersion = "6717b96dc28b59b2"
 
+// resumeOnboardGraph is Onboard's step graph, a Mermaid flowchart
+// (resumegen -graph prints it); it does not enter the version.
+const resumeOnboardGraph = `flowchart TD
+  n1(["Onboard"])
+  n2(["end"])
+  n3["FetchRecords"]
+  n4["ScoreAll"]
+  n5["WriteScores (tx)"]
+  n6{{"for _, o := range owners(scored)"}}
+  n7["NotifyOwner (once)"]
+  n8["MarkComplete"]
+  n1 --> n3
+  n3 --> n4
+  n4 --> n5
+  n5 --> n6
+  n6 --> n7
+  n7 -.-> n6
+  n6 -->|"done"| n8
+  n3 -->|"err != nil"| n2
+  n4 -->|"err != nil"| n2
+  n5 -->|"err != nil"| n2
+  n7 -->|"err != nil"| n2
+  n8 --> n2
+  %% step n3 FetchRecords
+  %% step n4 ScoreAll
+  %% step n5 WriteScores
+  %% step n7 NotifyOwner
+  %% step n8 MarkComplete
+`
+
 // A build error here means a step or the workflow changed signature without
 // regenerating: run go generate.
 var (
@@ -53,22 +83,23 @@ var resumeOnboard = &resume.WorkflowDef{
 	Name:    "Onboard",
 	Version: resumeOnboardVersion,
 	Steps: []resume.StepDef{
-		{Name: "FetchRecords", Callee: "github.com/resumegen/resumegen/examples/onboard.FetchRecords", Signature: "func(context.Context, Input) ([]Record, error)", Policy: resume.PolicyDefault, JSON: "[]Record",
+		{Name: "FetchRecords", Callee: "github.com/resumegen/resumegen/examples/onboard.FetchRecords", Signature: "func(context.Context, Input) ([]Record, error)", Policy: resume.PolicyDefault, JSON: "[]Record", Pos: "examples/onboard/onboard.go:49",
 			Shape: []string{
 				"result Record: ID string",
 				"result Record: Owner string",
 				"result Record: Value int",
 			}},
-		{Name: "ScoreAll", Callee: "github.com/resumegen/resumegen/examples/onboard.ScoreAll", Signature: "func(context.Context, []Record) ([]Score, error)", Policy: resume.PolicyDefault, Attempts: 5, BackoffMin: 200 * time.Millisecond, BackoffMax: 30 * time.Second, JSON: "[]Score",
+		{Name: "ScoreAll", Callee: "github.com/resumegen/resumegen/examples/onboard.ScoreAll", Signature: "func(context.Context, []Record) ([]Score, error)", Policy: resume.PolicyDefault, Attempts: 5, BackoffMin: 200 * time.Millisecond, BackoffMax: 30 * time.Second, JSON: "[]Score", Pos: "examples/onboard/onboard.go:53",
 			Shape: []string{
 				"result Score: Owner string",
 				"result Score: Points int",
 				"result Score: RecordID string",
 			}},
-		{Name: "WriteScores", Callee: "github.com/resumegen/resumegen/examples/onboard.WriteScores", Signature: "func(context.Context, []Score) error", Policy: resume.PolicyTx, JSON: "null"},
-		{Name: "NotifyOwner", Callee: "github.com/resumegen/resumegen/examples/onboard.NotifyOwner", Signature: "func(context.Context, Owner) error", Policy: resume.PolicyOnce, JSON: "null"},
-		{Name: "MarkComplete", Callee: "github.com/resumegen/resumegen/examples/onboard.MarkComplete", Signature: "func(context.Context, string) error", Policy: resume.PolicyDefault, JSON: "null"},
+		{Name: "WriteScores", Callee: "github.com/resumegen/resumegen/examples/onboard.WriteScores", Signature: "func(context.Context, []Score) error", Policy: resume.PolicyTx, JSON: "null", Pos: "examples/onboard/onboard.go:57"},
+		{Name: "NotifyOwner", Callee: "github.com/resumegen/resumegen/examples/onboard.NotifyOwner", Signature: "func(context.Context, Owner) error", Policy: resume.PolicyOnce, JSON: "null", Pos: "examples/onboard/onboard.go:62"},
+		{Name: "MarkComplete", Callee: "github.com/resumegen/resumegen/examples/onboard.MarkComplete", Signature: "func(context.Context, string) error", Policy: resume.PolicyDefault, JSON: "null", Pos: "examples/onboard/onboard.go:67"},
 	},
+	Graph: resumeOnboardGraph,
 	Shape: []string{
 		"input arg 2 Input: CustomerID string",
 		"output Summary: Notified int",

@@ -37,6 +37,38 @@ const _ = resume.SupportPackageIsVersion2
 //	output Receipt: Taxed bool
 const resumeShop_CheckoutVersion = "6ef86cfce388e676"
 
+// resumeShop_CheckoutGraph is Shop.Checkout's step graph, a Mermaid flowchart
+// (resumegen -graph prints it); it does not enter the version.
+const resumeShop_CheckoutGraph = `flowchart TD
+  n1(["Shop.Checkout"])
+  n2(["end"])
+  n3["now"]
+  n4["Shop.Quote"]
+  n5["Shop.Charge"]
+  n6["Shop.Ship (once)"]
+  n7["Shop.Wrap"]
+  n8["defer Shop.Refund"]
+  n1 --> n3
+  n3 --> n4
+  n4 --> n5
+  n5 --> n6
+  n6 -->|"opts.Gift"| n7
+  n6 -->|"err != nil"| n8
+  n7 -->|"err != nil"| n8
+  n6 -->|"else, err != nil"| n8
+  n8 --> n2
+  n6 --> n2
+  n7 --> n2
+  n4 -->|"err != nil"| n2
+  n5 -->|"err != nil"| n2
+  %% step n3 now
+  %% step n4 Shop.Quote
+  %% step n5 Shop.Charge
+  %% step n6 Shop.Ship
+  %% step n7 Shop.Wrap
+  %% step n8 Shop.Refund
+`
+
 // A build error here means a step or the workflow changed signature without
 // regenerating: run go generate.
 var (
@@ -54,13 +86,14 @@ var resumeShop_Checkout = &resume.WorkflowDef{
 	Name:    "Shop.Checkout",
 	Version: resumeShop_CheckoutVersion,
 	Steps: []resume.StepDef{
-		{Name: "now", Callee: "time.Now", Signature: "func() time.Time", Policy: resume.PolicyDefault, JSON: "time.Time"},
-		{Name: "Shop.Quote", Callee: "github.com/resumegen/resumegen/examples/shop.(*Shop).Quote", Signature: "func(context.Context, Order) (int, bool, error)", Policy: resume.PolicyDefault, JSON: "struct{result1 int; result2 bool}"},
-		{Name: "Shop.Charge", Callee: "github.com/resumegen/resumegen/examples/shop.(*Shop).Charge", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, JSON: "null"},
-		{Name: "Shop.Refund", Callee: "github.com/resumegen/resumegen/examples/shop.(*Shop).Refund", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, JSON: "null"},
-		{Name: "Shop.Ship", Callee: "github.com/resumegen/resumegen/examples/shop.(*Shop).Ship", Signature: "func(context.Context, Order) error", Policy: resume.PolicyOnce, JSON: "null"},
-		{Name: "Shop.Wrap", Callee: "github.com/resumegen/resumegen/examples/shop.(*Shop).Wrap", Signature: "func(context.Context, string) string", Policy: resume.PolicyDefault, JSON: "string"},
+		{Name: "now", Callee: "time.Now", Signature: "func() time.Time", Policy: resume.PolicyDefault, JSON: "time.Time", Pos: "examples/shop/shop.go:45"},
+		{Name: "Shop.Quote", Callee: "github.com/resumegen/resumegen/examples/shop.(*Shop).Quote", Signature: "func(context.Context, Order) (int, bool, error)", Policy: resume.PolicyDefault, JSON: "struct{result1 int; result2 bool}", Pos: "examples/shop/shop.go:46"},
+		{Name: "Shop.Charge", Callee: "github.com/resumegen/resumegen/examples/shop.(*Shop).Charge", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, JSON: "null", Pos: "examples/shop/shop.go:50"},
+		{Name: "Shop.Refund", Callee: "github.com/resumegen/resumegen/examples/shop.(*Shop).Refund", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, JSON: "null", Pos: "examples/shop/shop.go:55"},
+		{Name: "Shop.Ship", Callee: "github.com/resumegen/resumegen/examples/shop.(*Shop).Ship", Signature: "func(context.Context, Order) error", Policy: resume.PolicyOnce, JSON: "null", Pos: "examples/shop/shop.go:58"},
+		{Name: "Shop.Wrap", Callee: "github.com/resumegen/resumegen/examples/shop.(*Shop).Wrap", Signature: "func(context.Context, string) string", Policy: resume.PolicyDefault, JSON: "string", Pos: "examples/shop/shop.go:63"},
 	},
+	Graph: resumeShop_CheckoutGraph,
 	Shape: []string{
 		"input arg 2 Order: ID string",
 		"input arg 2 Order: Items []string",

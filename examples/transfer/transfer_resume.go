@@ -42,6 +42,81 @@ const _ = resume.SupportPackageIsVersion2
 //	Price: out arg 3 Quote: Fee int
 const resumeTransferVersion = "0c86b86c20de642f"
 
+// resumeTransferGraph is Transfer's step graph, a Mermaid flowchart
+// (resumegen -graph prints it); it does not enter the version.
+const resumeTransferGraph = `flowchart TD
+  n1(["Transfer"])
+  n2(["end"])
+  n3["Price"]
+  n4["Reserve"]
+  n5["Withdraw"]
+  n9["Deposit"]
+  n16[["Notify (child)"]]
+  subgraph h1["compensate"]
+    n6{{"for i #gt;= 0"}}
+    n7["Refund"]
+    n8["Release"]
+  end
+  subgraph h2["compensate"]
+    n10{{"for i #gt;= 0"}}
+    n11["Refund"]
+    n12["Release"]
+  end
+  subgraph h3["compensate"]
+    n13{{"for i #gt;= 0"}}
+    n14["Refund"]
+    n15["Release"]
+  end
+  n1 --> n3
+  n3 --> n4
+  n4 --> n5
+  n5 -->|"err != nil"| n6
+  n6 -->|"case #quot;withdraw#quot;"| n7
+  n6 -->|"case #quot;reserve#quot;"| n8
+  n7 -.-> n6
+  n8 -.-> n6
+  n6 -.->|"no case"| n6
+  n5 --> n9
+  n9 -->|"err != nil, case errors.As(err, #amp;closed)"| n10
+  n10 -->|"case #quot;withdraw#quot;"| n11
+  n10 -->|"case #quot;reserve#quot;"| n12
+  n11 -.-> n10
+  n12 -.-> n10
+  n10 -.->|"no case"| n10
+  n9 -->|"err != nil, case errors.Is(err, ErrLimi…"| n13
+  n13 -->|"case #quot;withdraw#quot;"| n14
+  n13 -->|"case #quot;reserve#quot;"| n15
+  n14 -.-> n13
+  n15 -.-> n13
+  n13 -.->|"no case"| n13
+  n9 --> n16
+  n3 -->|"err != nil"| n2
+  n4 -->|"err != nil"| n2
+  n7 --> n2
+  n8 --> n2
+  n6 --> n2
+  n11 --> n2
+  n12 --> n2
+  n10 --> n2
+  n14 --> n2
+  n15 --> n2
+  n13 --> n2
+  n9 -->|"err != nil, no case"| n2
+  n16 -->|"err != nil"| n2
+  n16 --> n2
+  %% step n3 Price
+  %% step n4 Reserve
+  %% step n5 Withdraw
+  %% step n7 Refund
+  %% step n8 Release
+  %% step n9 Deposit
+  %% step n11 Refund
+  %% step n12 Release
+  %% step n14 Refund
+  %% step n15 Release
+  %% step n16 Notify
+`
+
 // A build error here means a step or the workflow changed signature without
 // regenerating: run go generate.
 var (
@@ -60,18 +135,19 @@ var resumeTransfer = &resume.WorkflowDef{
 	Name:    "Transfer",
 	Version: resumeTransferVersion,
 	Steps: []resume.StepDef{
-		{Name: "Price", Callee: "github.com/resumegen/resumegen/examples/transfer.Price", Signature: "func(context.Context, Order, *Quote) error", Policy: resume.PolicyDefault, JSON: "struct{arg3 *Quote}",
+		{Name: "Price", Callee: "github.com/resumegen/resumegen/examples/transfer.Price", Signature: "func(context.Context, Order, *Quote) error", Policy: resume.PolicyDefault, JSON: "struct{arg3 *Quote}", Pos: "examples/transfer/transfer.go:70",
 			Shape: []string{
 				"out arg 3 Quote: Amount int",
 				"out arg 3 Quote: Fee int",
 			}},
-		{Name: "Reserve", Callee: "github.com/resumegen/resumegen/examples/transfer.Reserve", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, JSON: "null"},
-		{Name: "Withdraw", Callee: "github.com/resumegen/resumegen/examples/transfer.Withdraw", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, Attempts: 3, BackoffMin: 1 * time.Millisecond, BackoffMax: 5 * time.Millisecond, JSON: "null"},
-		{Name: "Refund", Callee: "github.com/resumegen/resumegen/examples/transfer.Refund", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, JSON: "null"},
-		{Name: "Release", Callee: "github.com/resumegen/resumegen/examples/transfer.Release", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, JSON: "null"},
-		{Name: "Deposit", Callee: "github.com/resumegen/resumegen/examples/transfer.Deposit", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, Attempts: 3, BackoffMin: 1 * time.Millisecond, BackoffMax: 5 * time.Millisecond, JSON: "null"},
-		{Name: "Notify", Callee: "github.com/resumegen/resumegen/examples/transfer.Notify", Signature: "func(context.Context, Notice) (int, error)", Policy: resume.PolicyDefault, Child: true, JSON: "int"},
+		{Name: "Reserve", Callee: "github.com/resumegen/resumegen/examples/transfer.Reserve", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, JSON: "null", Pos: "examples/transfer/transfer.go:74"},
+		{Name: "Withdraw", Callee: "github.com/resumegen/resumegen/examples/transfer.Withdraw", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, Attempts: 3, BackoffMin: 1 * time.Millisecond, BackoffMax: 5 * time.Millisecond, JSON: "null", Pos: "examples/transfer/transfer.go:78"},
+		{Name: "Refund", Callee: "github.com/resumegen/resumegen/examples/transfer.Refund", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, JSON: "null", Pos: "examples/transfer/transfer.go:105"},
+		{Name: "Release", Callee: "github.com/resumegen/resumegen/examples/transfer.Release", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, JSON: "null", Pos: "examples/transfer/transfer.go:107"},
+		{Name: "Deposit", Callee: "github.com/resumegen/resumegen/examples/transfer.Deposit", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, Attempts: 3, BackoffMin: 1 * time.Millisecond, BackoffMax: 5 * time.Millisecond, JSON: "null", Pos: "examples/transfer/transfer.go:82"},
+		{Name: "Notify", Callee: "github.com/resumegen/resumegen/examples/transfer.Notify", Signature: "func(context.Context, Notice) (int, error)", Policy: resume.PolicyDefault, Child: true, JSON: "int", Pos: "examples/transfer/transfer.go:92"},
 	},
+	Graph: resumeTransferGraph,
 	Shape: []string{
 		"input arg 2 Order: Amount int",
 		"input arg 2 Order: From string",
@@ -223,6 +299,21 @@ func resumeTransfer_Notify(ctx context.Context, n Notice) (int, error) {
 //	input arg 2 Notice: Parties []string
 const resumeNotifyVersion = "a0e7db5e9155634d"
 
+// resumeNotifyGraph is Notify's step graph, a Mermaid flowchart
+// (resumegen -graph prints it); it does not enter the version.
+const resumeNotifyGraph = `flowchart TD
+  n1(["Notify"])
+  n2(["end"])
+  n3{{"for _, p := range n.Parties"}}
+  n4["Send key=p (once)"]
+  n1 --> n3
+  n3 --> n4
+  n4 -.-> n3
+  n4 -->|"err != nil"| n2
+  n3 -->|"done"| n2
+  %% step n4 Send
+`
+
 // A build error here means a step or the workflow changed signature without
 // regenerating: run go generate.
 var (
@@ -235,8 +326,9 @@ var resumeNotify = &resume.WorkflowDef{
 	Name:    "Notify",
 	Version: resumeNotifyVersion,
 	Steps: []resume.StepDef{
-		{Name: "Send", Callee: "github.com/resumegen/resumegen/examples/transfer.Send", Signature: "func(context.Context, string, string) error", Policy: resume.PolicyOnce, JSON: "null", Key: "p"},
+		{Name: "Send", Callee: "github.com/resumegen/resumegen/examples/transfer.Send", Signature: "func(context.Context, string, string) error", Policy: resume.PolicyOnce, JSON: "null", Key: "p", Pos: "examples/transfer/transfer.go:129"},
 	},
+	Graph: resumeNotifyGraph,
 	Shape: []string{
 		"input arg 2 Notice: Order string",
 		"input arg 2 Notice: Parties []string",

@@ -177,3 +177,26 @@ func TestDecideMovedPackage(t *testing.T) {
 		t.Fatalf("moved package, nothing journaled: %+v", d)
 	}
 }
+
+// TestDecideIgnoresPosAndGraph: a step that moved in its file, or a graph
+// drawn otherwise, is the same version's step list for the rule.
+func TestDecideIgnoresPosAndGraph(t *testing.T) {
+	v1 := def("V1", step("Validate"), step("Score"))
+	v1.Steps[0].Pos, v1.Steps[1].Pos = "shop/checkout.go:10", "shop/checkout.go:14"
+	v1.Graph = "flowchart TD\n  n1[\"Validate\"] --> n2[\"Score\"]\n"
+	v2 := def("V2", step("Validate"), step("Score"), step("Charge"))
+	v2.Steps[0].Pos, v2.Steps[1].Pos = "shop/other.go:99", ""
+	v2.Graph = ""
+	d := Decide(v1, v2, []string{"Validate", "Score"})
+	if !d.Continues {
+		t.Fatalf("a moved call site stops the run: %s", d.Why)
+	}
+	b, err := json.Marshal(v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Definition
+	if err := json.Unmarshal(b, &back); err != nil || back.Steps[0].Pos != "shop/checkout.go:10" || back.Graph != v1.Graph {
+		t.Fatalf("Pos and Graph do not round-trip through the stored JSON: %s (%v)", b, err)
+	}
+}

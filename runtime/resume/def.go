@@ -82,6 +82,9 @@ type StepDef struct {
 	// journaled under them count for this step, and a run that moves to
 	// this version has them relabelled. It does not enter the version.
 	RenamedFrom []string
+	// Pos is the step's call site, "dir/file.go:42" relative to the module
+	// root; it does not enter the version.
+	Pos string
 }
 
 // Default backoff bounds for a step that sets retry=N without backoff=.
@@ -119,6 +122,9 @@ type WorkflowDef struct {
 	Version string
 	// Steps lists the steps in source order.
 	Steps []StepDef
+	// Graph is the workflow's step graph, a Mermaid flowchart drawn by
+	// resumegen.
+	Graph string
 	// Shape is the JSON shape of the run's input and output, one field a
 	// line ("input arg 2 Order: ID string"), as the generator hashed it
 	// into Version.

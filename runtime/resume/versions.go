@@ -270,11 +270,11 @@ func definitionOf(def *WorkflowDef) deploy.Definition { return def.Definition() 
 // whether a run of another version continues on this one. For generated
 // code and tools (resumectl check-deploy) only.
 func (def *WorkflowDef) Definition() deploy.Definition {
-	d := deploy.Definition{Workflow: def.QualifiedName(), Package: def.Package, Version: def.Version, Shape: def.Shape, Steps: []deploy.Step{}}
+	d := deploy.Definition{Workflow: def.QualifiedName(), Package: def.Package, Version: def.Version, Shape: def.Shape, Steps: []deploy.Step{}, Graph: def.Graph}
 	for _, s := range def.Steps {
 		d.Steps = append(d.Steps, deploy.Step{
 			Name: s.Name, Callee: s.Callee, Signature: s.Signature, Policy: s.Policy.String(),
-			Key: s.Key, JSON: s.JSON, Shape: s.Shape, RenamedFrom: s.RenamedFrom, Child: s.Child,
+			Key: s.Key, JSON: s.JSON, Shape: s.Shape, RenamedFrom: s.RenamedFrom, Child: s.Child, Pos: s.Pos,
 		})
 	}
 	return d

@@ -956,3 +956,24 @@ func TestVersionRelabelRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestDefinitionCarriesPosAndGraph: the stored definition says where each
+// step is called and how the steps connect, and the version does not
+// depend on either.
+func TestDefinitionCarriesPosAndGraph(t *testing.T) {
+	def := &WorkflowDef{Package: "example.com/shop", Name: "Order", Version: "V1", Graph: "flowchart TD\n  n1[\"A\"]\n",
+		Steps: []StepDef{{Name: "A", Callee: "example.com/shop.A", Signature: "func() error", Pos: "shop/order.go:12"}}}
+	d := def.Definition()
+	if d.Graph != def.Graph || d.Steps[0].Pos != "shop/order.go:12" {
+		t.Fatalf("Definition() = %+v: Pos or Graph dropped", d)
+	}
+	moved := *def
+	moved.Graph, moved.Steps = "", []StepDef{def.Steps[0]}
+	moved.Steps[0].Pos = "shop/order.go:40"
+	if dec := deploy.Decide(d, moved.Definition(), []string{"A"}); !dec.Continues {
+		t.Errorf("a step called from another line stops the run: %s", dec.Why)
+	}
+	if def.Manifest() != moved.Manifest() {
+		t.Errorf("the manifest depends on the call site:\n%s\n%s", def.Manifest(), moved.Manifest())
+	}
+}
