@@ -38,6 +38,38 @@ const _ = resume.SupportPackageIsVersion2
 //	output Receipt: Trail []string
 const resumePipelineVersion = "e82db14ff4f78172"
 
+// resumePipelineGraph is Pipeline's step graph, a Mermaid flowchart
+// (resumegen -graph prints it); it does not enter the version.
+const resumePipelineGraph = `flowchart TD
+  n1(["Pipeline"])
+  n2(["end"])
+  n3["Fetch"]
+  n4["Price"]
+  n5["Charge"]
+  n6["Pack"]
+  n7["Ship"]
+  n8["Notify"]
+  n1 --> n3
+  n3 --> n4
+  n4 --> n5
+  n5 --> n6
+  n6 --> n7
+  n7 --> n8
+  n3 -->|"err != nil"| n2
+  n4 -->|"err != nil"| n2
+  n5 -->|"err != nil"| n2
+  n6 -->|"err != nil"| n2
+  n7 -->|"err != nil"| n2
+  n8 -->|"err != nil"| n2
+  n8 --> n2
+  %% step n3 Fetch
+  %% step n4 Price
+  %% step n5 Charge
+  %% step n6 Pack
+  %% step n7 Ship
+  %% step n8 Notify
+`
+
 // A build error here means a step or the workflow changed signature without
 // regenerating: run go generate.
 var (
@@ -57,13 +89,14 @@ var resumePipeline = &resume.WorkflowDef{
 	Aliases: []string{"github.com/resumegen/resumegen/internal/rolling/worker.Pipeline"},
 	Version: resumePipelineVersion,
 	Steps: []resume.StepDef{
-		{Name: "Fetch", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Fetch", Signature: "func(context.Context, string, int) (int, error)", Policy: resume.PolicyDefault, JSON: "int"},
-		{Name: "Price", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Price", Signature: "func(context.Context, int) (int, error)", Policy: resume.PolicyDefault, JSON: "int"},
-		{Name: "Charge", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Charge", Signature: "func(context.Context, string, int, string) (int, error)", Policy: resume.PolicyDefault, JSON: "int"},
-		{Name: "Pack", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Pack", Signature: "func(context.Context, string, int) (string, error)", Policy: resume.PolicyDefault, JSON: "string"},
-		{Name: "Ship", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Ship", Signature: "func(context.Context, string) (string, error)", Policy: resume.PolicyDefault, JSON: "string"},
-		{Name: "Notify", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Notify", Signature: "func(context.Context, string, string) (string, error)", Policy: resume.PolicyDefault, JSON: "string"},
+		{Name: "Fetch", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Fetch", Signature: "func(context.Context, string, int) (int, error)", Policy: resume.PolicyDefault, JSON: "int", Pos: "internal/rolling/worker/v3.go:19"},
+		{Name: "Price", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Price", Signature: "func(context.Context, int) (int, error)", Policy: resume.PolicyDefault, JSON: "int", Pos: "internal/rolling/worker/v3.go:23"},
+		{Name: "Charge", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Charge", Signature: "func(context.Context, string, int, string) (int, error)", Policy: resume.PolicyDefault, JSON: "int", Pos: "internal/rolling/worker/v3.go:27"},
+		{Name: "Pack", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Pack", Signature: "func(context.Context, string, int) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "internal/rolling/worker/v3.go:31"},
+		{Name: "Ship", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Ship", Signature: "func(context.Context, string) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "internal/rolling/worker/v3.go:35"},
+		{Name: "Notify", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Notify", Signature: "func(context.Context, string, string) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "internal/rolling/worker/v3.go:39"},
 	},
+	Graph: resumePipelineGraph,
 	Shape: []string{
 		"input arg 2 Order: ID string",
 		"input arg 2 Order: N int",

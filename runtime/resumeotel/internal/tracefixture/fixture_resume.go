@@ -23,6 +23,26 @@ const _ = resume.SupportPackageIsVersion2
 //	Notify   Notify   func(context.Context, string) (string, error)  child
 const resumeOrderVersion = "112bf9ef6a374763"
 
+// resumeOrderGraph is Order's step graph, a Mermaid flowchart
+// (resumegen -graph prints it); it does not enter the version.
+const resumeOrderGraph = `flowchart TD
+  n1(["Order"])
+  n2(["end"])
+  n3["Reserve"]
+  n4["Charge (once)"]
+  n5[["Notify (child)"]]
+  n1 --> n3
+  n3 --> n4
+  n4 --> n5
+  n3 -->|"err != nil"| n2
+  n4 -->|"err != nil"| n2
+  n5 -->|"err != nil"| n2
+  n5 --> n2
+  %% step n3 Reserve
+  %% step n4 Charge
+  %% step n5 Notify
+`
+
 // A build error here means a step or the workflow changed signature without
 // regenerating: run go generate.
 var (
@@ -37,10 +57,11 @@ var resumeOrder = &resume.WorkflowDef{
 	Name:    "Order",
 	Version: resumeOrderVersion,
 	Steps: []resume.StepDef{
-		{Name: "Reserve", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Reserve", Signature: "func(context.Context, int) (int, error)", Policy: resume.PolicyDefault, Attempts: 3, BackoffMin: 1 * time.Millisecond, BackoffMax: 2 * time.Millisecond, JSON: "int"},
-		{Name: "Charge", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Charge", Signature: "func(context.Context, string) error", Policy: resume.PolicyOnce, JSON: "null"},
-		{Name: "Notify", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Notify", Signature: "func(context.Context, string) (string, error)", Policy: resume.PolicyDefault, Child: true, JSON: "string"},
+		{Name: "Reserve", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Reserve", Signature: "func(context.Context, int) (int, error)", Policy: resume.PolicyDefault, Attempts: 3, BackoffMin: 1 * time.Millisecond, BackoffMax: 2 * time.Millisecond, JSON: "int", Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:22"},
+		{Name: "Charge", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Charge", Signature: "func(context.Context, string) error", Policy: resume.PolicyOnce, JSON: "null", Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:26"},
+		{Name: "Notify", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Notify", Signature: "func(context.Context, string) (string, error)", Policy: resume.PolicyDefault, Child: true, JSON: "string", Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:29"},
 	},
+	Graph: resumeOrderGraph,
 }
 
 // Run is set in init: the durable body refers back to resumeOrder through
@@ -99,6 +120,17 @@ func resumeOrder_Notify(ctx context.Context, id string) (string, error) {
 //	Send  Send  func(context.Context, string) (string, error)  default
 const resumeNotifyVersion = "ce581bf28a4b2c02"
 
+// resumeNotifyGraph is Notify's step graph, a Mermaid flowchart
+// (resumegen -graph prints it); it does not enter the version.
+const resumeNotifyGraph = `flowchart TD
+  n1(["Notify"])
+  n2(["end"])
+  n3["Send"]
+  n1 --> n3
+  n3 --> n2
+  %% step n3 Send
+`
+
 // A build error here means a step or the workflow changed signature without
 // regenerating: run go generate.
 var (
@@ -111,8 +143,9 @@ var resumeNotify = &resume.WorkflowDef{
 	Name:    "Notify",
 	Version: resumeNotifyVersion,
 	Steps: []resume.StepDef{
-		{Name: "Send", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Send", Signature: "func(context.Context, string) (string, error)", Policy: resume.PolicyDefault, JSON: "string"},
+		{Name: "Send", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Send", Signature: "func(context.Context, string) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:57"},
 	},
+	Graph: resumeNotifyGraph,
 }
 
 // Run is set in init: the durable body refers back to resumeNotify through
@@ -145,6 +178,17 @@ func resumeNotify_Send(ctx context.Context, id string) (string, error) {
 //	Broken  Broken  func(context.Context) error  default retry=2 backoff=1ms..2ms
 const resumeFailingVersion = "c02df9a795c7559b"
 
+// resumeFailingGraph is Failing's step graph, a Mermaid flowchart
+// (resumegen -graph prints it); it does not enter the version.
+const resumeFailingGraph = `flowchart TD
+  n1(["Failing"])
+  n2(["end"])
+  n3["Broken"]
+  n1 --> n3
+  n3 --> n2
+  %% step n3 Broken
+`
+
 // A build error here means a step or the workflow changed signature without
 // regenerating: run go generate.
 var (
@@ -157,8 +201,9 @@ var resumeFailing = &resume.WorkflowDef{
 	Name:    "Failing",
 	Version: resumeFailingVersion,
 	Steps: []resume.StepDef{
-		{Name: "Broken", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Broken", Signature: "func(context.Context) error", Policy: resume.PolicyDefault, Attempts: 2, BackoffMin: 1 * time.Millisecond, BackoffMax: 2 * time.Millisecond, JSON: "null"},
+		{Name: "Broken", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Broken", Signature: "func(context.Context) error", Policy: resume.PolicyDefault, Attempts: 2, BackoffMin: 1 * time.Millisecond, BackoffMax: 2 * time.Millisecond, JSON: "null", Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:72"},
 	},
+	Graph: resumeFailingGraph,
 }
 
 // Run is set in init: the durable body refers back to resumeFailing through
@@ -191,6 +236,17 @@ func resumeFailing_Broken(ctx context.Context) error {
 //	Explode  Explode  func(context.Context) error  once
 const resumeParkingVersion = "fb275d1c5565c00a"
 
+// resumeParkingGraph is Parking's step graph, a Mermaid flowchart
+// (resumegen -graph prints it); it does not enter the version.
+const resumeParkingGraph = `flowchart TD
+  n1(["Parking"])
+  n2(["end"])
+  n3["Explode (once)"]
+  n1 --> n3
+  n3 --> n2
+  %% step n3 Explode
+`
+
 // A build error here means a step or the workflow changed signature without
 // regenerating: run go generate.
 var (
@@ -203,8 +259,9 @@ var resumeParking = &resume.WorkflowDef{
 	Name:    "Parking",
 	Version: resumeParkingVersion,
 	Steps: []resume.StepDef{
-		{Name: "Explode", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Explode", Signature: "func(context.Context) error", Policy: resume.PolicyOnce, JSON: "null"},
+		{Name: "Explode", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Explode", Signature: "func(context.Context) error", Policy: resume.PolicyOnce, JSON: "null", Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:84"},
 	},
+	Graph: resumeParkingGraph,
 }
 
 // Run is set in init: the durable body refers back to resumeParking through
@@ -239,6 +296,25 @@ func resumeParking_Explode(ctx context.Context) error {
 //	SendAgain     Send          func(context.Context, string) (string, error)  default
 const resumeNappingVersion = "5af63566deedbeff"
 
+// resumeNappingGraph is Napping's step graph, a Mermaid flowchart
+// (resumegen -graph prints it); it does not enter the version.
+const resumeNappingGraph = `flowchart TD
+  n1(["Napping"])
+  n2(["end"])
+  n3["Send"]
+  n4>"resume.Sleep"]
+  n5["SendAgain"]
+  n1 --> n3
+  n3 --> n4
+  n4 --> n5
+  n3 -->|"err != nil"| n2
+  n4 -->|"err != nil"| n2
+  n5 --> n2
+  %% step n3 Send
+  %% step n4 resume.Sleep
+  %% step n5 SendAgain
+`
+
 // A build error here means a step or the workflow changed signature without
 // regenerating: run go generate.
 var (
@@ -252,10 +328,11 @@ var resumeNapping = &resume.WorkflowDef{
 	Name:    "Napping",
 	Version: resumeNappingVersion,
 	Steps: []resume.StepDef{
-		{Name: "Send", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Send", Signature: "func(context.Context, string) (string, error)", Policy: resume.PolicyDefault, JSON: "string"},
-		{Name: "resume.Sleep", Callee: "github.com/resumegen/resumegen/runtime/resume.Sleep", Signature: "func(context.Context, time.Duration) error", Policy: resume.PolicyDefault},
-		{Name: "SendAgain", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Send", Signature: "func(context.Context, string) (string, error)", Policy: resume.PolicyDefault, JSON: "string"},
+		{Name: "Send", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Send", Signature: "func(context.Context, string) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:96"},
+		{Name: "resume.Sleep", Callee: "github.com/resumegen/resumegen/runtime/resume.Sleep", Signature: "func(context.Context, time.Duration) error", Policy: resume.PolicyDefault, Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:99"},
+		{Name: "SendAgain", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Send", Signature: "func(context.Context, string) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:102"},
 	},
+	Graph: resumeNappingGraph,
 }
 
 // Run is set in init: the durable body refers back to resumeNapping through
