@@ -13,6 +13,7 @@ import (
 
 	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/resume"
+	"github.com/resumegen/resumegen/runtime/resumetest"
 )
 
 // TockIn is the input of Tock, the workflow the suite's schedules start.
@@ -48,56 +49,6 @@ var tockDef = &resume.WorkflowDef{
 }
 
 func init() { resume.Register(Tock, tockDef) }
-
-// fakeClock is the schedules' clock in the suite: it moves only when the
-// test sets it, and wakes the waits it passes.
-type fakeClock struct {
-	mu      sync.Mutex
-	now     time.Time
-	waiters []fakeWait
-}
-
-type fakeWait struct {
-	at time.Time
-	ch chan time.Time
-}
-
-func newFakeClock(now time.Time) *fakeClock { return &fakeClock{now: now} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// At returns a channel that receives once the clock reaches t.
-func (c *fakeClock) At(t time.Time) <-chan time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ch := make(chan time.Time, 1)
-	if !t.After(c.now) {
-		ch <- c.now
-		return ch
-	}
-	c.waiters = append(c.waiters, fakeWait{t, ch})
-	return ch
-}
-
-// Set moves the clock to t and wakes every wait it reaches.
-func (c *fakeClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-	kept := c.waiters[:0]
-	for _, w := range c.waiters {
-		if w.at.After(t) {
-			kept = append(kept, w)
-		} else {
-			w.ch <- t
-		}
-	}
-	c.waiters = kept
-}
 
 // creations records the runs a journal created, in order, across the
 // processes of a test.
@@ -156,7 +107,7 @@ type scheduler struct {
 }
 
 // startScheduler runs s on a new engine over j until stopped.
-func startScheduler(j *recording, clock *fakeClock, s resume.Schedule) *scheduler {
+func startScheduler(j *recording, clock *resumetest.Clock, s resume.Schedule) *scheduler {
 	ctx, cancel := context.WithCancel(context.Background())
 	sc := &scheduler{e: resume.NewEngine(j, resume.WithClock(clock), resume.WithLease(time.Second)),
 		j: j, cancel: cancel, done: make(chan error, 1)}
@@ -266,7 +217,7 @@ func runSchedules(t *testing.T, h Harness, open func(t *testing.T) journal.Journ
 		j := open(t)
 		rec := &creations{}
 		a, b := &recording{Journal: j, rec: rec}, &recording{Journal: second(t, j), rec: rec}
-		clock := newFakeClock(base.Add(30 * time.Second))
+		clock := resumetest.NewClock(base.Add(30 * time.Second))
 		s := tockSchedule(resume.SkipMissed, 0)
 		sa, sb := startScheduler(a, clock, s), startScheduler(b, clock, s)
 		wctx, stopWork := context.WithCancel(context.Background())
@@ -315,7 +266,7 @@ func runSchedules(t *testing.T, h Harness, open func(t *testing.T) journal.Journ
 	t.Run("schedules: a restarted scheduler carries on from the journal; a death between enqueue and advance starts nothing twice", func(t *testing.T) {
 		j := open(t)
 		rec := &creations{}
-		clock := newFakeClock(base.Add(30 * time.Second))
+		clock := resumetest.NewClock(base.Add(30 * time.Second))
 		s := tockSchedule(resume.SkipMissed, 0)
 		a := &recording{Journal: j, rec: rec}
 		sa := startScheduler(a, clock, s)
@@ -375,7 +326,7 @@ func runSchedules(t *testing.T, h Harness, open func(t *testing.T) journal.Journ
 		} {
 			j := open(t)
 			rec := &creations{}
-			clock := newFakeClock(base.Add(30 * time.Second))
+			clock := resumetest.NewClock(base.Add(30 * time.Second))
 			s := tockSchedule(c.missed, c.limit)
 			sa := startScheduler(&recording{Journal: j, rec: rec}, clock, s)
 			waitRow(t, j, s.Name, "stored", func(journal.ScheduleRecord) bool { return true })
@@ -403,7 +354,7 @@ func runSchedules(t *testing.T, h Harness, open func(t *testing.T) journal.Journ
 	t.Run("schedules: a changed spec replaces the row; the scheduler of the old one stops", func(t *testing.T) {
 		j := open(t)
 		rec := &creations{}
-		clock := newFakeClock(base.Add(30 * time.Second))
+		clock := resumetest.NewClock(base.Add(30 * time.Second))
 		s := tockSchedule(resume.SkipMissed, 0)
 		sa := startScheduler(&recording{Journal: j, rec: rec}, clock, s)
 		waitRow(t, j, s.Name, "stored", func(journal.ScheduleRecord) bool { return true })
@@ -450,7 +401,7 @@ func runSchedules(t *testing.T, h Harness, open func(t *testing.T) journal.Journ
 		} {
 			j := open(t)
 			rec := &creations{}
-			clock := newFakeClock(c.from)
+			clock := resumetest.NewClock(c.from)
 			s := tockSchedule(resume.CatchUpMissed, 0)
 			s.Every, s.Cron = 0, c.spec
 			sc := startScheduler(&recording{Journal: j, rec: rec}, clock, s)
@@ -475,7 +426,7 @@ func runSchedules(t *testing.T, h Harness, open func(t *testing.T) journal.Journ
 		}
 		j := open(t)
 		rec := &creations{}
-		clock := newFakeClock(base.Add(30 * time.Second))
+		clock := resumetest.NewClock(base.Add(30 * time.Second))
 		s := tockSchedule(resume.SkipMissed, 0)
 		sc := startScheduler(&recording{Journal: j, rec: rec}, clock, s)
 		waitRow(t, j, s.Name, "stored", func(journal.ScheduleRecord) bool { return true })
@@ -525,7 +476,7 @@ func runSchedules(t *testing.T, h Harness, open func(t *testing.T) journal.Journ
 	t.Run("schedules: a bad schedule is refused before anything is stored; a workflow of no arguments needs no Args", func(t *testing.T) {
 		j := open(t)
 		rec := &creations{}
-		clock := newFakeClock(base.Add(30 * time.Second))
+		clock := resumetest.NewClock(base.Add(30 * time.Second))
 		e := resume.NewEngine(&recording{Journal: j, rec: rec}, resume.WithClock(clock))
 		for _, c := range []struct {
 			s    resume.Schedule

@@ -63,9 +63,9 @@ func (c *Clock) advanceTo(t time.Time) {
 	}
 }
 
-// set moves the clock to t, backwards too: each case of CrashEverywhere
-// starts at the same time.
-func (c *Clock) set(t time.Time) {
+// Set moves the clock to t, backwards too (each case of CrashEverywhere
+// starts at the same time), and ends the waits it reaches.
+func (c *Clock) Set(t time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.moveLocked(t)

@@ -156,7 +156,7 @@ const (
 func (c *crasher) run(t testing.TB, f *resume.Fault, at journaled) outcome {
 	t.Helper()
 	clock := c.h.cfg.clock
-	clock.set(c.h.start)
+	clock.Set(c.h.start)
 	rec := newRecorder(c.h.cfg.doubles, t.Errorf)
 	base := openJournal(t, clock)
 	ctx := stephook.With(c.h.cfg.baseContext(t), rec)
