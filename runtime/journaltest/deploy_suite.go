@@ -46,7 +46,7 @@ func runDeploys(t *testing.T, h Harness, open func(t *testing.T) journal.Journal
 	t.Run("deploys: versions saved at once get distinct seqs", func(t *testing.T) {
 		testManifestSeqConcurrent(t, open(t))
 	})
-	t.Run("a claim cancelled at any moment hands its run back or leaves it claimable", func(t *testing.T) {
+	t.Run("a claim (next, or by id) cancelled at any moment hands its run back or leaves it claimable", func(t *testing.T) {
 		testClaimCancelled(t, open(t))
 	})
 	if h.Exec != nil {
@@ -513,8 +513,14 @@ func testClaimCancelled(t *testing.T, j journal.Journal) {
 			time.Sleep(time.Duration(i%15) * 150 * time.Microsecond)
 			cancel()
 		}()
-		r, _, err := j.ClaimNext(cctx, journal.ClaimNextRequest{Owner: "canceller", Lease: time.Hour, Workflows: []string{deployWF},
-			Versions: wv("v1")[:i%2], AdvertisedWithin: time.Hour})
+		var r journal.RunRecord
+		var err error
+		if i%3 == 2 { // a claim of the run by its id, as Engine.Resume makes
+			r, _, err = j.Claim(cctx, journal.ClaimRequest{RunID: id, Owner: "canceller", Lease: time.Hour})
+		} else {
+			r, _, err = j.ClaimNext(cctx, journal.ClaimNextRequest{Owner: "canceller", Lease: time.Hour, Workflows: []string{deployWF},
+				Versions: wv("v1")[:i%2], AdvertisedWithin: time.Hour})
+		}
 		cancel()
 		stored, _, lerr := j.LoadRun(ctx, id)
 		if lerr != nil {

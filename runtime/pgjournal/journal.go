@@ -543,6 +543,15 @@ func (j *Journal) Claim(ctx context.Context, c journal.ClaimRequest) (journal.Ru
 	if c.Abandoned != nil {
 		deadOwner, deadEpoch = c.Abandoned.Owner, c.Abandoned.Epoch
 	}
+	if err := ctx.Err(); err != nil {
+		return journal.RunRecord{}, nil, fmt.Errorf("run %s: claim: %w", runID, err)
+	}
+	// Once sent, the claim and its journal read complete whatever becomes
+	// of ctx, as in ClaimNext: a reply lost to a cancellation after the
+	// batch committed would leave the run running under a live owner that
+	// does not know it holds it.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimBound)
+	defer cancel()
 	b := &pgx.Batch{}
 	b.Queue(j.sql.claim, c.Owner, c.Lease, runID, deadOwner, deadEpoch, c.TakeOverDead)
 	b.Queue(j.sql.claimedSteps, runID)
