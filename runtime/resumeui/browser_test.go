@@ -124,8 +124,8 @@ func browse(t *testing.T, j journal.Journal, shots bool) {
 		d.t = t
 		step("open the run", chromedp.Navigate(root+"run?id="+url.QueryEscape(markupID)), chromedp.WaitVisible(chromedp.ID("run-id")))
 		got := eval(`[document.getElementById("run-id").textContent, String(document.querySelectorAll("img").length), String(document.scripts.length)]`)
-		if !slices.Equal(got, []string{markupID, "0", "1"}) {
-			t.Errorf("heading, img count, script count = %q; want the id as text, no img, only live.js", got)
+		if !slices.Equal(got, []string{markupID, "0", "3"}) {
+			t.Errorf("heading, img count, script count = %q; want the id as text, no img, only mermaid, graph.js and live.js", got)
 		}
 	})
 
@@ -155,6 +155,18 @@ func browse(t *testing.T, j journal.Journal, shots bool) {
 		step("open the parked run", chromedp.Navigate(root+"run?id="+parkedID), chromedp.WaitVisible(chromedp.ID("parked")))
 		if got := eval(`[document.getElementById("status").textContent, document.querySelector("tr.step.current").dataset.key, document.querySelector("#plan li.current .mono").textContent]`); !slices.Equal(got, []string{"needs_attention (step)", "Charge", "Charge"}) {
 			t.Errorf("status, current step on the timeline and in the plan = %v", got)
+		}
+		until(`document.querySelector("#graph-svg svg") !== null || document.getElementById("graph-svg").dataset.error !== undefined`)
+		got := eval(`(() => { const g = document.getElementById("graph-svg"), cur = g.querySelectorAll("svg .node.current");
+			return [g.dataset.error || "", String(g.hidden), String(document.getElementById("graph").hidden), String(cur.length), cur.length ? cur[0].textContent.trim() : "",
+				Array.from(g.querySelectorAll("svg .node.succeeded")).map(n => n.textContent.trim()).join(","),
+				Array.from(g.querySelectorAll("svg .node.inflight")).map(n => n.textContent.trim()).join(",")] })()`)
+		if want := []string{"", "false", "true", "1", "Charge (once)", "Reserve", "Charge (once)"}; !slices.Equal(got, want) {
+			t.Errorf("drawn graph: error, svg hidden, text hidden, current nodes, current label, succeeded, in flight = %q; want %q", got, want)
+		}
+		time.Sleep(5 * 150 * time.Millisecond) // five polls of a run that does not change
+		if got := eval(`[String(document.getElementById("live").dataset.updated), String(document.querySelectorAll("#graph-svg svg").length)]`); !slices.Equal(got, []string{"undefined", "1"}) {
+			t.Errorf("after five polls of an unchanged run: last replaced at %s, drawn graphs %s; want never replaced, the graph still drawn", got[0], got[1])
 		}
 		if shots && *updateScreenshots {
 			screenshot(t, ctx, "ui-parked.png")
@@ -201,6 +213,7 @@ func browse(t *testing.T, j journal.Journal, shots bool) {
 		step("open the running run", chromedp.Navigate(root+"run?id="+id), chromedp.WaitVisible(chromedp.ID("status")))
 		write(t, j, l, journal.StepRecord{StepKey: "Reserve", Name: "Reserve", Status: journal.StepSucceeded, Result: []byte(`{"hold":"h-live"}`), Attempt: 1, Seq: 1, StartedAt: time.Now(), FinishedAt: time.Now()})
 		until(`document.querySelector('tr.step[data-key="Reserve"]') !== null`)
+		until(`Array.from(document.querySelectorAll("#graph-svg svg .node.succeeded.current")).map(n => n.textContent.trim()).join() === "Reserve"`) // redrawn after the live update
 		if err := j.FinishRun(context.Background(), l, journal.RunRecord{RunID: id, Status: journal.StatusSucceeded, Output: []byte(`"ok"`)}); err != nil {
 			t.Fatal(err)
 		}

@@ -53,7 +53,7 @@ func seed(t *testing.T, j journal.Journal, n int) []string {
 		{Name: "Reserve", Callee: "example.com/shop.Reserve", Policy: "default", Pos: "shop/checkout.go:31"},
 		{Name: "Charge", Callee: "example.com/shop.Charge", Policy: "once", Pos: "shop/checkout.go:35"},
 		{Name: "Ship", Callee: "example.com/shop.Ship", Policy: "default", Pos: "shop/checkout.go:40"},
-	}, Graph: "flowchart TD\n  start([Checkout]) --> Reserve --> Charge --> Ship --> done([end])"}
+	}, Graph: "flowchart TD\n  n1([\"Checkout\"])\n  n2([\"end\"])\n  n3[\"Reserve\"]\n  n4[\"Charge (once)\"]\n  n5[\"Ship\"]\n  n1 --> n3\n  n3 --> n4\n  n4 --> n5\n  n5 --> n2\n  %% step n3 Reserve\n  %% step n4 Charge\n  %% step n5 Ship\n"}
 	b, _ := json.Marshal(def)
 	if err := j.SaveManifest(ctx, journal.ManifestRecord{Workflow: shopWF, Version: "v2", Manifest: "Reserve\nCharge\nShip\n", Definition: b, CreatedAt: base}); err != nil {
 		t.Fatal(err)

@@ -109,7 +109,8 @@ func (u *ui) runPage(r *http.Request, id string) (runPage, error) {
 		p.Notes = append(p.Notes, err.Error())
 	}
 	p.Steps = u.stepRows(run, steps, def)
-	p.Plan, p.Graph = planRows(run, steps, def), def.Graph
+	p.Plan = planRows(run, steps, def)
+	p.Graph = markedGraph(def, p.Plan)
 	kids, err := u.j.ListRuns(ctx, journal.RunFilter{Parent: id})
 	if err != nil {
 		return p, err

@@ -7,7 +7,8 @@
 // (http.StripPrefix("/ops", resumeui.Handler(j, opts)) under "/ops/");
 // resumectl ui serves it alone. Pages are rendered on the server with
 // html/template, which escapes every value; the little JavaScript that
-// keeps a run's page live is embedded and optional. Actions need
+// keeps a run's page live and draws its step graph (with a vendored
+// Mermaid, assets/static/mermaid) is embedded and optional. Actions need
 // [Options.Write], a POST carrying the page's CSRF token, and a request
 // that is not cross-site (Origin and Sec-Fetch-Site are checked).
 package resumeui
