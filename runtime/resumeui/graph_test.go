@@ -36,7 +36,7 @@ func TestMarkedGraph(t *testing.T) {
 // served by the handler itself, as scripts the page's CSP allows.
 func TestMermaidServed(t *testing.T) {
 	srv := serve(t, openSQLite(t), Options{})
-	for path, want := range map[string]string{"static/mermaid/mermaid.min.js": "text/javascript", "static/graph.js": "text/javascript", "static/mermaid/LICENSE": ""} {
+	for path, want := range map[string]string{"static/mermaid-11.17.2/mermaid.min.js": "text/javascript", "static/graph.js": "text/javascript", "static/mermaid-11.17.2/LICENSE": ""} {
 		resp, err := http.Get(srv.URL + "/ops/" + path)
 		if err != nil {
 			t.Fatal(err)
@@ -48,6 +48,10 @@ func TestMermaidServed(t *testing.T) {
 		}
 		if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self';") {
 			t.Errorf("GET %s: CSP %q allows more than the UI's own scripts", path, csp)
+		}
+		cache := resp.Header.Get("Cache-Control")
+		if versioned := strings.Contains(path, "mermaid-11.17.2/"); versioned != strings.Contains(cache, "immutable") || !versioned && cache != "no-store" {
+			t.Errorf("GET %s: Cache-Control %q; want the versioned bundle kept, anything else not stored", path, cache)
 		}
 	}
 }
