@@ -34,7 +34,10 @@ func CrashEverywhere(t testing.TB, wf any, args ...any) *Report {
 type Report struct {
 	// Executions are the step executions of the uninterrupted run.
 	Executions []Execution
-	Cases      []Case
+	// Result is the uninterrupted run's result, which every case's
+	// resumed run must equal.
+	Result resume.Result
+	Cases  []Case
 }
 
 // Case is one simulated crash.
@@ -98,7 +101,7 @@ func (h *Harness) CrashEverywhere(wf any, args ...any) *Report {
 	if base.harnessErr != "" {
 		h.t.Fatalf("resumetest: the uninterrupted run: %s", base.harnessErr)
 	}
-	rep := &Report{Executions: base.execs}
+	rep := &Report{Executions: base.execs, Result: base.res}
 	for _, cs := range crashPoints(base) {
 		c.each(cs.Name, func(t testing.TB, prefix string) {
 			at := crashedStep(base, cs.Step)

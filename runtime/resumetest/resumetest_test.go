@@ -329,6 +329,9 @@ func TestCrashEverywhereSendsTheSignal(t *testing.T) {
 			if got := caseNames(rep); got != c.want {
 				t.Errorf("cases:\n%s\nwant:\n%s", got, c.want)
 			}
+			if want := map[bool]string{true: `"paid"`, false: `"rejected"`}[c.approved]; string(rep.Result.Output) != want {
+				t.Errorf("the uninterrupted run's output %s, want %s", rep.Result.Output, want)
+			}
 			if executed(rep, "Charge") != c.approved {
 				t.Errorf("Charge executed: %v, want %v: the approval was not what the run received", !c.approved, c.approved)
 			}
