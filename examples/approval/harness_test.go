@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,16 +106,44 @@ func TestSignalRefusals(t *testing.T) {
 }
 
 // TestCrashEverywhere crashes the run in process at every step and wait
-// row (before, at the effect of and after each): every resumed run ends as
-// the uninterrupted one, here the timeout path (the harness sends no
-// decision; the process tests crash the approved and rejected paths).
+// row (before, at the effect of and after each; an await that waited also
+// right after it settled) on each path: the approver's decision, sent by
+// the harness when the run first waits for it, approved or rejected, and
+// nobody deciding. Every resumed run ends as the uninterrupted one.
 func TestCrashEverywhere(t *testing.T) {
-	rep := resumetest.New(t, resumetest.WithContext(freshWorld)).CrashEverywhere(Approve, expense("exp-3"))
-	if len(rep.Cases) != 11 {
-		var names []string
-		for _, c := range rep.Cases {
-			names = append(names, c.Name)
-		}
-		t.Errorf("%d cases, want 11 (Submit, Remind, Tell at 3 points; the sleep's and the await's rows): %v", len(rep.Cases), names)
+	const (
+		head = "Submit:before Submit:effect Submit:after resume.Sleep:after Remind:before Remind:effect Remind:after approval:after approval:settled "
+		pay  = "Pay:before Pay:effect Pay:after "
+		tell = "Tell:before Tell:effect Tell:after"
+	)
+	cases := []struct {
+		name    string
+		opts    []resumetest.Option
+		want    string
+		outcome Outcome
+	}{
+		{"approved", []resumetest.Option{resumetest.WithSignal("approval", Decision{Approved: true, By: "dana"})}, head + pay + tell, Outcome{Status: "paid", By: "dana"}},
+		{"rejected", []resumetest.Option{resumetest.WithSignal("approval", Decision{By: "dana", Note: "no receipt"})}, head + tell, Outcome{Status: "rejected", By: "dana", Note: "no receipt"}},
+		{"timed out", nil, head + tell, Outcome{Status: "timed out"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			opts := append([]resumetest.Option{resumetest.WithContext(freshWorld)}, c.opts...)
+			rep := resumetest.New(t, opts...).CrashEverywhere(Approve, expense("exp-3"))
+			var names []string
+			for _, cs := range rep.Cases {
+				names = append(names, cs.Name)
+			}
+			if got := strings.Join(names, " "); got != c.want {
+				t.Errorf("cases:\n%s\nwant:\n%s", got, c.want)
+			}
+			var got Outcome
+			if err := rep.Result.Decode(&got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Payment = ""; got != c.outcome {
+				t.Errorf("the uninterrupted run's outcome %+v, want %+v", got, c.outcome)
+			}
+		})
 	}
 }

@@ -34,14 +34,18 @@ func CrashEverywhere(t testing.TB, wf any, args ...any) *Report {
 type Report struct {
 	// Executions are the step executions of the uninterrupted run.
 	Executions []Execution
-	Cases      []Case
+	// Result is the uninterrupted run's result, which every case's
+	// resumed run must equal.
+	Result resume.Result
+	Cases  []Case
 }
 
 // Case is one simulated crash.
 type Case struct {
 	// Name is the case's name: the step key and the point, STEP:POINT.
-	Name  string
-	Step  string
+	Name string
+	Step string
+	// Point is the fault point: before, effect or after, or [Settled].
 	Point resume.FaultPoint
 	// Parked is true when the run stopped for a person after the crash:
 	// a once step crashed at effect, whose outcome is unknown. That is
@@ -52,6 +56,12 @@ type Case struct {
 	// one beyond the step's policy; none when the case passed.
 	Problems []string
 }
+
+// Settled is the crash point of an await that waited: right after its
+// row is settled (its event taken, or its timeout journaled). An await's
+// after point is its first row: the waiting one when the run waited, the
+// settled one when the event had come already.
+const Settled resume.FaultPoint = "settled"
 
 // crashRunID is the id of the run each case starts, on its own journal.
 const crashRunID = "resumetest-crash"
@@ -76,6 +86,11 @@ const crashRunID = "resumetest-crash"
 // named STEP:POINT; otherwise failures are reported on the harness's test,
 // prefixed with the case's name.
 //
+// An await crashes after its first row and, when the run waited there,
+// also at [Settled]. With [WithSignal] every run, uninterrupted or
+// crashed, receives the event when it first waits for it; without, an
+// await is tested on its timeout only.
+//
 // A step key reached several times (a step of a child run with the key of
 // a parent's step) is crashed at its first execution only.
 func (h *Harness) CrashEverywhere(wf any, args ...any) *Report {
@@ -86,7 +101,7 @@ func (h *Harness) CrashEverywhere(wf any, args ...any) *Report {
 	if base.harnessErr != "" {
 		h.t.Fatalf("resumetest: the uninterrupted run: %s", base.harnessErr)
 	}
-	rep := &Report{Executions: base.execs}
+	rep := &Report{Executions: base.execs, Result: base.res}
 	for _, cs := range crashPoints(base) {
 		c.each(cs.Name, func(t testing.TB, prefix string) {
 			at := crashedStep(base, cs.Step)
@@ -135,6 +150,7 @@ type outcome struct {
 	journal    []journaled    // the steps journaled, in order (the uninterrupted run)
 	paths      map[string][]string
 	commits    map[string]int
+	waited     map[string]bool // awaits that waited, by execKey (the uninterrupted run)
 	crashed    bool
 	parked     bool
 	unresolved bool   // parked, and left so: the step's value is not known
@@ -166,15 +182,18 @@ func (c *crasher) run(t testing.TB, f *resume.Fault, at journaled) outcome {
 		return resume.NewEngine(j, opts...)
 	}
 	first := &crashJournal{Journal: base, rec: rec}
+	send := &sender{signals: c.h.cfg.signals, sent: map[string]bool{}}
 	own := []resume.Option{resume.WithOwner(crashedOwner), resume.WithCrashPanics(isCrash)}
-	if f != nil {
+	if f != nil && f.Point == Settled {
+		first.settle = execKey(at.runID, f.Step)
+	} else if f != nil {
 		own = append(own, resume.WithFault(*f), resume.WithFaultAction(func() {
 			first.crash()
 			panic(crashSignal{})
 		}))
 	}
 	var o outcome
-	res, err := c.start(ctx, engine(first, own...), &o.crashed)
+	res, err := c.start(ctx, engine(first, own...), send, &o.crashed)
 	if o.crashed {
 		// The process "ends": its liveness signal goes, and a new one
 		// takes the run over at once.
@@ -182,7 +201,7 @@ func (c *crasher) run(t testing.TB, f *resume.Fault, at journaled) outcome {
 			t.Fatalf("resumetest: release the crashed engine's liveness: %v", err)
 		}
 		e := engine(&crashJournal{Journal: base, rec: rec}, resume.WithOwner(resumedOwner))
-		res, err = fastForward(ctx, e, clock, crashRunID)
+		res, err = fastForward(ctx, e, clock, send, crashRunID)
 		if f != nil && errors.Is(err, resume.ErrNeedsAttention) && parkedAt(ctx, base, at.runID, f.Step) {
 			o.parked = true
 			switch err = resolveDone(ctx, e, rec, at.runID, f.Step); {
@@ -191,7 +210,7 @@ func (c *crasher) run(t testing.TB, f *resume.Fault, at journaled) outcome {
 			case err != nil:
 				o.harnessErr = err.Error()
 			default:
-				res, err = fastForward(ctx, e, clock, crashRunID)
+				res, err = fastForward(ctx, e, clock, send, crashRunID)
 			}
 		}
 	}
@@ -200,6 +219,7 @@ func (c *crasher) run(t testing.TB, f *resume.Fault, at journaled) outcome {
 		o.harnessErr = err.Error()
 	}
 	if f == nil {
+		o.waited = first.awaitsWaited()
 		var jerr error
 		if o.journal, jerr = journalOf(ctx, base, crashRunID); jerr != nil {
 			t.Fatalf("resumetest: read the journal of the uninterrupted run: %v", jerr)
@@ -223,7 +243,7 @@ func (c *crasher) run(t testing.TB, f *resume.Fault, at journaled) outcome {
 // start starts the case's run on e and drives it to its end, moving the
 // clock through its waits, reporting through crashed whether the process
 // crashed on the way.
-func (c *crasher) start(ctx context.Context, e *resume.Engine, crashed *bool) (res resume.Result, err error) {
+func (c *crasher) start(ctx context.Context, e *resume.Engine, send *sender, crashed *bool) (res resume.Result, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			if !isCrash(v) {
@@ -234,7 +254,7 @@ func (c *crasher) start(ctx context.Context, e *resume.Engine, crashed *bool) (r
 	}()
 	res, err = e.Start(ctx, crashRunID, c.wf, c.args...)
 	if errors.Is(err, resume.ErrRunWaiting) {
-		res, err = fastForward(ctx, e, c.h.cfg.clock, crashRunID)
+		res, err = fastForward(ctx, e, c.h.cfg.clock, send, crashRunID)
 	}
 	return res, err
 }
@@ -305,7 +325,7 @@ func journalOf(ctx context.Context, j journal.Journal, runID string) ([]journale
 // crashPoints lists the cases of the uninterrupted run: each step key
 // journaled, at before, and, for a step that succeeded, at effect and
 // after (a failed one reaches neither); a Sleep's or an Await's row at
-// after (its row written), its only point. A key met again (in a child run)
+// after (its row written), and an await that waited at [Settled] too. A key met again (in a child run)
 // is crashed at its first execution only: a fault names a key.
 func crashPoints(base outcome) []Case {
 	var cases []Case
@@ -320,6 +340,9 @@ func crashPoints(base outcome) []Case {
 			points = []resume.FaultPoint{resume.FaultAfter}
 		} else if s.ok {
 			points = append(points, resume.FaultEffect, resume.FaultAfter)
+		}
+		if s.wait && base.waited[execKey(s.runID, s.key)] {
+			points = append(points, Settled)
 		}
 		for _, p := range points {
 			cases = append(cases, Case{Name: s.key + ":" + string(p), Step: s.key, Point: p})

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/resumegen/resumegen/runtime/internal/stephook"
+	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/resume"
 )
 
@@ -36,6 +37,13 @@ type config struct {
 	doubles    map[string]any
 	context    func(t testing.TB) context.Context
 	engineOpts []resume.Option
+	signals    []signal
+}
+
+// signal is an event [WithSignal] sends.
+type signal struct {
+	name    string
+	payload any
 }
 
 // Replace makes every execution of the step named step (its journal
@@ -76,6 +84,19 @@ func WithClock(c *Clock) Option {
 // instance [resume.WithReceiver] for a workflow that is a method).
 func WithEngineOptions(opts ...resume.Option) Option {
 	return func(c *config) { c.engineOpts = append(c.engineOpts, opts...) }
+}
+
+// WithSignal makes [Harness.CrashEverywhere] send the event name with
+// payload, as [resume.Engine.Signal] does, the first time the run it
+// drives (or a child run of it) waits for that event: in the
+// uninterrupted run and in every crash case alike, before or after the
+// crash, so that a workflow that awaits a decision is crash-tested on the
+// path the decision takes, not only on its timeout. The event is sent
+// once per case: an Await of it met again waits, and times out. Give
+// WithSignal once per event name; [Harness.Run] and
+// [Harness.FastForward] send nothing (use [Harness.Signal]).
+func WithSignal(name string, payload any) Option {
+	return func(c *config) { c.signals = append(c.signals, signal{name: name, payload: payload}) }
 }
 
 // Harness executes workflows in a test on a temporary SQLite journal,
@@ -200,29 +221,88 @@ func (h *Harness) Signal(runID, name string, payload any) (resume.Result, error)
 // until the run ends or waits for an event without a timeout: a 72-hour
 // approval that nobody gives times out in milliseconds.
 func (h *Harness) FastForward(runID string) (resume.Result, error) {
-	return fastForward(h.ctx, h.engine, h.cfg.clock, runID)
+	return fastForward(h.ctx, h.engine, h.cfg.clock, nil, runID)
 }
 
 // maxWakes bounds FastForward: a run that still waits after that many
 // wake-ups is reported, not followed for ever.
 const maxWakes = 10000
 
-func fastForward(ctx context.Context, e *resume.Engine, clock *Clock, runID string) (resume.Result, error) {
+// fastForward resumes run runID to its end, moving clock through its
+// waits; send (nil: none) sends the events of [WithSignal] to the run
+// when it first waits for them, before its clock moves.
+func fastForward(ctx context.Context, e *resume.Engine, clock *Clock, send *sender, runID string) (resume.Result, error) {
 	for range maxWakes {
 		run, _, err := e.Journal().LoadRun(ctx, runID)
 		if err != nil {
 			return resume.Result{}, fmt.Errorf("run %s: fast-forward: %w", runID, err)
 		}
-		if run.Status == resume.StatusWaiting && !run.WakeAt.IsZero() {
+		sent, err := send.deliver(ctx, e, run)
+		if err != nil {
+			return resume.Result{}, err
+		}
+		if !sent && run.Status == resume.StatusWaiting && !run.WakeAt.IsZero() {
 			clock.advanceTo(run.WakeAt)
 		}
 		res, err := e.Resume(ctx, runID)
 		if !errors.Is(err, resume.ErrRunWaiting) {
 			return res, err
 		}
-		if run, _, lerr := e.Journal().LoadRun(ctx, runID); lerr != nil || run.WakeAt.IsZero() {
+		run, _, lerr := e.Journal().LoadRun(ctx, runID)
+		if lerr != nil {
+			return res, err
+		}
+		if _, _, ok, werr := send.wanted(ctx, e, run); werr == nil && !ok && run.WakeAt.IsZero() {
 			return res, err // it waits for an event, for ever
 		}
 	}
 	return resume.Result{}, fmt.Errorf("run %s: fast-forward: still waiting after %d wake-ups", runID, maxWakes)
+}
+
+// sender sends the events of [WithSignal] to one case's runs, each event
+// once: when a run first waits for it.
+type sender struct {
+	signals []signal
+	sent    map[string]bool
+}
+
+// deliver sends run the event it waits for (itself, or the child run it
+// waits for, down the chain), when it is one of s's not sent yet, and
+// reports whether it sent one. A nil s sends nothing.
+func (s *sender) deliver(ctx context.Context, e *resume.Engine, run journal.RunRecord) (bool, error) {
+	target, sig, ok, err := s.wanted(ctx, e, run)
+	if err != nil || !ok {
+		return false, err
+	}
+	s.sent[sig.name] = true
+	if err := e.Signal(ctx, target, sig.name, sig.payload); err != nil {
+		return false, fmt.Errorf("resumetest: run %s: send event %s (WithSignal): %w", target, sig.name, err)
+	}
+	return true, nil
+}
+
+// wanted returns the event of s, not sent yet, that run or the child run
+// it waits for (target) waits for; ok is false when there is none.
+func (s *sender) wanted(ctx context.Context, e *resume.Engine, run journal.RunRecord) (target string, sig signal, ok bool, err error) {
+	if s == nil || run.Status != resume.StatusWaiting {
+		return "", signal{}, false, nil
+	}
+	for depth := 0; run.WaitKind == journal.WaitChild; depth++ {
+		if depth == maxWakes {
+			return "", signal{}, false, fmt.Errorf("resumetest: run %s: a chain of %d child runs", run.RunID, depth)
+		}
+		child := run.WaitName
+		if run, _, err = e.Journal().LoadRun(ctx, child); err != nil {
+			return "", signal{}, false, fmt.Errorf("resumetest: child run %s: %w", child, err)
+		}
+	}
+	if run.Status != resume.StatusWaiting || run.WaitKind != journal.WaitSignal {
+		return "", signal{}, false, nil
+	}
+	for _, sig := range s.signals {
+		if sig.name == run.WaitName && !s.sent[sig.name] {
+			return run.RunID, sig, true, nil
+		}
+	}
+	return "", signal{}, false, nil
 }

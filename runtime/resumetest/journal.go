@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -35,6 +36,13 @@ type crashJournal struct {
 	journal.Journal
 	rec     *recorder
 	crashed atomic.Bool
+	// settle, when set (execKey), is the await whose settling row (its
+	// event taken, or its timeout) the process dies right after: the
+	// point [Settled], which a fault cannot name (an await's after point
+	// is its first row, the waiting one).
+	settle string
+	mu     sync.Mutex
+	waited map[string]bool // awaits that journaled a waiting row, by execKey
 }
 
 // Unwrap returns the journal underneath: its liveness signal is the
@@ -156,7 +164,35 @@ func (j *crashJournal) TakeSignal(ctx context.Context, l journal.Lease, seq int6
 	if err := j.alive(); err != nil {
 		return err
 	}
-	return j.Journal.TakeSignal(ctx, l, seq, s)
+	if err := j.Journal.TakeSignal(ctx, l, seq, s); err != nil {
+		return err
+	}
+	k := execKey(s.RunID, s.StepKey)
+	switch {
+	case s.Status == journal.StepWaiting:
+		j.mu.Lock()
+		if j.waited == nil {
+			j.waited = map[string]bool{}
+		}
+		j.waited[k] = true
+		j.mu.Unlock()
+	case k == j.settle:
+		j.crash()
+		panic(crashSignal{})
+	}
+	return nil
+}
+
+// awaitsWaited returns the awaits that journaled a waiting row, by
+// execKey.
+func (j *crashJournal) awaitsWaited() map[string]bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	out := map[string]bool{}
+	for k := range j.waited {
+		out[k] = true
+	}
+	return out
 }
 
 func (j *crashJournal) AcceptVersion(ctx context.Context, runID, version string) error {

@@ -235,7 +235,7 @@ func TestCrashEverywhereFollowsWaits(t *testing.T) {
 	for _, c := range rep.Cases {
 		names = append(names, c.Name)
 	}
-	want := "Notify:before Notify:effect Notify:after Double:before Double:effect Double:after resume.Sleep:after approval:after Review:before Review:effect Review:after"
+	want := "Notify:before Notify:effect Notify:after Double:before Double:effect Double:after resume.Sleep:after approval:after approval:settled Review:before Review:effect Review:after"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("cases:\n%s\nwant:\n%s", got, want)
 	}
@@ -285,5 +285,114 @@ func within(t *testing.T, what string, ok func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: not within 10s", what)
 		}
+	}
+}
+
+// caseNames lists the names of rep's cases, space-separated.
+func caseNames(rep *resumetest.Report) string {
+	var names []string
+	for _, c := range rep.Cases {
+		names = append(names, c.Name)
+	}
+	return strings.Join(names, " ")
+}
+
+// executed reports whether step key of some run executed in rep's
+// uninterrupted run.
+func executed(rep *resumetest.Report, key string) bool {
+	for _, x := range rep.Executions {
+		if x.StepKey == key {
+			return true
+		}
+	}
+	return false
+}
+
+// TestCrashEverywhereSendsTheSignal crashes the expense, whose approval
+// awaits in a child run, with the approval sent when the child first
+// waits for it: every case, the crash after the await's waiting row and
+// the one right after its row settled with the event included, ends as
+// the uninterrupted run, which took the approved path (Charge) or the
+// rejected one; none timed out.
+func TestCrashEverywhereSendsTheSignal(t *testing.T) {
+	for _, c := range []struct {
+		approved bool
+		want     string
+	}{
+		{true, "Notify:before Notify:effect Notify:after Double:before Double:effect Double:after resume.Sleep:after approval:after approval:settled Review:before Review:effect Review:after Charge:before Charge:effect Charge:after"},
+		{false, "Notify:before Notify:effect Notify:after Double:before Double:effect Double:after resume.Sleep:after approval:after approval:settled Review:before Review:effect Review:after"},
+	} {
+		t.Run(fmt.Sprint("approved=", c.approved), func(t *testing.T) {
+			start := time.Now()
+			h := resumetest.New(t, resumetest.WithSignal("approval", c.approved))
+			rep := h.CrashEverywhere(fixture.Expense, 50)
+			if got := caseNames(rep); got != c.want {
+				t.Errorf("cases:\n%s\nwant:\n%s", got, c.want)
+			}
+			if want := map[bool]string{true: `"paid"`, false: `"rejected"`}[c.approved]; string(rep.Result.Output) != want {
+				t.Errorf("the uninterrupted run's output %s, want %s", rep.Result.Output, want)
+			}
+			if executed(rep, "Charge") != c.approved {
+				t.Errorf("Charge executed: %v, want %v: the approval was not what the run received", !c.approved, c.approved)
+			}
+			t.Logf("%d cases in %v", len(rep.Cases), time.Since(start))
+		})
+	}
+}
+
+// TestCrashEverywhereSendsTheSignalToAnAwaitWithoutTimeout: a run that
+// waits for ever receives the event, in every case.
+func TestCrashEverywhereSendsTheSignalToAnAwaitWithoutTimeout(t *testing.T) {
+	rep := resumetest.New(t, resumetest.WithSignal("go", 21)).CrashEverywhere(fixture.Hold, 1)
+	want := "Notify:before Notify:effect Notify:after go:after go:settled Double:before Double:effect Double:after"
+	if got := caseNames(rep); got != want {
+		t.Errorf("cases:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestCrashEverywhereWithSignalCatchesABugOnTheSignalsPath: Gate's
+// output depends on how many times its body started, on its approved
+// path only. Crash-tested without the approval it passes (it times out,
+// and its timeout path is right); with it, every case fails, the crash
+// right after the await settled included.
+func TestCrashEverywhereWithSignalCatchesABugOnTheSignalsPath(t *testing.T) {
+	f := observe(t, func(f *fakeT) {
+		resumetest.New(f, resumetest.WithContext(world)).CrashEverywhere(fixture.Gate, 4)
+	})
+	if f.Failed() {
+		t.Fatalf("without the approval (the timeout path) Gate failed: %q", f.errs)
+	}
+	var rep *resumetest.Report
+	f = observe(t, func(f *fakeT) {
+		rep = resumetest.New(f, resumetest.WithContext(world), resumetest.WithSignal("approval", true)).CrashEverywhere(fixture.Gate, 4)
+	})
+	if rep == nil {
+		t.Fatalf("the harness gave up: %q", f.errs)
+	}
+	for _, c := range rep.Cases {
+		differs := false
+		for _, p := range c.Problems {
+			differs = differs || strings.Contains(p, "outcome differs")
+		}
+		if !differs {
+			t.Errorf("case %s: problems %q; want the outcome reported different", c.Name, c.Problems)
+		}
+	}
+	if want := "Notify:before Notify:effect Notify:after approval:after approval:settled"; caseNames(rep) != want {
+		t.Errorf("cases %s, want %s", caseNames(rep), want)
+	}
+	if !strings.Contains(strings.Join(f.errs, "\n"), "crash at approval:settled: the resumed run's outcome differs") {
+		t.Errorf("the crash after the await settled was not reported: %q", f.errs)
+	}
+}
+
+// TestWithSignalRefusesAPayloadOfAnotherType: an event the await cannot
+// decode is refused when sent, with the run and the event named.
+func TestWithSignalRefusesAPayloadOfAnotherType(t *testing.T) {
+	f := observe(t, func(f *fakeT) {
+		resumetest.New(f, resumetest.WithSignal("approval", "yes")).CrashEverywhere(fixture.Expense, 50)
+	})
+	if !f.fatal || !strings.Contains(strings.Join(f.errs, "\n"), "send event approval (WithSignal)") {
+		t.Errorf("a string approval to an Await[bool]: fatal %v, %q; want it refused, naming the event", f.fatal, f.errs)
 	}
 }
