@@ -835,6 +835,26 @@ type RelabelRow struct {
 	NewKey, NewName string
 }
 
+// Relabel applies a plan of PlanRelabel through update, which changes the
+// key of one row (from) to another (to) and its name to name, inside the
+// caller's transaction. It moves every row to a temporary key first
+// (":" and its new key, which no step key starts with), then to its new
+// key, so that swapped or chained renames never meet a key still in use.
+func Relabel(plan []RelabelRow, update func(from, to, name string) error) error {
+	for _, phase := range [2]func(RelabelRow) (from, to string){
+		func(s RelabelRow) (string, string) { return s.Key, ":" + s.NewKey },
+		func(s RelabelRow) (string, string) { return ":" + s.NewKey, s.NewKey },
+	} {
+		for _, s := range plan {
+			from, to := phase(s)
+			if err := update(from, to, s.NewName); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // PlanRelabel returns the rows of run runID that renames relabel, with
 // their new key and name, or why the move cannot relabel them: two rows
 // would get one key, or a renamed row whose outcome is not settled

@@ -241,16 +241,8 @@ func (j *Journal) relabel(ctx context.Context, tx pgx.Tx, runID string, renames 
 	if err != nil {
 		return err
 	}
-	for _, phase := range [2]func(journal.RelabelRow) (from, to string){
-		func(s journal.RelabelRow) (string, string) { return s.Key, ":" + s.NewKey },
-		func(s journal.RelabelRow) (string, string) { return ":" + s.NewKey, s.NewKey },
-	} {
-		for _, s := range plan {
-			from, to := phase(s)
-			if _, err := tx.Exec(ctx, j.sql.deploy.relabel, to, s.NewName, runID, from); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return journal.Relabel(plan, func(from, to, name string) error {
+		_, err := tx.Exec(ctx, j.sql.deploy.relabel, to, name, runID, from)
+		return err
+	})
 }

@@ -105,17 +105,9 @@ func (j *Journal) relabel(ctx context.Context, tx *sql.Tx, runID string, renames
 	if err != nil {
 		return err
 	}
-	for _, phase := range [2]func(journal.RelabelRow) (from, to string){
-		func(s journal.RelabelRow) (string, string) { return s.Key, ":" + s.NewKey },
-		func(s journal.RelabelRow) (string, string) { return ":" + s.NewKey, s.NewKey },
-	} {
-		for _, s := range plan {
-			from, to := phase(s)
-			if _, err := tx.ExecContext(ctx, `UPDATE resume_steps SET step_key = ?, name = ? WHERE run_id = ? AND step_key = ?`,
-				to, s.NewName, runID, from); err != nil {
-				return writeLock(err)
-			}
-		}
-	}
-	return nil
+	return journal.Relabel(plan, func(from, to, name string) error {
+		_, err := tx.ExecContext(ctx, `UPDATE resume_steps SET step_key = ?, name = ? WHERE run_id = ? AND step_key = ?`,
+			to, name, runID, from)
+		return writeLock(err)
+	})
 }
