@@ -55,12 +55,12 @@ func (r *Result) Manifest() ([]byte, error) {
 		mw := manifestWorkflow{Package: w.Package, Workflow: w.Name, ID: w.ID, Aliases: w.Aliases, OldVersionOf: w.OldVersionOf,
 			Version: w.Version, Steps: []manifestStep{}, Shape: w.Shape, Exceptions: w.Exceptions}
 		for _, s := range w.Steps {
-			ms := manifestStep{Name: s.Name, Callee: s.Callee, Signature: s.Signature, Policy: s.Policy, Attempts: max(s.opts.attempts, 1)}
-			if s.opts.hasBackoff {
-				ms.BackoffMin, ms.BackoffMax = s.opts.backoffMin.String(), s.opts.backoffMax.String()
+			ms := manifestStep{Name: s.Name, Callee: s.Callee, Signature: s.Signature, Policy: s.Policy, Attempts: s.Attempts}
+			if s.BackoffMin != 0 || s.BackoffMax != 0 {
+				ms.BackoffMin, ms.BackoffMax = s.BackoffMin.String(), s.BackoffMax.String()
 			}
-			if s.opts.timeout != 0 {
-				ms.Timeout = s.opts.timeout.String()
+			if s.Timeout != 0 {
+				ms.Timeout = s.Timeout.String()
 			}
 			ms.Key, ms.RenamedFrom = s.Key, s.RenamedFrom
 			ms.Shape, ms.JSON = s.Shape, s.JSON

@@ -91,7 +91,7 @@ func checkVersions(t *testing.T, dir, base string, variants []versionVariant) {
 	versions := map[string]string{} // directory → version
 	canons := map[string]string{}
 	for _, w := range res.Workflows {
-		canon := strings.ReplaceAll(canonical(w), w.Package, "example.com/p")
+		canon := strings.ReplaceAll(w.Canonical, w.Package, "example.com/p")
 		versions[filepath.Base(w.Package)] = hashText(canon)
 		canons[filepath.Base(w.Package)] = canon
 	}
@@ -126,10 +126,10 @@ func TestCanonicalSteps(t *testing.T) {
 		t.Fatalf("got %d workflows, want 1", len(res.Workflows))
 	}
 	w := res.Workflows[0]
-	if w.Version != versionOf(w) || w.Version != hashText(canonical(w)) {
+	if w.Version != hashText(w.Canonical) {
 		t.Errorf("version %s is not the hash of the canonical step list", w.Version)
 	}
-	got := canonical(w)
+	got := w.Canonical
 	want := "workflow\tfunc(context.Context, int) (int, error)\n" +
 		"A\texample.com/golden/canonical.A\tfunc(context.Context, int) (int, error)\tdefault\n" +
 		"B\texample.com/golden/canonical.B\tfunc(context.Context, int) error\tdefault\n"

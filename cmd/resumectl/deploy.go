@@ -96,20 +96,9 @@ type codeWorkflow struct {
 }
 
 // codeDef is the resume.WorkflowDef the generated code registers for w:
-// what its manifest and its definition are made of.
-func codeDef(w *generator.Workflow) *resume.WorkflowDef {
-	policies := map[string]resume.Policy{"default": resume.PolicyDefault, "once": resume.PolicyOnce, "tx": resume.PolicyTx}
-	def := &resume.WorkflowDef{Package: w.Package, Name: w.Name, ID: w.ID, Aliases: w.Aliases, Old: w.Old,
-		Version: w.Version, Shape: w.Shape, Graph: w.Graph}
-	for _, s := range w.Steps {
-		// A child call's step is journaled as a default step that runs
-		// the child (generator/emit.go).
-		def.Steps = append(def.Steps, resume.StepDef{Name: s.Name, Callee: s.Callee, Signature: s.Signature,
-			Policy: policies[s.Policy], Child: s.Policy == "child", Shape: s.Shape, JSON: s.JSON,
-			Key: s.Key, RenamedFrom: s.RenamedFrom, Pos: s.Pos})
-	}
-	return def
-}
+// the generator's own model of it, from which it renders the generated
+// literal, so the two cannot disagree.
+func codeDef(w *generator.Workflow) *resume.WorkflowDef { return w.Definition }
 
 // codeManifest renders the code's manifest of w exactly as the generated
 // code's resume.WorkflowDef.Manifest does.

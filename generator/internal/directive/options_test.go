@@ -1,0 +1,44 @@
+package directive
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestNearOption tries option names close to the new options, and names
+// that must not be taken for them.
+func TestNearOption(t *testing.T) {
+	for _, tc := range []struct {
+		field string
+		step  bool
+		want  string // part of the message
+	}{
+		{"renamed_from=X", true, "did you mean renamed-from=?"},
+		{"renamedFrom=X", true, "did you mean renamed-from=?"},
+		{"rename-from=X", true, "did you mean renamed-from=?"},
+		{"old-version-of=X", true, "belongs on //resume:workflow"},
+		{"old_version_of=X", false, "did you mean old-version-of="},
+		{"oldversionof=X", false, "did you mean old-version-of="},
+		{"old-versionof=X", false, "did you mean old-version-of="},
+		{"nmae=X", false, "did you mean name=?"},
+		{"NAME=X", false, "did you mean name=?"},
+		{"renamed-from=X", false, "belongs on //resume:step"},
+		{"key=x", false, "belongs on //resume:step"},
+		{"fast", false, `unknown option "fast" (want name=, old-version-of=)`},
+		{"version=2", false, `unknown option "version=2" (want`},
+		{"from=X", true, `unknown option "from=X" (want`},
+	} {
+		var err error
+		if tc.step {
+			_, err = parseStepOptions([]string{tc.field}, true, "")
+		} else {
+			_, err = ParseWorkflowOptions([]string{tc.field})
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want containing %q", tc.field, err, tc.want)
+		}
+		if err != nil && strings.Contains(tc.want, "unknown option") && strings.Contains(err.Error(), "did you mean") {
+			t.Errorf("%s: %v suggests an option it is not close to", tc.field, err)
+		}
+	}
+}
