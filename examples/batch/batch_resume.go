@@ -78,9 +78,9 @@ var resumeSettle = &resume.WorkflowDef{
 				"result Item: Amount int",
 				"result Item: ID string",
 			}},
-		{Name: "Charge", Callee: "github.com/resumegen/resumegen/examples/batch.Charge", Signature: "func(context.Context, Item, Quote) error", Policy: resume.PolicyDefault, JSON: "null", Key: "it.ID", Pos: "examples/batch/batch.go:53"},
-		{Name: "Price", Callee: "github.com/resumegen/resumegen/examples/batch.Price", Signature: "func(context.Context, Item) (int, error)", Policy: resume.PolicyDefault, JSON: "int", Pos: "examples/batch/batch.go:53"},
-		{Name: "Close", Callee: "github.com/resumegen/resumegen/examples/batch.Close", Signature: "func(context.Context, string) error", Policy: resume.PolicyDefault, JSON: "null", Pos: "examples/batch/batch.go:58"},
+		{Name: "Charge", Callee: "github.com/resumegen/resumegen/examples/batch.Charge", Signature: "func(context.Context, Item, Quote) error", Policy: resume.PolicyDefault, JSON: "null", Key: "it.ID", Pos: "examples/batch/batch.go:55"},
+		{Name: "Price", Callee: "github.com/resumegen/resumegen/examples/batch.Price", Signature: "func(context.Context, Item) (int, error)", Policy: resume.PolicyDefault, JSON: "int", Pos: "examples/batch/batch.go:56"},
+		{Name: "Close", Callee: "github.com/resumegen/resumegen/examples/batch.Close", Signature: "func(context.Context, string) error", Policy: resume.PolicyDefault, JSON: "null", Pos: "examples/batch/batch.go:61"},
 	},
 	Graph: resumeSettleGraph,
 	Shape: []string{
@@ -117,7 +117,10 @@ func resumeSettleBody(ctx context.Context, b Batch) (Report, error) {
 			return rep, nil // early return from inside the loop
 		}
 		// Price runs first, on every iteration; Charge gets its result.
-		if err := resumeSettle_Charge(ctx, it, quote(resumeSettle_Price(ctx, it)), it.ID); err != nil { //resume:step key=it.ID
+		// The directive marks Charge: two steps end on the next line, so
+		// it goes on a line only Charge spans.
+		if err := resumeSettle_Charge(ctx, it, //resume:step key=it.ID
+			quote(resumeSettle_Price(ctx, it)), it.ID); err != nil {
 			return Report{}, err
 		}
 		rep.Charged++
