@@ -1,7 +1,6 @@
 package jsontype
 
 import (
-	"fmt"
 	"go/types"
 	"reflect"
 	"sort"
@@ -200,46 +199,4 @@ func Opaque(t types.Type) bool {
 		}
 	}
 	return false
-}
-
-// Lossless returns nil when JSON carries all of a value of t, so that
-// assigning a decoded copy restores it entirely, and otherwise an error
-// naming a field JSON leaves out (unexported or json:"-"). Opaque types
-// (see opaqueJSON) are trusted.
-func Lossless(t types.Type, q types.Qualifier) error {
-	seen := map[types.Type]bool{}
-	var check func(t types.Type) error
-	check = func(t types.Type) error {
-		t = types.Unalias(t)
-		if seen[t] || Opaque(t) {
-			return nil
-		}
-		seen[t] = true
-		switch u := t.Underlying().(type) {
-		case *types.Pointer:
-			return check(u.Elem())
-		case *types.Slice:
-			return check(u.Elem())
-		case *types.Array:
-			return check(u.Elem())
-		case *types.Map:
-			return check(u.Elem())
-		case *types.Struct:
-			for i := 0; i < u.NumFields(); i++ {
-				f := u.Field(i)
-				_, embeddedStruct := Deref(types.Unalias(f.Type())).Underlying().(*types.Struct)
-				switch {
-				case !f.Exported() && !(f.Embedded() && embeddedStruct):
-					return fmt.Errorf("field %s of %s is unexported, so JSON does not carry it: export it", f.Name(), types.TypeString(t, q))
-				case reflect.StructTag(u.Tag(i)).Get("json") == "-":
-					return fmt.Errorf("field %s of %s is tagged json:\"-\", so JSON does not carry it: drop the tag", f.Name(), types.TypeString(t, q))
-				}
-				if err := check(f.Type()); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
-	return check(t)
 }

@@ -145,10 +145,7 @@ func (p *Package) stepTypes(s *Step) {
 			continue
 		}
 		pt := Pointer{Index: i, Type: t, Variadic: variadic}
-		pt.Err = jsontype.Journalable(ptr.Elem(), q)
-		if pt.Err == nil {
-			pt.Err = jsontype.Lossless(ptr.Elem(), q)
-		}
+		pt.Err = jsontype.RoundTrip(ptr.Elem(), q)
 		if pt.Err != nil {
 			pt.HoldsResult, pt.Buffer = MayHoldResult(ptr.Elem())
 		} else if !variadic {
