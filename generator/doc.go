@@ -171,14 +171,24 @@
 //
 // # Generated shape
 //
-// For a workflow W the generated file holds, in this order:
+// A generated file x_resume.go starts with a reference to
+// resume.SupportPackageIsVersion3 (an older runtime fails to compile) and
+// var resumeSource_x embed.FS, embedding (//go:embed) the source files its
+// workflows were copied from. For a workflow W it then holds, in this
+// order:
 //
 //   - a comment listing W's steps (name, callee, signature, policy and
 //     tuning) and the constant resumeWVersion;
 //   - compile-time guards (var _ func(...) = W, one per step callee) that
 //     break the build when a signature changed without regenerating;
 //   - var resumeW = &resume.WorkflowDef{...} with one resume.StepDef per
-//     step call site, in source order;
+//     step call site, in source order, and its Source: the embedded
+//     files, the declarations copied (W's and its helpers') and their
+//     fingerprint (package internal/fingerprint: the tokens of the
+//     declarations and the //resume: directives in and above them). The
+//     runtime fingerprints the embedded source again before it runs W and
+//     refuses a body edited since go generate (resume.ErrStale); go vet's
+//     stale check compares the version and the fingerprint the same way;
 //   - an init function setting resumeW.Run (which decodes the run's input
 //     and calls the durable body) and calling resume.Register(W, resumeW),
 //     so user code never names a generated identifier;

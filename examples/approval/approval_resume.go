@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"embed"
 	"errors"
 	"time"
 
@@ -14,7 +15,14 @@ import (
 // call goes through the resume journal. Regenerate with go generate.
 
 // A build error here means the runtime is older than this generated code.
-const _ = resume.SupportPackageIsVersion2
+const _ = resume.SupportPackageIsVersion3
+
+// The source the workflows of this file were copied from, which the
+// runtime checks before it runs one of them: an edit without go
+// generate fails loudly instead of running an old copy.
+//
+//go:embed approval.go
+var resumeSource_approval embed.FS
 
 // Approve (version aa616d19e491589a) runs these steps, in source order:
 //
@@ -125,6 +133,10 @@ var resumeApprove = &resume.WorkflowDef{
 	Errors: []resume.ErrorDef{
 		resume.ErrorSentinel("github.com/resumegen/resumegen/runtime/resume.ErrTimeout", resume.ErrTimeout),
 	},
+	Source: &resume.Source{Files: resumeSource_approval, Fingerprint: "5a960d256ee5ad06", Decls: []resume.SourceDecl{
+		{File: "approval.go", Name: "Approve"},
+		{File: "approval.go", Name: "decide"},
+	}},
 }
 
 // Run is set in init: the durable body refers back to resumeApprove through

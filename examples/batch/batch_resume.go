@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"embed"
 
 	"github.com/resumegen/resumegen/runtime/resume"
 )
@@ -12,7 +13,14 @@ import (
 // call goes through the resume journal. Regenerate with go generate.
 
 // A build error here means the runtime is older than this generated code.
-const _ = resume.SupportPackageIsVersion2
+const _ = resume.SupportPackageIsVersion3
+
+// The source the workflows of this file were copied from, which the
+// runtime checks before it runs one of them: an edit without go
+// generate fails loudly instead of running an old copy.
+//
+//go:embed batch.go
+var resumeSource_batch embed.FS
 
 // Settle (version 49d3878b898216f8) runs these steps, in source order:
 //
@@ -89,6 +97,9 @@ var resumeSettle = &resume.WorkflowDef{
 		"output Report: Charged int",
 		"output Report: Stopped string",
 	},
+	Source: &resume.Source{Files: resumeSource_batch, Fingerprint: "3f1abebccdedf5ab", Decls: []resume.SourceDecl{
+		{File: "batch.go", Name: "Settle"},
+	}},
 }
 
 // Run is set in init: the durable body refers back to resumeSettle through

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"embed"
 	"time"
 
 	"github.com/resumegen/resumegen/runtime/resume"
@@ -13,7 +14,14 @@ import (
 // call goes through the resume journal. Regenerate with go generate.
 
 // A build error here means the runtime is older than this generated code.
-const _ = resume.SupportPackageIsVersion2
+const _ = resume.SupportPackageIsVersion3
+
+// The source the workflows of this file were copied from, which the
+// runtime checks before it runs one of them: an edit without go
+// generate fails loudly instead of running an old copy.
+//
+//go:embed onboard.go
+var resumeSource_onboard embed.FS
 
 // Onboard (version 6717b96dc28b59b2) runs these steps, in source order:
 //
@@ -105,6 +113,9 @@ var resumeOnboard = &resume.WorkflowDef{
 		"output Summary: Notified int",
 		"output Summary: Scored int",
 	},
+	Source: &resume.Source{Files: resumeSource_onboard, Fingerprint: "be0d99a931601c0d", Decls: []resume.SourceDecl{
+		{File: "onboard.go", Name: "Onboard"},
+	}},
 }
 
 // Run is set in init: the durable body refers back to resumeOnboard through

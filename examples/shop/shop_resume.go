@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"embed"
 	"time"
 
 	"github.com/resumegen/resumegen/runtime/resume"
@@ -13,7 +14,14 @@ import (
 // call goes through the resume journal. Regenerate with go generate.
 
 // A build error here means the runtime is older than this generated code.
-const _ = resume.SupportPackageIsVersion2
+const _ = resume.SupportPackageIsVersion3
+
+// The source the workflows of this file were copied from, which the
+// runtime checks before it runs one of them: an edit without go
+// generate fails loudly instead of running an old copy.
+//
+//go:embed shop.go
+var resumeSource_shop embed.FS
 
 // Shop.Checkout (version 6ef86cfce388e676) runs these steps, in source order:
 //
@@ -105,6 +113,9 @@ var resumeShop_Checkout = &resume.WorkflowDef{
 		"output Receipt: Taxed bool",
 	},
 	Receiver: resume.ReceiverType[*Shop](),
+	Source: &resume.Source{Files: resumeSource_shop, Fingerprint: "fb1463a4dc98b369", Decls: []resume.SourceDecl{
+		{File: "shop.go", Name: "Shop.Checkout"},
+	}},
 }
 
 // Run is set in init: the durable body refers back to resumeShop_Checkout through

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"embed"
 	"errors"
 	"fmt"
 	"time"
@@ -15,7 +16,14 @@ import (
 // call goes through the resume journal. Regenerate with go generate.
 
 // A build error here means the runtime is older than this generated code.
-const _ = resume.SupportPackageIsVersion2
+const _ = resume.SupportPackageIsVersion3
+
+// The source the workflows of this file were copied from, which the
+// runtime checks before it runs one of them: an edit without go
+// generate fails loudly instead of running an old copy.
+//
+//go:embed transfer.go
+var resumeSource_transfer embed.FS
 
 // Transfer (version 0c86b86c20de642f) runs these steps, in source order:
 //
@@ -162,6 +170,10 @@ var resumeTransfer = &resume.WorkflowDef{
 		resume.ErrorType[*AccountClosedError]("*github.com/resumegen/resumegen/examples/transfer.AccountClosedError"),
 		resume.ErrorSentinel("github.com/resumegen/resumegen/examples/transfer.ErrLimitExceeded", ErrLimitExceeded),
 	},
+	Source: &resume.Source{Files: resumeSource_transfer, Fingerprint: "f4db46af1cabc7a3", Decls: []resume.SourceDecl{
+		{File: "transfer.go", Name: "Transfer"},
+		{File: "transfer.go", Name: "compensate"},
+	}},
 }
 
 // Run is set in init: the durable body refers back to resumeTransfer through
@@ -333,6 +345,9 @@ var resumeNotify = &resume.WorkflowDef{
 		"input arg 2 Notice: Order string",
 		"input arg 2 Notice: Parties []string",
 	},
+	Source: &resume.Source{Files: resumeSource_transfer, Fingerprint: "6832338f25d1627e", Decls: []resume.SourceDecl{
+		{File: "transfer.go", Name: "Notify"},
+	}},
 }
 
 // Run is set in init: the durable body refers back to resumeNotify through

@@ -138,6 +138,10 @@ type WorkflowDef struct {
 	// Receiver is, for a workflow that is a method, its receiver's type:
 	// the engine runs it on the value given with [WithReceiver].
 	Receiver reflect.Type
+	// Source is the source the generated code was made from, checked
+	// before a run of the workflow starts or executes (see [Source]); nil
+	// in code generated before it was recorded.
+	Source *Source
 	// Run decodes the run's input and calls the durable body.
 	Run func(ctx context.Context, args Args) (any, error)
 }
@@ -324,8 +328,14 @@ func lookupFunc(fn any) (*WorkflowDef, error) {
 // version kept to drain its runs is refused, naming the current workflow.
 func lookupStart(fn any) (*WorkflowDef, error) {
 	d, err := lookupFunc(fn)
-	if err != nil || !d.Old {
-		return d, err
+	if err != nil {
+		return nil, err
+	}
+	if err := d.staleErr(); err != nil {
+		return nil, fmt.Errorf("resume: %w", err)
+	}
+	if !d.Old {
+		return d, nil
 	}
 	cur := "its current version is not registered"
 	if c, ok := Lookup(d.QualifiedName()); ok {

@@ -36,6 +36,9 @@ type Check struct {
 type Pass struct {
 	// Packages are the models of every package of the run.
 	Packages []*model.Package
+	// Vet is set under go vet, where the generated files are compiled
+	// into the package; the generator is about to rewrite them.
+	Vet bool
 
 	errors, warnings *diag.List
 	exceptions       map[*model.Workflow][]model.Exception
@@ -83,7 +86,7 @@ type Result struct {
 // Run runs the checks on pkgs, reporting refusals in errors and warnings
 // in warnings. vet leaves out the checks go vet does not run.
 func Run(checks []*Check, pkgs []*model.Package, errors, warnings *diag.List, vet bool) Result {
-	p := &Pass{Packages: pkgs, errors: errors, warnings: warnings,
+	p := &Pass{Packages: pkgs, Vet: vet, errors: errors, warnings: warnings,
 		exceptions: map[*model.Workflow][]model.Exception{}, used: map[directive.Line]bool{}}
 	for _, c := range checks {
 		if vet && c.GeneratorOnly {

@@ -4,7 +4,7 @@ import "github.com/resumegen/resumegen/generator/internal/model"
 
 // GeneratedNames refuses a workflow whose generated identifiers (its
 // definition, version, body, graph, step wrappers and their out types,
-// helper copies) collide with the package's declarations or with another
+// helper copies, and its file's embedded source) collide with the package's declarations or with another
 // workflow's. go vet does not run it: there the generated declarations
 // are compiled into the package.
 var GeneratedNames = &Check{
@@ -15,11 +15,19 @@ var GeneratedNames = &Check{
 		for _, pkg := range p.Packages {
 			taken := map[string]string{} // generated identifier → workflow
 			scope := pkg.Load.Types.Scope()
+			files := map[string]string{} // source file → its source variable
 			for _, w := range pkg.Workflows {
 				if w.BadRecv {
 					continue
 				}
-				for _, n := range w.GeneratedNames() {
+				names := w.GeneratedNames()
+				if _, done := files[w.Source]; !done {
+					// One variable per generated file, declared with its
+					// first workflow.
+					files[w.Source] = model.SourceVarName(w.Source)
+					names = append(names, files[w.Source])
+				}
+				for _, n := range names {
 					if obj := scope.Lookup(n); obj != nil {
 						p.Errorf(w.Decl.Name.Pos(), "workflow %s: generated identifier %s collides with the declaration at %s; rename one of them", w.Name, n, p.PosString(obj.Pos()))
 					} else if other, dup := taken[n]; dup {

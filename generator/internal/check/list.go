@@ -23,4 +23,5 @@ var All = []*Check{
 	Renames,
 	GeneratedNames,
 	NoSteps,
+	Stale,
 }

@@ -10,6 +10,8 @@ import (
 	"go/token"
 	"go/types"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -53,7 +55,9 @@ func File(ws []*model.Workflow, exceptions map[*model.Workflow][]model.Exception
 		"// call goes through the resume journal. Regenerate with go generate.", filepath.Base(first.Source)))
 	f.Line()
 	f.Comment("A build error here means the runtime is older than this generated code.")
-	f.Const().Id("_").Op("=").Id(rt).Dot("SupportPackageIsVersion2")
+	f.Const().Id("_").Op("=").Id(rt).Dot("SupportPackageIsVersion3")
+	f.Line()
+	embedSource(f, ws, imports)
 
 	for _, w := range ws {
 		e := &workflowEmitter{w: w, imports: imports, exceptions: exceptions[w]}
@@ -66,6 +70,34 @@ func File(ws []*model.Workflow, exceptions map[*model.Workflow][]model.Exception
 		return nil, fmt.Errorf("render generated code for %s: %w", first.Source, err)
 	}
 	return addImports(buf.Bytes(), imports.needed())
+}
+
+// embedSource emits the variable embedding the source files the workflows
+// of the file were copied from, which the runtime fingerprints again
+// before it runs one of them (resume.Source):
+//
+//	// The source the workflows of this file were copied from, which the
+//	// runtime checks before it runs one of them: an edit without go
+//	// generate fails loudly instead of running an old copy.
+//	//
+//	//go:embed helpers.go onboard.go
+//	var resumeSource_onboard embed.FS
+func embedSource(f *jen.File, ws []*model.Workflow, imports *importSet) {
+	var files []string
+	for _, w := range ws {
+		for _, d := range w.SourceDecls {
+			if !slices.Contains(files, d.File) {
+				files = append(files, d.File)
+			}
+		}
+	}
+	sort.Strings(files)
+	f.Comment("// The source the workflows of this file were copied from, which the\n" +
+		"// runtime checks before it runs one of them: an edit without go\n" +
+		"// generate fails loudly instead of running an old copy.\n//\n" +
+		"//go:embed " + strings.Join(files, " "))
+	f.Var().Id(model.SourceVarName(ws[0].Source)).Id(imports.named("embed", "embed") + ".FS")
+	f.Line()
 }
 
 // addImports writes the import block of the generated file, with the
@@ -391,8 +423,28 @@ func (e *workflowEmitter) def(f *jen.File) {
 	if w.Recv != nil {
 		fields = append(fields, jen.Line().Id("Receiver").Op(":").Add(e.rt("ReceiverType")).Index(jen.Id(e.typ(w.Recv))).Call())
 	}
+	fields = append(fields, e.source())
 	f.Var().Id(w.DefName()).Op("=").Op("&").Add(e.rt("WorkflowDef")).Values(append(fields, jen.Line())...)
 	f.Line()
+}
+
+// source is the Source field of a WorkflowDef literal:
+//
+//	Source: &resume.Source{Files: resumeSource_onboard, Fingerprint: "…", Decls: []resume.SourceDecl{
+//		{File: "onboard.go", Name: "Onboard"},
+//	}},
+func (e *workflowEmitter) source() jen.Code {
+	w := e.w
+	var decls []jen.Code
+	for _, d := range w.SourceDecls {
+		decls = append(decls, jen.Line().Values(jen.Id("File").Op(":").Lit(d.File), jen.Id("Name").Op(":").Lit(d.Name)))
+	}
+	decls = append(decls, jen.Line())
+	return jen.Line().Id("Source").Op(":").Op("&").Add(e.rt("Source")).Values(
+		jen.Id("Files").Op(":").Id(model.SourceVarName(w.Source)),
+		jen.Id("Fingerprint").Op(":").Lit(w.Fingerprint),
+		jen.Id("Decls").Op(":").Index().Add(e.rt("SourceDecl")).Values(decls...),
+	)
 }
 
 // policyNames are the runtime's names of its policies.

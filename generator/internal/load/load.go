@@ -404,6 +404,17 @@ type Package struct {
 	// ModuleDir is the root of the package's module, or "" when unknown:
 	// only steps declared below it are read from source.
 	ModuleDir string
+	// Sources holds file contents by name for a package type-checked from
+	// memory (tests); ReadSource reads other files from disk.
+	Sources map[string][]byte
+}
+
+// ReadSource returns the content of one of the package's files.
+func (p *Package) ReadSource(name string) ([]byte, error) {
+	if b, ok := p.Sources[name]; ok {
+		return b, nil
+	}
+	return os.ReadFile(name)
 }
 
 // Package is the Package of a root that Load type-checked. Test files

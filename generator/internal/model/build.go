@@ -3,12 +3,14 @@ package model
 import (
 	"go/ast"
 	"go/types"
+	"path/filepath"
 	"sort"
 
 	"github.com/resumegen/resumegen/generator/internal/calls"
 	"github.com/resumegen/resumegen/generator/internal/directive"
 	"github.com/resumegen/resumegen/generator/internal/jsontype"
 	"github.com/resumegen/resumegen/generator/internal/load"
+	"github.com/resumegen/resumegen/internal/fingerprint"
 )
 
 // Build models the workflows of pkg, whose directives are dirs and whose
@@ -67,8 +69,24 @@ func Build(pkg *load.Package, dirs *directive.Set, an *calls.Analysis) *Package 
 		}
 		p.describe(w)
 		p.name(w)
+		p.fingerprint(w)
 	}
 	return p
+}
+
+// fingerprint records the declarations the generated code of w copies
+// (its body and its helpers') and their fingerprint.
+func (p *Package) fingerprint(w *Workflow) {
+	w.SourceDecls = []fingerprint.Decl{{File: filepath.Base(w.Source), Name: w.Name}}
+	dirs := map[string]string{filepath.Base(w.Source): w.Source}
+	for _, h := range w.Helpers {
+		file := p.Load.Fset.File(h.Decl.Pos()).Name()
+		dirs[filepath.Base(file)] = file
+		w.SourceDecls = append(w.SourceDecls, fingerprint.Decl{File: filepath.Base(file), Name: h.Display})
+	}
+	w.Fingerprint, w.FingerprintErr = fingerprint.Of(func(name string) ([]byte, error) {
+		return p.Load.ReadSource(dirs[name])
+	}, w.SourceDecls)
 }
 
 // name gives each step of w its wrapper's name; helpers got theirs when

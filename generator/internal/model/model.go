@@ -19,12 +19,14 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"path/filepath"
 	"strings"
 
 	"github.com/resumegen/resumegen/generator/internal/calls"
 	"github.com/resumegen/resumegen/generator/internal/directive"
 	"github.com/resumegen/resumegen/generator/internal/load"
 	"github.com/resumegen/resumegen/generator/internal/runtimeapi"
+	"github.com/resumegen/resumegen/internal/fingerprint"
 )
 
 // Package is the model of one package.
@@ -77,6 +79,14 @@ type Workflow struct {
 	// Graph is the workflow's step graph, a Mermaid flowchart; it does
 	// not enter the version.
 	Graph string
+	// SourceDecls are the declarations the generated code copies, the
+	// workflow first, then its helpers, by file base name and name (F, or
+	// Type.M); Fingerprint is their fingerprint (package
+	// internal/fingerprint), which the runtime checks against the source
+	// the binary embeds. FingerprintErr says why it could not be taken.
+	SourceDecls    []fingerprint.Decl
+	Fingerprint    string
+	FingerprintErr error
 
 	// Fn, Decl, File and Source are the workflow's function, declaration,
 	// file and the file's absolute path; Sig its signature.
@@ -466,6 +476,12 @@ type Exception struct {
 
 // Pkg is the model of the workflow's package.
 func (w *Workflow) Pkg() *Package { return w.pkg }
+
+// SourceVarName is the embedded source files' variable of the generated
+// file of the source file named source.
+func SourceVarName(source string) string {
+	return "resumeSource_" + SanitizeIdent(strings.TrimSuffix(filepath.Base(source), ".go"))
+}
 
 // DefName, VersionName, BodyName and GraphName are the identifiers the
 // generated code declares for the workflow.

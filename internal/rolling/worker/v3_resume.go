@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"embed"
 	"fmt"
 
 	"github.com/resumegen/resumegen/runtime/resume"
@@ -15,7 +16,14 @@ import (
 // call goes through the resume journal. Regenerate with go generate.
 
 // A build error here means the runtime is older than this generated code.
-const _ = resume.SupportPackageIsVersion2
+const _ = resume.SupportPackageIsVersion3
+
+// The source the workflows of this file were copied from, which the
+// runtime checks before it runs one of them: an edit without go
+// generate fails loudly instead of running an old copy.
+//
+//go:embed v3.go
+var resumeSource_v3 embed.FS
 
 // Pipeline is workflow rolling.Pipeline in the journal (name=); runs stored under
 // github.com/resumegen/resumegen/internal/rolling/worker.Pipeline, its earlier identity, are its too.
@@ -103,6 +111,9 @@ var resumePipeline = &resume.WorkflowDef{
 		"output Receipt: ID string",
 		"output Receipt: Trail []string",
 	},
+	Source: &resume.Source{Files: resumeSource_v3, Fingerprint: "9bfbccd390182e05", Decls: []resume.SourceDecl{
+		{File: "v3.go", Name: "Pipeline"},
+	}},
 }
 
 // Run is set in init: the durable body refers back to resumePipeline through

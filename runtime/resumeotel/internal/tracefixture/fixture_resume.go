@@ -4,6 +4,7 @@ package tracefixture
 
 import (
 	"context"
+	"embed"
 	"fmt"
 	"time"
 
@@ -14,7 +15,14 @@ import (
 // call goes through the resume journal. Regenerate with go generate.
 
 // A build error here means the runtime is older than this generated code.
-const _ = resume.SupportPackageIsVersion2
+const _ = resume.SupportPackageIsVersion3
+
+// The source the workflows of this file were copied from, which the
+// runtime checks before it runs one of them: an edit without go
+// generate fails loudly instead of running an old copy.
+//
+//go:embed fixture.go
+var resumeSource_fixture embed.FS
 
 // Order (version 112bf9ef6a374763) runs these steps, in source order:
 //
@@ -62,6 +70,9 @@ var resumeOrder = &resume.WorkflowDef{
 		{Name: "Notify", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Notify", Signature: "func(context.Context, string) (string, error)", Policy: resume.PolicyDefault, Child: true, JSON: "string", Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:29"},
 	},
 	Graph: resumeOrderGraph,
+	Source: &resume.Source{Files: resumeSource_fixture, Fingerprint: "0ba422362bb6e9e3", Decls: []resume.SourceDecl{
+		{File: "fixture.go", Name: "Order"},
+	}},
 }
 
 // Run is set in init: the durable body refers back to resumeOrder through
@@ -146,6 +157,9 @@ var resumeNotify = &resume.WorkflowDef{
 		{Name: "Send", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Send", Signature: "func(context.Context, string) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:57"},
 	},
 	Graph: resumeNotifyGraph,
+	Source: &resume.Source{Files: resumeSource_fixture, Fingerprint: "72be62f7a9d19e41", Decls: []resume.SourceDecl{
+		{File: "fixture.go", Name: "Notify"},
+	}},
 }
 
 // Run is set in init: the durable body refers back to resumeNotify through
@@ -204,6 +218,9 @@ var resumeFailing = &resume.WorkflowDef{
 		{Name: "Broken", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Broken", Signature: "func(context.Context) error", Policy: resume.PolicyDefault, Attempts: 2, BackoffMin: 1 * time.Millisecond, BackoffMax: 2 * time.Millisecond, JSON: "null", Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:72"},
 	},
 	Graph: resumeFailingGraph,
+	Source: &resume.Source{Files: resumeSource_fixture, Fingerprint: "60f315ce1dd87f88", Decls: []resume.SourceDecl{
+		{File: "fixture.go", Name: "Failing"},
+	}},
 }
 
 // Run is set in init: the durable body refers back to resumeFailing through
@@ -262,6 +279,9 @@ var resumeParking = &resume.WorkflowDef{
 		{Name: "Explode", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Explode", Signature: "func(context.Context) error", Policy: resume.PolicyOnce, JSON: "null", Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:84"},
 	},
 	Graph: resumeParkingGraph,
+	Source: &resume.Source{Files: resumeSource_fixture, Fingerprint: "147decb585cf27aa", Decls: []resume.SourceDecl{
+		{File: "fixture.go", Name: "Parking"},
+	}},
 }
 
 // Run is set in init: the durable body refers back to resumeParking through
@@ -333,6 +353,9 @@ var resumeNapping = &resume.WorkflowDef{
 		{Name: "SendAgain", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Send", Signature: "func(context.Context, string) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:102"},
 	},
 	Graph: resumeNappingGraph,
+	Source: &resume.Source{Files: resumeSource_fixture, Fingerprint: "16cba6bf6e097165", Decls: []resume.SourceDecl{
+		{File: "fixture.go", Name: "Napping"},
+	}},
 }
 
 // Run is set in init: the durable body refers back to resumeNapping through
