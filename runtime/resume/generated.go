@@ -55,6 +55,9 @@ type Source struct {
 
 	once  sync.Once
 	stale error
+
+	linesMu   sync.Mutex
+	declLines map[string]map[string]int // by file: each declaration's line
 }
 
 // SourceDecl is one declaration a generated file copied. For generated

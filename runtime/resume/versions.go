@@ -274,7 +274,7 @@ func (def *WorkflowDef) Definition() deploy.Definition {
 	for _, s := range def.Steps {
 		d.Steps = append(d.Steps, deploy.Step{
 			Name: s.Name, Callee: s.Callee, Signature: s.Signature, Policy: s.Policy.String(),
-			Key: s.Key, JSON: s.JSON, Shape: s.Shape, RenamedFrom: s.RenamedFrom, Child: s.Child, Pos: s.Pos,
+			Key: s.Key, JSON: s.JSON, Shape: s.Shape, RenamedFrom: s.RenamedFrom, Child: s.Child, Pos: def.Source.position(s.Pos),
 		})
 	}
 	return d

@@ -393,6 +393,10 @@ func (e *workflowEmitter) def(f *jen.File) {
 	d := w.Definition()
 	var steps []jen.Code
 	for i := range d.Steps {
+		// The generated code records a call site relative to its
+		// declaration, which the runtime resolves against the embedded
+		// source: an edit above the declaration leaves this file alone.
+		d.Steps[i].Pos = w.Steps[i].RelPos
 		steps = append(steps, jen.Line().Values(e.stepFields(&d.Steps[i])...))
 	}
 	if len(steps) > 0 {
