@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/resumegen/resumegen/internal/termesc"
 
 	"os/exec"
 	"path/filepath"
@@ -123,7 +124,7 @@ func TestBulkRefusesUntilConfirmed(t *testing.T) {
 // person types answer.
 func ctlAt(answer string, args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
-	c := &cli{ctx: context.Background(), stdout: escWriter{&out}, stderr: escWriter{&errb}, now: time.Now,
+	c := &cli{ctx: context.Background(), stdout: termesc.Writer(&out, false), stderr: termesc.Writer(&errb, false), now: time.Now,
 		stdin: strings.NewReader(answer), tty: true}
 	var cmd *command
 	name := "runs " + args[1]

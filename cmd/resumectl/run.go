@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/resumegen/resumegen/internal/termesc"
 	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/openjournal"
 )
@@ -82,8 +83,18 @@ type options struct {
 // run is resumectl without process globals: it parses args, runs the
 // command and returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := &cli{ctx: ctx, stdout: escWriter{stdout}, stderr: escWriter{stderr}, color: colorful(stdout), now: time.Now,
+	return newCLI(ctx, stdout, stderr, colorful(stdout)).main(args)
+}
+
+// newCLI is an invocation writing to stdout and stderr through
+// termesc.Writer, in colour on stdout when color.
+func newCLI(ctx context.Context, stdout, stderr io.Writer, color bool) *cli {
+	return &cli{ctx: ctx, stdout: termesc.Writer(stdout, color), stderr: termesc.Writer(stderr, false), color: color, now: time.Now,
 		stdin: os.Stdin, tty: isTerminal(os.Stdin)}
+}
+
+// main runs the command args names and returns the exit status.
+func (c *cli) main(args []string) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
 		io.WriteString(c.stderr, usage)
 		if len(args) == 0 {

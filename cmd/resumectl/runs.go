@@ -403,7 +403,7 @@ func (c *cli) printRun(r journal.RunRecord, out showJSON) {
 			if s.Problem != "" {
 				what = "unreadable: " + s.Problem
 			}
-			cells := []string{strconv.FormatInt(s.Seq, 10), s.StepKey, c.paint(statusColor(s.Status), s.Status), strconv.Itoa(s.Attempt),
+			cells := []any{strconv.FormatInt(s.Seq, 10), s.StepKey, c.paint(statusColor(s.Status), s.Status), strconv.Itoa(s.Attempt),
 				stamp(s.StartedAt), duration(s.StartedAt, fin)}
 			if hasWhere(out.Steps) {
 				cells = append(cells, orDash(s.Where))

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/resumegen/resumegen/internal/termesc"
 	"github.com/resumegen/resumegen/runtime/journal"
 )
 
@@ -89,7 +90,7 @@ func (w *watcher) show(r journal.RunRecord, steps []journal.StepRecord) error {
 	if w.o.json {
 		return w.line(watchEvent{Run: r.RunID, At: w.c.now().UTC(), Status: string(r.Status), Error: r.Error})
 	}
-	line := fmt.Sprintf("%s  run %s  %s", stamp(w.c.now()), r.RunID, w.c.paint(statusColor(st), st))
+	line := fmt.Sprintf("%s  run %s  %s", stamp(w.c.now()), esc(r.RunID), w.c.paint(statusColor(st), st))
 	if r.Error != "" && r.Status != journal.StatusRunning {
 		line += "  " + preview(oneLine(r.Error), 100)
 	}
@@ -99,7 +100,12 @@ func (w *watcher) show(r journal.RunRecord, steps []journal.StepRecord) error {
 
 // line prints v as JSON on one line.
 func (w *watcher) line(v any) error {
-	return json.NewEncoder(w.c.stdout).Encode(v)
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.c.stdout.Write(append(termesc.JSON(b), '\n'))
+	return err
 }
 
 // step prints one step row that appeared or changed.
@@ -119,7 +125,7 @@ func (w *watcher) step(r journal.RunRecord, s journal.StepRecord) error {
 		what = "executing"
 	}
 	_, err := fmt.Fprintf(w.c.stdout, "%s  step %-3s %-24s %-10s attempt %s  %-8s %s\n", stamp(w.c.now()), strconv.FormatInt(s.Seq, 10),
-		s.StepKey, w.c.paint(statusColor(string(s.Status)), string(s.Status)), strconv.Itoa(s.Attempt),
+		esc(s.StepKey), w.c.paint(statusColor(string(s.Status)), string(s.Status)), strconv.Itoa(s.Attempt),
 		duration(s.StartedAt, s.FinishedAt), preview(what, 60))
 	return err
 }
