@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
 	"strings"
 	"time"
 
+	"github.com/resumegen/resumegen/internal/runops"
 	"github.com/resumegen/resumegen/internal/termesc"
 	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/openjournal"
@@ -89,8 +91,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // newCLI is an invocation writing to stdout and stderr through
 // termesc.Writer, in colour on stdout when color.
 func newCLI(ctx context.Context, stdout, stderr io.Writer, color bool) *cli {
+	ctx = runops.WithActor(ctx, cliActor())
 	return &cli{ctx: ctx, stdout: termesc.Writer(stdout, color), stderr: termesc.Writer(stderr, false), color: color, now: time.Now,
 		stdin: os.Stdin, tty: isTerminal(os.Stdin)}
+}
+
+// cliActor is who resumectl acts as, recorded with every action
+// (resume_actions): the operating-system user, on this host.
+func cliActor() runops.Actor {
+	name := os.Getenv("USER")
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = u.Username
+	}
+	if name == "" {
+		name = fmt.Sprintf("uid %d", os.Getuid())
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown host"
+	}
+	return runops.Actor{Name: name, Origin: host, Via: "resumectl"}
 }
 
 // main runs the command args names and returns the exit status.

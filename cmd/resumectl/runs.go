@@ -224,6 +224,20 @@ type showJSON struct {
 	Manifest string `json:"manifest"`
 	// Problem says why the run's own row cannot be used as stored.
 	Problem string `json:"problem,omitempty"`
+	// Actions lists the operators' write actions on the run (resumectl,
+	// the web UI), oldest first: who, what, when, from where.
+	Actions []actionRecordJSON `json:"actions"`
+}
+
+// actionRecordJSON is one operator's action on a run, as show prints it.
+type actionRecordJSON struct {
+	Seq    int64     `json:"seq"`
+	Action string    `json:"action"`
+	Detail string    `json:"detail,omitempty"`
+	By     string    `json:"by"`
+	From   string    `json:"from"`
+	Via    string    `json:"via"`
+	At     time.Time `json:"at"`
 }
 
 func runsShow(c *cli, o *options, args []string) error {
@@ -258,6 +272,14 @@ func runsShow(c *cli, o *options, args []string) error {
 	}
 	if !r.LeaseUntil.IsZero() && r.LeaseOwner != "" {
 		out.LeaseUntil = &r.LeaseUntil
+	}
+	acts, err := runops.Actions(c.ctx, j, runID)
+	if err != nil {
+		return fmt.Errorf("run %s: %w", runID, err)
+	}
+	out.Actions = []actionRecordJSON{}
+	for _, a := range acts {
+		out.Actions = append(out.Actions, actionRecordJSON{Seq: a.Seq, Action: a.Action, Detail: a.Detail, By: a.Actor, From: a.Origin, Via: a.Via, At: a.At})
 	}
 	for _, s := range steps {
 		sj := stepJSON{Seq: s.Seq, StepKey: s.StepKey, Name: s.Name, Status: string(s.Status), Attempt: s.Attempt,
@@ -414,6 +436,7 @@ func (c *cli) printRun(r journal.RunRecord, out showJSON) {
 		c.printAttempts(out.Steps)
 	}
 	c.printMoves(out.Moves)
+	c.printActions(out.Actions)
 	c.printManifest(r.Version, out.Manifest)
 	if len(out.Children) > 0 {
 		fmt.Fprintln(c.stdout)
@@ -474,6 +497,20 @@ func (c *cli) printMoves(moves []journal.Move) {
 			from, to = shortName(m.FromWorkflow)+" "+from, shortName(m.Workflow)+" "+to
 		}
 		t.row(from, to, m.By, stamp(m.At), oneLine(m.Why))
+	}
+	t.flush()
+}
+
+// printActions lists the operators' actions on the run, oldest first.
+func (c *cli) printActions(acts []actionRecordJSON) {
+	if len(acts) == 0 {
+		return
+	}
+	fmt.Fprintln(c.stdout)
+	fmt.Fprintln(c.stdout, "Operators' actions:")
+	t := c.table("AT (UTC)", "ACTION", "DETAIL", "BY", "FROM", "VIA")
+	for _, a := range acts {
+		t.row(stamp(a.At), a.Action, orDash(a.Detail), a.By, a.From, a.Via)
 	}
 	t.flush()
 }

@@ -109,7 +109,7 @@ func (u *ui) action(w http.ResponseWriter, r *http.Request) {
 
 // do acts: the same functions resumectl's commands call.
 func (u *ui) do(r *http.Request, f actionForm) (runops.Result, error) {
-	ctx := r.Context()
+	ctx := runops.WithActor(r.Context(), u.actor(r))
 	switch f.Action {
 	case "resolve":
 		return runops.Resolve(ctx, u.j, f.RunID, f.Step, f.How == "done", f.How == "redo", f.Result)
@@ -124,3 +124,16 @@ func (u *ui) do(r *http.Request, f actionForm) (runops.Result, error) {
 	}
 	return runops.Result{}, fmt.Errorf("%w: unknown action %q", runops.ErrUsage, f.Action)
 }
+
+// actor is who acts through request r, recorded with the action: the
+// signed-in or proxy-vouched user, from the request's remote address.
+func (u *ui) actor(r *http.Request) runops.Actor {
+	who, _ := r.Context().Value(userKey{}).(string)
+	if who == "" {
+		who = "anonymous (no login)"
+	}
+	return runops.Actor{Name: who, Origin: r.RemoteAddr, Via: "ui"}
+}
+
+// userKey carries the authenticated user in a request's context.
+type userKey struct{}
