@@ -76,9 +76,6 @@ func (u *ui) action(w http.ResponseWriter, r *http.Request) {
 	case !u.opts.Write:
 		fail(w, http.StatusForbidden, "this UI is read-only: start it with -write (Options.Write) to act on runs")
 		return
-	case !sameOrigin(r):
-		fail(w, http.StatusForbidden, "cross-site request refused")
-		return
 	case !u.tokenOK(r):
 		fail(w, http.StatusForbidden, "the form's CSRF token is missing or stale: reload the page")
 		return
@@ -130,9 +127,13 @@ func (u *ui) do(r *http.Request, f actionForm) (runops.Result, error) {
 func (u *ui) actor(r *http.Request) runops.Actor {
 	who, _ := r.Context().Value(userKey{}).(string)
 	if who == "" {
-		who = "anonymous (no login)"
+		who = "anonymous (no sign-in)"
 	}
-	return runops.Actor{Name: who, Origin: r.RemoteAddr, Via: "ui"}
+	from := r.RemoteAddr
+	if f := r.Header.Get("X-Forwarded-For"); f != "" && u.fromTrustedProxy(r) {
+		from = f + " via proxy " + r.RemoteAddr
+	}
+	return runops.Actor{Name: who, Origin: from, Via: "ui"}
 }
 
 // userKey carries the authenticated user in a request's context.
