@@ -51,7 +51,12 @@ func runsWatch(c *cli, o *options, args []string) error {
 		switch r.Status {
 		case journal.StatusSucceeded:
 			return nil
-		case journal.StatusFailed, journal.StatusCancelled, journal.StatusNeedsAttention:
+		case journal.StatusFailed, journal.StatusNeedsAttention:
+			if !o.json {
+				fmt.Fprintf(c.stderr, "resumectl runs watch: run %s is %s: resumectl runs show %s says why and what to run next\n", esc(runID), statusText(r), esc(shellArg(runID)))
+			}
+			return reported{exitFail}
+		case journal.StatusCancelled:
 			return reported{exitFail}
 		}
 		select {
@@ -111,8 +116,7 @@ func (w *watcher) line(v any) error {
 // step prints one step row that appeared or changed.
 func (w *watcher) step(r journal.RunRecord, s journal.StepRecord) error {
 	if w.o.json {
-		sj := stepJSON{Seq: s.Seq, StepKey: s.StepKey, Name: s.Name, Status: string(s.Status), Attempt: s.Attempt,
-			StartedAt: s.StartedAt, Result: storedJSON(s.Result), Error: s.Error, Final: s.Final, Problem: s.Problem()}
+		sj := stepRecordJSON(s, "")
 		return w.line(watchEvent{Run: r.RunID, At: w.c.now().UTC(), Step: &sj})
 	}
 	what := ""
