@@ -272,7 +272,7 @@ func runsShow(c *cli, o *options, args []string) error {
 	if err != nil {
 		return err
 	}
-	out := showJSON{Note: note, SealedKeys: o.sealed.keys, Opened: o.sealed.opened,Run: c.runJSON(r, steps), Input: storedJSON(r.Input), Output: storedJSON(r.Output), Error: r.Error, LeaseOwner: r.LeaseOwner,
+	out := showJSON{Note: note, SealedKeys: o.sealed.keys, Opened: o.sealed.opened, Run: c.runJSON(r, steps), Input: storedJSON(r.Input), Output: storedJSON(r.Output), Error: r.Error, LeaseOwner: r.LeaseOwner,
 		Parent: r.Parent, Steps: []stepJSON{}, Moves: r.Moves, Problem: r.Problem()}
 	if out.Moves == nil {
 		out.Moves = []journal.Move{}
