@@ -2,6 +2,7 @@ package journaltest
 
 import (
 	"context"
+	"fmt"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -212,6 +213,62 @@ func runSealed(t *testing.T, h Harness) {
 		res, err := e.Resume(ctx, id)
 		if res.Status != journal.StatusNeedsAttention || !strings.Contains(res.Error, "tampered") || strings.Contains(string(res.Output), "mallory") {
 			t.Errorf("resume after a forged signal: %+v, %v; want parked as tampered", res, err)
+		}
+	})
+
+	t.Run("sealed: a step a move renamed still opens", func(t *testing.T) {
+		// A move to a version whose step has renamed-from= relabels the
+		// step's rows; their values were sealed under the old key.
+		raw := h.open(t)
+		j := resume.SealJournal(raw, k1)
+		id := newRunID(t)
+		now := time.Now()
+		if _, _, err := j.CreateRun(ctx, journal.RunRecord{RunID: id, Workflow: "example.com/app.Moved", Version: "v1", Input: []byte("[]"),
+			LeaseOwner: "w", LeaseUntil: now.Add(time.Minute), CreatedAt: now, UpdatedAt: now}); err != nil {
+			t.Fatal(err)
+		}
+		l := journal.Lease{RunID: id, Owner: "w", Epoch: 1}
+		for i, key := range []string{"Score", "Score#2", "Fetch"} {
+			if err := j.WriteStep(ctx, l, journal.StepRecord{RunID: id, StepKey: key, Name: journal.StepName(key), Status: journal.StepSucceeded,
+				Result: []byte(`"` + key + `"`), Attempt: 1, Seq: int64(i + 1), StartedAt: now, FinishedAt: now,
+				History: []journal.AttemptRecord{{Attempt: 1, StartedAt: now, Error: "flaky " + key}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, m := range []journal.Move{
+			{Workflow: "example.com/app.Moved", From: "v1", To: "v2", Renames: map[string]string{"Score": "Rate"}, By: "engine w"},
+			{Workflow: "example.com/app.Moved", From: "v2", To: "v3", Renames: map[string]string{"Rate": "Grade", "Fetch": "Load"}, By: "engine w"},
+		} {
+			if err := j.MoveRun(ctx, l, m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, steps, err := j.LoadRun(ctx, id)
+		if err != nil {
+			t.Fatalf("LoadRun after the renames: %v", err)
+		}
+		got := map[string]string{}
+		for _, s := range steps {
+			if s.Unreadable != "" {
+				t.Errorf("step %s after the renames: %s", s.StepKey, s.Unreadable)
+			}
+			got[s.StepKey] = string(s.Result) + " " + s.History[0].Error
+		}
+		want := map[string]string{"Grade": `"Score" flaky Score`, "Grade#2": `"Score#2" flaky Score#2`, "Load": `"Fetch" flaky Fetch`}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("rows after the renames: %v; want %v", got, want)
+		}
+		// A value moved to another step's key is still refused: the
+		// renames name the keys a value may come from.
+		if err := h.Exec(ctx, `UPDATE resume_steps SET result = (SELECT result FROM resume_steps WHERE run_id = `+quoteSQL(id)+` AND step_key = 'Load')
+			WHERE run_id = `+quoteSQL(id)+` AND step_key = 'Grade'`); err != nil {
+			t.Fatal(err)
+		}
+		_, steps, _ = j.LoadRun(ctx, id)
+		for _, s := range steps {
+			if s.StepKey == "Grade" && !strings.Contains(s.Unreadable, "tampered") {
+				t.Errorf("Grade holding Load's sealed result: %q, unreadable %q; want tampered", s.Result, s.Unreadable)
+			}
 		}
 	})
 }

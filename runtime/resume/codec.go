@@ -392,9 +392,22 @@ func (s *sealedJournal) openRunRow(r journal.RunRecord) (journal.RunRecord, erro
 	return opened, other
 }
 
-// openStepRow is openRunRow for a step row of run runID.
-func (s *sealedJournal) openStepRow(st journal.StepRecord, runID string) (journal.StepRecord, error) {
+// openStepRow is openRunRow for a step row of run runID, whose moves
+// between versions are moves: a row a move relabelled (renamed-from=)
+// holds values sealed under the key it had then.
+func (s *sealedJournal) openStepRow(st journal.StepRecord, runID string, moves []journal.Move) (journal.StepRecord, error) {
 	opened, err := s.openStep(st, runID)
+	if former := formerKeys(st.StepKey, moves); err != nil && len(former) > 0 {
+		opened, err = mapStep(st, runID, func(b []byte, runID, stepKey, field string) ([]byte, error) {
+			return s.openAs(b, runID, stepKey, former, field, s.open)
+		}, func(t, runID, stepKey, field string) (string, error) {
+			b, err := s.openAs([]byte(t), runID, stepKey, former, field, func(b []byte, runID, stepKey, field string) ([]byte, error) {
+				t, err := s.openText(string(b), runID, stepKey, field)
+				return []byte(t), err
+			})
+			return string(b), err
+		})
+	}
 	if err == nil && !s.readUnsealed && len(st.Result) == 0 && (st.Status == journal.StepSucceeded || st.Status == journal.StepWaiting) {
 		// The engine journals every succeeded step's result, null
 		// included: an empty one was removed.
@@ -403,6 +416,41 @@ func (s *sealedJournal) openStepRow(st journal.StepRecord, runID string) (journa
 	tampered, other := splitTampered(err)
 	opened.Unreadable = joinWhy(opened.Unreadable, tampered)
 	return opened, other
+}
+
+// openAs opens b, a value of the step now keyed stepKey, as sealed under
+// that key or, for a row a move relabelled, under one of its former keys
+// (newest first); the error is the one under the current key.
+func (s *sealedJournal) openAs(b []byte, runID, stepKey string, former []string, field string,
+	open func(b []byte, runID, stepKey, field string) ([]byte, error)) ([]byte, error) {
+	plain, err := open(b, runID, stepKey, field)
+	if err == nil || !journal.IsSealed(b) {
+		return plain, err
+	}
+	for _, k := range former {
+		if p, ferr := open(b, runID, k, field); ferr == nil {
+			return p, nil
+		}
+	}
+	return plain, err
+}
+
+// formerKeys lists the keys a step row now keyed key had before the
+// run's moves relabelled it, newest first: each move's renames map a
+// former name to the name after it.
+func formerKeys(key string, moves []journal.Move) []string {
+	var out []string
+	for i := len(moves) - 1; i >= 0; i-- {
+		name := journal.StepName(key)
+		for from, to := range moves[i].Renames {
+			if to == name {
+				key = from + key[len(name):]
+				out = append(out, key)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // splitTampered splits a joined error into the text of its tampered
@@ -486,7 +534,7 @@ func (s *sealedJournal) openEntry(r journal.RunRecord, steps []journal.StepRecor
 	out := make([]journal.StepRecord, len(steps))
 	for i, st := range steps {
 		var serr error
-		out[i], serr = s.openStepRow(st, r.RunID)
+		out[i], serr = s.openStepRow(st, r.RunID, r.Moves)
 		errs = append(errs, serr)
 	}
 	if steps == nil {
