@@ -130,6 +130,31 @@ func TestHostileStringsInertInEveryCommand(t *testing.T) {
 			}
 		}
 	}
+	// check-deploy prints every unfinished run, its workflow and version,
+	// on code that has none of their workflows: each is stranded.
+	mod := t.TempDir()
+	if err := os.WriteFile(filepath.Join(mod, "go.mod"), []byte("module example.com/empty\n\ngo 1.26\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mod, "x.go"), []byte("package empty\n\nfunc F() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	if err := os.Chdir(mod); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	for _, colour := range []bool{false, true} {
+		for _, args := range [][]string{{"check-deploy", "./..."}, {"check-deploy", "-json", "./..."}} {
+			var out, errb bytes.Buffer
+			code := newCLI(context.Background(), &out, &errb, colour).main(append(args, "-db", path))
+			if code != exitFail || !strings.Contains(out.String(), "stranded") {
+				t.Errorf("%q: exit %d, %s %s; want 1, the runs stranded", args, code, out.String(), errb.String())
+			}
+			checkInert(t, fmt.Sprintf("colour %v: %q stdout", colour, args), out.String())
+			checkInert(t, fmt.Sprintf("colour %v: %q stderr", colour, args), errb.String())
+		}
+	}
 	if os.Getenv("RESUME_SHOW_HOSTILE") != "" {
 		var out bytes.Buffer
 		newCLI(context.Background(), &out, &out, true).main([]string{"runs", "show", ids[2], "-db", path})
