@@ -197,20 +197,27 @@ func cookiePath(r *http.Request) string {
 // loginPage is the login form's template data.
 type loginPage struct {
 	Err   string
+	Form  bool   // a token signs in here
 	Proxy string // the proxy header, when one may sign in instead
 }
 
 // login shows the login form (GET) or signs in (POST): the secret, and a
 // name for the record of actions.
 func (u *ui) login(w http.ResponseWriter, r *http.Request) {
+	page := loginPage{Form: u.opts.Auth.Secret != "", Proxy: u.opts.Auth.ProxyHeader}
+	if !u.opts.Auth.required() {
+		seeOther(w, "./") // nobody needs to sign in
+		return
+	}
 	if r.Method != http.MethodPost {
-		render(w, "login.html", loginPage{Proxy: u.opts.Auth.ProxyHeader})
+		render(w, "login.html", page)
 		return
 	}
 	if !u.secretOK(r.PostFormValue("secret")) {
 		time.Sleep(250 * time.Millisecond) // a guess costs time
 		status(w, http.StatusUnauthorized)
-		render(w, "login.html", loginPage{Err: "wrong token or password", Proxy: u.opts.Auth.ProxyHeader})
+		page.Err = "wrong token or password"
+		render(w, "login.html", page)
 		return
 	}
 	name := strings.TrimSpace(r.PostFormValue("name"))

@@ -182,6 +182,9 @@ func TestProxyHeaderTrustedOnlyFromProxies(t *testing.T) {
 	if resp := request(h, "GET", "/", "ops.example.com", "10.1.2.3:5000", nil, nil); resp.StatusCode != http.StatusSeeOther {
 		t.Errorf("the proxy without the header: %d; want 303 to login", resp.StatusCode)
 	}
+	if page := bodyOf(request(h, "GET", "/login", "ops.example.com", "10.1.2.3:5000", nil, nil)); strings.Contains(page, `id="login-form"`) || !strings.Contains(page, "X-Forwarded-User") {
+		t.Errorf("the login page of a proxy-only UI offers a token form, or does not name the proxy's header:\n%s", page)
+	}
 	resp := request(h, "GET", "/run?id="+parkedID, "ops.example.com", "10.1.2.3:5000", nil, user)
 	page := bodyOf(resp)
 	if resp.StatusCode != 200 {
