@@ -61,6 +61,16 @@ func TestHelpAndUsage(t *testing.T) {
 	}
 }
 
+// TestNextCommandNamed: a run that is not there names the command that
+// lists the runs.
+func TestNextCommandNamed(t *testing.T) {
+	path := seedRuns(t, 1)
+	code, _, stderr := ctl(t, "runs", "show", "nope", "-db", path)
+	if code != exitFail || !strings.Contains(stderr, "run not found") || !strings.Contains(stderr, "resumectl runs list") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("runs show of an unknown run: exit %d, %q; want 1, one line naming runs list", code, stderr)
+	}
+}
+
 // TestVersion: resumectl version names the module version (from the
 // build info) and the generated code the runtime runs.
 func TestVersion(t *testing.T) {

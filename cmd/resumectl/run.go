@@ -279,7 +279,11 @@ func (c *cli) exec(cmd *command, args []string, globals options) int {
 		fmt.Fprintf(c.stderr, "resumectl %s: %s\n", cmd.name, oneLine(err.Error()))
 		return exitUsage
 	}
-	fmt.Fprintf(c.stderr, "resumectl %s: %s\n", cmd.name, oneLine(err.Error()))
+	msg := oneLine(err.Error())
+	if errors.Is(err, journal.ErrRunNotFound) {
+		msg += " (resumectl runs list shows the runs)"
+	}
+	fmt.Fprintf(c.stderr, "resumectl %s: %s\n", cmd.name, msg)
 	return exitFail
 }
 
