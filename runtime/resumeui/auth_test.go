@@ -16,6 +16,7 @@ import (
 
 	"github.com/resumegen/resumegen/internal/termesc"
 	"github.com/resumegen/resumegen/runtime/journal"
+	"github.com/resumegen/resumegen/runtime/resume"
 )
 
 const secret = "correct horse battery staple"
@@ -287,5 +288,26 @@ func TestSignalFormPrefilled(t *testing.T) {
 	_, body := get(t, srv.URL+"/ops/run?id=a-1")
 	if !strings.Contains(body, `value="{&#34;approved&#34;:false,&#34;by&#34;:&#34;&#34;}" id="signal-payload"`) || !strings.Contains(body, "a Decision") {
 		t.Errorf("the signal form is not prefilled with the Decision skeleton:\n%s", body)
+	}
+}
+
+// TestTamperedSignalSaidOnThePage: on a sealed journal, a signal whose
+// payload is plaintext (tampered) is said on the run's page, which still
+// shows the run, rather than failing the page.
+func TestTamperedSignalSaidOnThePage(t *testing.T) {
+	ctx := context.Background()
+	raw := openSQLite(t)
+	seed(t, raw, 0)
+	ring, err := resume.NewKeyring(resume.Key{ID: "k1", Secret: []byte("0123456789abcdef")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Signal(ctx, journal.SignalRecord{RunID: parkedID, Name: "approval", Payload: []byte(`{"forged":true}`)}); err != nil {
+		t.Fatal(err)
+	}
+	srv := serve(t, resume.SealJournal(raw, ring), Options{})
+	code, body := get(t, srv.URL+"/ops/run?id="+parkedID)
+	if code != 200 || !strings.Contains(body, "tampered") || !strings.Contains(body, `id="run-id"`) || strings.Contains(body, "forged&#34;:true") {
+		t.Errorf("the page of a run with a tampered signal: %d\n%s", code, body)
 	}
 }

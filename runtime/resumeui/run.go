@@ -125,7 +125,9 @@ func (u *ui) runPage(r *http.Request, id string) (runPage, error) {
 			Version: k.Version, Status: runops.StatusText(k), StatusClass: string(k.Status), Step: strings.TrimPrefix(k.RunID, id+"/")})
 	}
 	if p.Signals, err = u.j.ListSignals(ctx, id); err != nil {
-		return p, err
+		// A payload that does not open (tampered, or a key missing) is
+		// said on the page, which still shows the run.
+		p.Signals, p.Notes = nil, append(p.Notes, "signals: "+err.Error())
 	}
 	if p.Audit, err = runops.Actions(ctx, u.j, id); err != nil {
 		return p, err
