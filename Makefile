@@ -5,7 +5,7 @@ GO ?= go
 # RESUME_REQUIRE_POSTGRES=1).
 WITH_POSTGRES ?= scripts/with-postgres.sh
 
-.PHONY: demo test generate check bench
+.PHONY: demo test deps generate check bench
 
 # demo narrates a workflow killed with SIGKILL and resumed, once per step
 # guarantee, and checks that nothing ran more often than promised.
@@ -17,11 +17,21 @@ demo:
 # tests (golden files that compile, the journal conformance suite, the
 # crash matrix with real processes). The tests run beside a throwaway
 # PostgreSQL server, for the PostgreSQL journal.
+# It says first, and again at the end, which of PostgreSQL, Chromium and
+# PgBouncer are missing (the tests that need them skip) and how to install
+# them.
 test:
+	@scripts/check-deps.sh
 	$(GO) vet ./...
 	GOOS=windows GOARCH=amd64 $(GO) vet ./runtime/resume
 	$(GO) tool resumegen -check ./...
 	$(WITH_POSTGRES) $(GO) test -count=1 ./...
+	@scripts/check-deps.sh
+
+# deps says which programs the tests need are missing, and how to install
+# them.
+deps:
+	@scripts/check-deps.sh
 
 # generate regenerates every *_resume.go file.
 generate:

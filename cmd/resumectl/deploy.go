@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/resumegen/resumegen/generator"
+	"github.com/resumegen/resumegen/internal/termesc"
 	"github.com/resumegen/resumegen/runtime/deploy"
 	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/resume"
@@ -411,14 +412,14 @@ func verdictText(r deployRun) string {
 	return r.Why
 }
 
-func verdictColor(v string) string {
+func verdictColor(v string) termesc.Colour {
 	switch v {
 	case verdictContinues, verdictMoves:
-		return green
+		return termesc.Green
 	case verdictStops, verdictStranded:
-		return red
+		return termesc.Red
 	}
-	return yellow
+	return termesc.Yellow
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -166,18 +166,6 @@ func TestHostileValuesEscaped(t *testing.T) {
 	}
 }
 
-func TestEscKeepsColoursOnly(t *testing.T) {
-	in := red + "failed" + noColor + "\x1b]0;title\x07\ttab"
-	if got, want := escKeepColour(in), red+"failed"+noColor+`\u001b]0;title\u0007\ttab`; got != want {
-		t.Errorf("escKeepColour = %q, want %q", got, want)
-	}
-	var b bytes.Buffer
-	escWriter{&b}.Write([]byte("line\tone\n" + green + "ok" + noColor + " \x1b[2J \x7f \xff\n"))
-	if got, want := b.String(), "line\tone\n"+green+"ok"+noColor+` \u001b[2J \u007f \xff`+"\n"; got != want {
-		t.Errorf("escWriter wrote %q, want %q", got, want)
-	}
-}
-
 // TestEncryptedValuesShown: a journal written through resume.WithCodec
 // holds sealed values; resumectl, which has no key, shows them as
 // (encrypted) rather than failing or printing ciphertext.

@@ -428,6 +428,19 @@ type Resolution struct {
 	// step is executed again, once.
 	Done   bool
 	Result json.RawMessage
+	// RedoError, with a redo, is the error text the step's row keeps
+	// ("" for [RedoText]'s default): a sealed journal (resume.WithCodec)
+	// gives it sealed, as every value of its rows.
+	RedoError string
+}
+
+// RedoText is the error a redone step's row keeps: r.RedoError, or
+// "outcome unknown; a person chose redo".
+func (r Resolution) RedoText() string {
+	if r.RedoError != "" {
+		return r.RedoError
+	}
+	return "outcome unknown; a person chose redo"
 }
 
 // Journal errors. Implementations wrap them with the run and step.
@@ -882,4 +895,96 @@ func PlanRelabel(runID string, rows []RelabelRow, renames map[string]string) ([]
 		plan = append(plan, s)
 	}
 	return plan, nil
+}
+
+// ActionRecord is one row of resume_actions: an operator's write action on
+// a run (resolve, retry, cancel, accept-version, signal) as resumectl or
+// its web UI did it: who, what, when and from where. Values (results,
+// payloads) are never in it: a sealed journal keeps them sealed elsewhere.
+type ActionRecord struct {
+	RunID string
+	// Seq orders the run's actions, from 1.
+	Seq int64
+	// Action is the action's name: resolve, retry, cancel, accept-version
+	// or signal.
+	Action string
+	// Detail says what it did beyond its name ("step Charge done", "to
+	// version v3", "event approval"), "" when nothing.
+	Detail string
+	// Actor is who acted: the UI's signed-in user or the name a trusted
+	// proxy vouched for, or the operating-system user of resumectl.
+	Actor string
+	// Origin is from where: the UI request's remote address (and the
+	// address a trusted proxy forwarded for), or resumectl's host name.
+	Origin string
+	// Via is the tool: "resumectl" or "ui".
+	Via string
+	// At is when, by the journal's clock; the journal stamps it.
+	At time.Time
+}
+
+type actionKey struct{}
+
+// WithAction returns ctx carrying a: a journal that implements [Auditor]
+// records it in the same transaction as the write that ctx is passed to
+// (Resolve, Retry, Cancel, AcceptVersion, Signal), for the run that write
+// names, and only if that write commits.
+func WithAction(ctx context.Context, a ActionRecord) context.Context {
+	return context.WithValue(ctx, actionKey{}, a)
+}
+
+// ActionOf returns the action [WithAction] put in ctx.
+func ActionOf(ctx context.Context) (ActionRecord, bool) {
+	a, ok := ctx.Value(actionKey{}).(ActionRecord)
+	return a, ok
+}
+
+// Auditor is an optional interface of a [Journal] that records operators'
+// actions ([WithAction]) in resume_actions and lists them.
+type Auditor interface {
+	// ListActions lists the actions on run runID, oldest first.
+	ListActions(ctx context.Context, runID string) ([]ActionRecord, error)
+}
+
+// KeyRecord is one row of resume_keys: the id of a key that sealed values
+// of the journal (resume.WithCodec), and when the journal first saw it.
+type KeyRecord struct {
+	KeyID string
+	// FirstSealedAt is when, by the journal's clock, a program first said
+	// it seals with the key.
+	FirstSealedAt time.Time
+}
+
+// KeyRegistry is an optional interface of a [Journal] that records which
+// keys seal its values, so that a tool (resumectl) knows the journal is
+// sealed, and with which keys, before it writes a value into it.
+type KeyRegistry interface {
+	// RecordKeys notes that values of the journal are sealed by the key
+	// ids (once per id; an id seen before keeps its time).
+	RecordKeys(ctx context.Context, ids []string) error
+	// SealingKeys lists the recorded key ids, first seen first; none
+	// means that no program ever sealed a value of this journal.
+	SealingKeys(ctx context.Context) ([]KeyRecord, error)
+}
+
+// Unwrapper is a [Journal] that decorates another one (resume.SealJournal).
+type Unwrapper interface {
+	Unwrap() Journal
+}
+
+// Find returns the first journal among j and the journals it decorates
+// ([Unwrapper]) that is a T.
+func Find[T any](j Journal) (T, bool) {
+	for j != nil {
+		if t, ok := j.(T); ok {
+			return t, true
+		}
+		u, ok := j.(Unwrapper)
+		if !ok {
+			break
+		}
+		j = u.Unwrap()
+	}
+	var zero T
+	return zero, false
 }

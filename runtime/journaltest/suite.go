@@ -106,7 +106,7 @@ func startDying(j journal.Journal, runID string, wf, input any, f resume.Fault) 
 			// The process "ends": its liveness signal goes, and its runs
 			// are taken over at once (a journal without liveness: once
 			// the lease expired).
-			if l, ok := j.(journal.Liveness); ok {
+			if l, ok := journal.Find[journal.Liveness](j); ok {
 				if err := l.Release(context.Background(), "crasher"); err != nil {
 					panic(err)
 				}
@@ -985,6 +985,8 @@ func Run(t *testing.T, h Harness) {
 	runSchedules(t, h, open)
 	runDeploys(t, h, open)
 	t.Run("corrupt rows", func(t *testing.T) { runCorrupt(t, h) })
+	t.Run("sealed journal", func(t *testing.T) { runSealed(t, h) })
+	t.Run("operators' actions", func(t *testing.T) { runAudit(t, h) })
 	t.Run("resolutions are checked", func(t *testing.T) { runResolveChecked(t, h) })
 	t.Run("waiting", func(t *testing.T) { runWait(t, h) })
 	t.Run("run listing", func(t *testing.T) { runListing(t, h) })

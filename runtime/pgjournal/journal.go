@@ -267,7 +267,7 @@ func newQueries(schema string) queries {
 		selectStepStatus: `SELECT status FROM {schema}.resume_steps WHERE run_id = $1 AND step_key = $2 FOR UPDATE`,
 		resolveDone: `UPDATE {schema}.resume_steps SET status = 'succeeded', result = $1, error = '', finished_at = $2
 			WHERE run_id = $3 AND step_key = $4`,
-		resolveRedo: `UPDATE {schema}.resume_steps SET status = 'failed', error = 'outcome unknown; a person chose redo',
+		resolveRedo: `UPDATE {schema}.resume_steps SET status = 'failed', error = $4,
 			attempt_base = attempt, finished_at = $1 WHERE run_id = $2 AND step_key = $3`,
 		makePending: `UPDATE {schema}.resume_runs SET status = 'pending', error = '', attention_step = '', attention_kind = '',
 			updated_at = $1 WHERE run_id = $2`,
@@ -944,13 +944,16 @@ func (j *Journal) Resolve(ctx context.Context, runID, stepKey string, res journa
 			}
 			_, err = tx.Exec(ctx, j.sql.resolveDone, string(result), now, runID, stepKey)
 		} else {
-			_, err = tx.Exec(ctx, j.sql.resolveRedo, now, runID, stepKey)
+			_, err = tx.Exec(ctx, j.sql.resolveRedo, now, runID, stepKey, res.RedoText())
 		}
 		if err != nil {
 			return fmt.Errorf("run %s, step %s: resolve: %w", runID, stepKey, err)
 		}
 		if _, err := tx.Exec(ctx, j.sql.makePending, now, runID); err != nil {
 			return fmt.Errorf("run %s: resolve: %w", runID, err)
+		}
+		if err := j.recordAction(ctx, tx, runID); err != nil {
+			return err
 		}
 		if _, err := tx.Exec(ctx, j.sql.wakeParents, now, runID); err != nil {
 			return fmt.Errorf("run %s: resolve: wake its parents: %w", runID, err)
@@ -972,6 +975,9 @@ func (j *Journal) Retry(ctx context.Context, runID string) error {
 			if _, err := tx.Exec(ctx, j.sql.makePending, time.Now(), runID); err != nil {
 				return fmt.Errorf("run %s: retry: %w", runID, err)
 			}
+			if err := j.recordAction(ctx, tx, runID); err != nil {
+				return err
+			}
 			if _, err := tx.Exec(ctx, j.sql.wakeParents, time.Now(), runID); err != nil {
 				return fmt.Errorf("run %s: retry: wake its parents: %w", runID, err)
 			}
@@ -986,7 +992,7 @@ func (j *Journal) Retry(ctx context.Context, runID string) error {
 		if _, err := tx.Exec(ctx, j.sql.retryRun, time.Now(), runID); err != nil {
 			return fmt.Errorf("run %s: retry: %w", runID, err)
 		}
-		return nil
+		return j.recordAction(ctx, tx, runID)
 	})
 }
 
@@ -1007,6 +1013,9 @@ func (j *Journal) Cancel(ctx context.Context, runID string, opts journal.CancelO
 		}
 		if _, err := tx.Exec(ctx, j.sql.cancel, time.Now(), runID); err != nil {
 			return fmt.Errorf("run %s: cancel: %w", runID, err)
+		}
+		if err := j.recordAction(ctx, tx, runID); err != nil {
+			return err
 		}
 		if _, err := tx.Exec(ctx, j.sql.wakeParents, time.Now(), runID); err != nil {
 			return fmt.Errorf("run %s: cancel: wake its parents: %w", runID, err)
@@ -1051,6 +1060,9 @@ func (j *Journal) AcceptVersion(ctx context.Context, runID, version string) erro
 		}
 		if _, err := tx.Exec(ctx, j.sql.acceptVersion, version, time.Now(), runID, string(move)); err != nil {
 			return fmt.Errorf("run %s: accept version: %w", runID, err)
+		}
+		if err := j.recordAction(ctx, tx, runID); err != nil {
+			return err
 		}
 		if _, err := tx.Exec(ctx, j.sql.wakeParents, time.Now(), runID); err != nil {
 			return fmt.Errorf("run %s: accept version: wake its parents: %w", runID, err)

@@ -73,6 +73,9 @@ func (j *Journal) Signal(ctx context.Context, s journal.SignalRecord) (journal.S
 			return err
 		}
 		s.SentAt = s.SentAt.UTC()
+		if err := j.recordAction(ctx, tx, s.RunID); err != nil {
+			return err
+		}
 		return j.wakeForSignal(ctx, tx, r, s.Name)
 	})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -334,8 +335,8 @@ func (st *runState) attempt(ctx context.Context, def *StepDef, rec *journal.Step
 	if def.Policy == PolicyOnce && panicked != nil {
 		// Its effect may have happened: its row stays in_flight.
 		return st.parkFor(AttentionKindStep, rec.StepKey, fmt.Sprintf(
-			"step %s (once) panicked in attempt %d, and its outcome is unknown: resolve it as done or redo; %v",
-			rec.StepKey, rec.Attempt, panicked))
+			"step %s (once) panicked in attempt %d, and its outcome is unknown: %s; %v",
+			rec.StepKey, rec.Attempt, resolveHint(st.run.RunID, rec.StepKey), panicked))
 	}
 	var unjournalable *resultError
 	if errors.As(err, &unjournalable) {
@@ -400,8 +401,24 @@ func (st *runState) write(ctx context.Context, rec journal.StepRecord) error {
 
 // park stops the run for a person: step key's outcome is unknown.
 func (st *runState) park(key string, rec journal.StepRecord) error {
-	return st.parkFor(AttentionKindStep, key, fmt.Sprintf("step %s (once) was in flight since %s, attempt %d, and its outcome is unknown: resolve it as done or redo",
-		key, rec.StartedAt.UTC().Format(time.RFC3339), rec.Attempt))
+	return st.parkFor(AttentionKindStep, key, fmt.Sprintf("step %s (once) was in flight since %s, attempt %d, and its outcome is unknown: %s",
+		key, rec.StartedAt.UTC().Format(time.RFC3339), rec.Attempt, resolveHint(st.run.RunID, key)))
+}
+
+// resolveHint says how a person settles a once step whose outcome is
+// unknown, with the command to run.
+func resolveHint(runID, key string) string {
+	return fmt.Sprintf("check whether it happened, then resolve it: resumectl runs resolve %s %s -done [-result JSON] if it did, -redo if not",
+		shellQuote(runID), shellQuote(key))
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but
+// letters, digits and -_./:@#=+,
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@#=+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // corrupt stops the run for a person: step key's journal row does not

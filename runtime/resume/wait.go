@@ -267,6 +267,10 @@ func (st *runState) await(ctx context.Context, name string, timeout time.Duratio
 		rec.StartedAt = prev.StartedAt
 	}
 	sig, ok, err := st.e.journal.KeptSignal(ctx, st.run.RunID, name)
+	if errors.Is(err, ErrTampered) {
+		// A payload forged on a sealed journal: never delivered.
+		return st.corrupt(key, err)
+	}
 	if err != nil {
 		return st.stopf("run %s, await %s: %w", st.run.RunID, key, err)
 	}

@@ -898,8 +898,8 @@ func (j *Journal) Resolve(ctx context.Context, runID, stepKey string, res journa
 			_, err = tx.ExecContext(ctx, `UPDATE resume_steps SET status = 'succeeded', result = ?, error = '', finished_at = ?
 				WHERE run_id = ? AND step_key = ?`, string(result), now, runID, stepKey)
 		} else {
-			_, err = tx.ExecContext(ctx, `UPDATE resume_steps SET status = 'failed', error = 'outcome unknown; a person chose redo',
-				attempt_base = attempt, finished_at = ? WHERE run_id = ? AND step_key = ?`, now, runID, stepKey)
+			_, err = tx.ExecContext(ctx, `UPDATE resume_steps SET status = 'failed', error = ?,
+				attempt_base = attempt, finished_at = ? WHERE run_id = ? AND step_key = ?`, res.RedoText(), now, runID, stepKey)
 		}
 		if err != nil {
 			return err
@@ -907,6 +907,9 @@ func (j *Journal) Resolve(ctx context.Context, runID, stepKey string, res journa
 		_, err = tx.ExecContext(ctx, `UPDATE resume_runs SET status = 'pending', error = '', attention_step = '', attention_kind = '', updated_at = ?
 			WHERE run_id = ?`, now, runID)
 		if err != nil {
+			return err
+		}
+		if err := j.recordAction(ctx, tx, runID); err != nil {
 			return err
 		}
 		return wakeParents(ctx, tx, runID)
@@ -941,6 +944,9 @@ func (j *Journal) Retry(ctx context.Context, runID string) error {
 				updated_at = ? WHERE run_id = ?`, now, runID); err != nil {
 				return err
 			}
+			if err := j.recordAction(ctx, tx, runID); err != nil {
+				return err
+			}
 			return wakeParents(ctx, tx, runID)
 		}
 		if r.Status != journal.StatusFailed {
@@ -950,8 +956,10 @@ func (j *Journal) Retry(ctx context.Context, runID string) error {
 			WHERE run_id = ? AND step_key = ? AND status = 'failed'`, runID, r.FailedStep); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE resume_runs SET status = 'pending', error = '', failed_step = '', updated_at = ? WHERE run_id = ?`, now, runID)
-		return err
+		if _, err = tx.ExecContext(ctx, `UPDATE resume_runs SET status = 'pending', error = '', failed_step = '', updated_at = ? WHERE run_id = ?`, now, runID); err != nil {
+			return err
+		}
+		return j.recordAction(ctx, tx, runID)
 	})
 }
 
@@ -973,6 +981,9 @@ func (j *Journal) Cancel(ctx context.Context, runID string, opts journal.CancelO
 		_, err = tx.ExecContext(ctx, `UPDATE resume_runs SET status = 'cancelled', lease_owner = '', lease_until = '',
 			epoch = epoch + 1, updated_at = ? WHERE run_id = ?`, ts(time.Now()), runID)
 		if err != nil {
+			return err
+		}
+		if err := j.recordAction(ctx, tx, runID); err != nil {
 			return err
 		}
 		return wakeParents(ctx, tx, runID)
@@ -1077,6 +1088,9 @@ func (j *Journal) AcceptVersion(ctx context.Context, runID, version string) erro
 		_, err = tx.ExecContext(ctx, `UPDATE resume_runs SET version = ?, status = 'pending', error = '',
 			attention_step = '', attention_kind = '', updated_at = ?, moves = ? WHERE run_id = ?`, version, ts(now), nullJSON(moves), runID)
 		if err != nil {
+			return err
+		}
+		if err := j.recordAction(ctx, tx, runID); err != nil {
 			return err
 		}
 		return wakeParents(ctx, tx, runID)

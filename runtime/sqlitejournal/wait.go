@@ -49,6 +49,9 @@ func (j *Journal) Signal(ctx context.Context, s journal.SignalRecord) (journal.S
 			s.RunID, s.Name, s.Seq, string(s.Payload), ts(s.SentAt)); err != nil {
 			return writeLock(err)
 		}
+		if err := j.recordAction(ctx, tx, s.RunID); err != nil {
+			return err
+		}
 		return wakeForSignal(ctx, tx, r, s.Name, ts(s.SentAt))
 	})
 	if err != nil {
