@@ -79,3 +79,9 @@ func (e *codeError) Error() string { return "code" }
 
 // NewCodeError returns an error of a type other packages cannot name.
 func NewCodeError() *codeError { return &codeError{Code: 1} }
+
+// Renamed is a step that had the name Renamed before: its renamed-from=
+// names itself.
+//
+//resume:step renamed-from=Renamed
+func Renamed(ctx context.Context) error { return nil }
