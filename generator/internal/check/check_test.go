@@ -2,6 +2,10 @@ package check_test
 
 import (
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
 	"slices"
 	"sort"
 	"testing"
@@ -211,5 +215,54 @@ func resumeW_S() {}
 	}
 	if !slices.Equal(forward, backward) {
 		t.Errorf("forward %q\nbackward %q", forward, backward)
+	}
+}
+
+// Each check of the list is run by a test file of its own (not only by
+// the framework's tests here): adding a check means adding its test.
+func TestEveryCheckTested(t *testing.T) {
+	fset := token.NewFileSet()
+	list, err := parser.ParseFile(fset, "list.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	ast.Inspect(list, func(n ast.Node) bool {
+		if vs, ok := n.(*ast.ValueSpec); ok && vs.Names[0].Name == "All" {
+			for _, e := range vs.Values[0].(*ast.CompositeLit).Elts {
+				names = append(names, e.(*ast.Ident).Name)
+			}
+		}
+		return true
+	})
+	if len(names) != len(check.All) {
+		t.Fatalf("read %d checks from list.go, check.All has %d", len(names), len(check.All))
+	}
+	files, err := filepath.Glob("*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tested := map[string]string{}
+	for _, name := range files {
+		if name == "check_test.go" {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok {
+				if x, ok := sel.X.(*ast.Ident); ok && x.Name == "check" {
+					tested[sel.Sel.Name] = name
+				}
+			}
+			return true
+		})
+	}
+	for _, n := range names {
+		if tested[n] == "" {
+			t.Errorf("check.%s has no test: add one beside its file (see pipetest.Want)", n)
+		}
 	}
 }
