@@ -92,7 +92,7 @@ type Hidden struct{ code int }
 func (e *Hidden) Error() string { return "hidden" }
 
 type Dashed struct {
-	Code int ` + "`" + `json:"-"` + "`" + `
+	Code int `+"`"+`json:"-"`+"`"+`
 }
 
 func (e Dashed) Error() string { return "dashed" }
