@@ -70,7 +70,9 @@
 //     else) yields the body's own values in the body's order), operations
 //     outside steps whose outcome differs on resume (clocks and timers of
 //     package time, math/rand and math/rand/v2 except seeded constructors,
-//     crypto/rand, the environment and file reads of os and io/ioutil, and
+//     crypto/rand, the environment and file reads of os and io/ioutil,
+//     each also used as a value (now := time.Now), as is
+//     crypto/rand.Reader, unless passed straight to a step, and
 //     writes to package-level variables or into what they hold, with =,
 //     op=, ++, --, a range clause's =, delete, clear or copy; a local
 //     aliasing one is not traced), duplicate step names, generated
@@ -212,7 +214,8 @@
 //     entirely (an unexported or json:"-" field) and a variadic pointer
 //     parameter are refused, as is a call-site step on a method with a
 //     pointer receiver whose type has exported fields (cmd.Run(), then
-//     cmd.Stdout): the receiver's state is not journaled. A declared step
+//     cmd.Stdout) or is no struct (type List []string; l.Load()): the
+//     receiver's state is not journaled. A declared step
 //     method's receiver is a dependency (a client, *sql.DB) and is not
 //     journaled either.
 //
@@ -227,7 +230,8 @@
 // errors.As, errors.AsType, a type assertion or a type switch case on an
 // error (resume.ErrorType). A test a replayed error could not answer is
 // refused at its position: a target that is not a package-level error
-// variable, an interface type not every error satisfies, an error type
+// variable, an interface type not every error satisfies, a type
+// parameter (whatever its constraint), an error type
 // whose value JSON cannot carry (unexported or json:"-" fields, fields of
 // func, channel or interface type other than error; exported fields of
 // type error are journaled as errors of their own) or that the generated
@@ -275,7 +279,9 @@
 // a call of a helper that runs steps from a go statement, a
 // closure, a select or a map range; a generic helper that runs steps, or
 // one reached through an embedded field or as a method expression; a
-// function of the package that runs steps (or is one) used as a value; a
+// function of the package or of another package of the module that runs
+// steps (or is one, an interface method declared a step too) used as a
+// value; a
 // call through a function value when such a function has its type (as a
 // function, method value or method expression); a call of an interface
 // method, not itself a step, that such a method implements; and a call of

@@ -59,15 +59,26 @@ var nondetMessages = map[nondetKind]string{
 // the clocks and timers of package time, math/rand and math/rand/v2 but
 // for seeded constructors, crypto/rand, the environment and file reads of
 // os and io/ioutil, and writes to package-level variables or into what
-// they hold (=, op=, ++, --, a range clause's =, delete, clear, copy). A
-// //resume:allow on the line makes one a reviewed exception.
+// they hold (=, op=, ++, --, a range clause's =, delete, clear, copy).
+// One of those functions, or crypto/rand.Reader, used as a value is
+// refused too (now := time.Now; now()), unless it is passed straight to
+// a step, which runs it inside the journaled call. A //resume:allow on
+// the line makes one a reviewed exception.
 var Nondeterministic = &Check{
 	Name: "nondeterministic",
 	Doc:  "no clocks, randomness, environment, file reads or package-level writes outside steps",
 	Run: func(p *Pass) {
 		p.workflows(func(pkg *model.Package, w *model.Workflow) {
+			// called holds the callees of the calls met so far, and the
+			// arguments of journaled calls: a use of a function there is
+			// no use as a value. A call is met before its children.
+			called := map[*ast.Ident]bool{}
 			w.Inspect(func(n ast.Node, in *model.Func) {
 				switch n := n.(type) {
+				case *ast.Ident:
+					if !called[n] {
+						nondetUse(p, pkg, w, n, in.Via())
+					}
 				case *ast.RangeStmt:
 					if n.Tok == token.ASSIGN {
 						for _, lhs := range []ast.Expr{n.Key, n.Value} {
@@ -85,6 +96,12 @@ var Nondeterministic = &Check{
 				case *ast.IncDecStmt:
 					globalWrite(p, pkg, w, n.X, in.Via())
 				case *ast.CallExpr:
+					called[model.CalleeIdent(n.Fun)] = true
+					if _, marked := pkg.Directives.Sites[n.Lparen]; marked || w.CallAt(n.Lparen) != nil {
+						for _, a := range n.Args {
+							called[model.CalleeIdent(a)] = true
+						}
+					}
 					if _, marked := pkg.Directives.Sites[n.Lparen]; !marked {
 						// A call marked //resume:step is journaled: its outcome is
 						// replayed, whatever it is (time.Now, os.Hostname).
@@ -100,15 +117,8 @@ var Nondeterministic = &Check{
 // nondetCall refuses a call whose outcome differs when the run resumes.
 // via says, for a call in a helper, how the workflow reaches it, else "".
 func nondetCall(p *Pass, pkg *model.Package, w *model.Workflow, call *ast.CallExpr, via string) {
-	fn, ok := typeutil.Callee(pkg.Load.TypesInfo, call).(*types.Func)
-	if !ok || fn.Pkg() == nil || fn.Type().(*types.Signature).Recv() != nil {
-		return
-	}
-	names := nondeterministic[fn.Pkg().Path()]
-	kind, ok := names[fn.Name()]
-	if !ok {
-		kind = names["*"]
-	}
+	fn, _ := typeutil.Callee(pkg.Load.TypesInfo, call).(*types.Func)
+	kind := nondetKindOf(fn)
 	if kind == nondetNone {
 		return
 	}
@@ -118,6 +128,46 @@ func nondetCall(p *Pass, pkg *model.Package, w *model.Workflow, call *ast.CallEx
 		return
 	}
 	p.Nondet(pkg, w, call.Pos(), what, fmt.Sprintf("%s in a workflow body%s %s: make it a step so its result is journaled: end its line with //resume:step name=NAME, or move it into a //resume:step function", what, via, nondetMessages[kind]))
+}
+
+// nondetKindOf says why a call of fn, a package-level function, gives
+// another outcome when the run resumes; nondetNone for any other fn.
+func nondetKindOf(fn *types.Func) nondetKind {
+	if fn == nil || fn.Pkg() == nil || fn.Type().(*types.Signature).Recv() != nil {
+		return nondetNone
+	}
+	names := nondeterministic[fn.Pkg().Path()]
+	if kind, ok := names[fn.Name()]; ok {
+		return kind
+	}
+	return names["*"]
+}
+
+// nondetUse refuses the use of id as a value when it names a function
+// whose calls nondetCall refuses (now := time.Now; now()), or
+// crypto/rand.Reader (io.ReadFull(rand.Reader, b)): the calls through the
+// value, or the reads of the reader, give another outcome when the run
+// resumes. The caller leaves out callees and the arguments of steps.
+func nondetUse(p *Pass, pkg *model.Package, w *model.Workflow, id *ast.Ident, via string) {
+	switch obj := pkg.Load.TypesInfo.Uses[id].(type) {
+	case *types.Var:
+		if obj.Pkg() == nil || obj.Pkg().Path() != "crypto/rand" || obj.Name() != "Reader" {
+			return
+		}
+		what := obj.Pkg().Name() + "." + obj.Name()
+		p.Nondet(pkg, w, id.Pos(), what, fmt.Sprintf("%s in a workflow body%s gives other bytes when the run resumes: read it in a step so what it gives is journaled (pass it to a //resume:step function, or move the read into one)", what, via))
+	case *types.Func:
+		kind := nondetKindOf(obj)
+		if kind == nondetNone {
+			return
+		}
+		what := obj.Pkg().Name() + "." + obj.Name()
+		if kind == nondetWait {
+			p.Nondet(pkg, w, id.Pos(), what+" as a value", fmt.Sprintf("%s is used as a value in a workflow body%s: a call through it %s, and holds a worker while it waits: %s", what, via, nondetMessages[kind], durableWait(obj.Name())))
+			return
+		}
+		p.Nondet(pkg, w, id.Pos(), what+" as a value", fmt.Sprintf("%s is used as a value in a workflow body%s: a call through it %s: call it in a step so its result is journaled (pass it to a //resume:step function, or move the call into one)", what, via, nondetMessages[kind]))
+	}
 }
 
 // durableWait is the way out of a real-time wait of package time (name)

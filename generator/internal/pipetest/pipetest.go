@@ -6,12 +6,14 @@
 package pipetest
 
 import (
+	"fmt"
 	"go/ast"
 	"go/importer"
 	"go/parser"
 	"go/token"
 	"go/types"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -60,7 +62,8 @@ func Load(t testing.TB, src string) *load.Package {
 	if err != nil {
 		t.Fatalf("type-check: %v", err)
 	}
-	return &load.Package{PkgPath: pkg.Path(), Name: pkg.Name(), Fset: env.fset, Files: []*ast.File{f}, Types: pkg, TypesInfo: info}
+	return &load.Package{PkgPath: pkg.Path(), Name: pkg.Name(), Fset: env.fset, Files: []*ast.File{f}, Types: pkg, TypesInfo: info,
+		Sources: map[string][]byte{"p.go": []byte(src)}}
 }
 
 // Model runs the directive, call and model stages on src (see Load); what
@@ -86,22 +89,24 @@ func Run(t testing.TB, checks []*check.Check, src string) (errors, warnings []di
 	return ds.Sorted(), ws.Sorted()
 }
 
-var wantRE = regexp.MustCompile(`// want(next)? (".*")\s*$`)
+var wantRE = regexp.MustCompile(`// want(next)? (".*)$`)
 
 // Want runs one check on src and compares its refusals with the
 // `// want "regexp"` comments of src, analysistest's convention: each
-// refusal must match the want of its line, and each want must be matched.
-// On a line ending with a directive, whose comment a want cannot follow,
-// write the want on the line before as `// wantnext "regexp"`.
+// refusal must match a want of its line, and each want must be matched
+// by a refusal of its line of its own. A line expecting several refusals
+// lists a pattern for each: `// want "first" "second"`. On a line ending
+// with a directive, whose comment a want cannot follow, write the want on
+// the line before as `// wantnext "regexp"`.
 func Want(t *testing.T, c *check.Check, src string) {
 	t.Helper()
-	wants := map[int]*regexp.Regexp{}
+	wants := map[int][]*regexp.Regexp{}
 	for i, line := range strings.Split(src, "\n") {
 		m := wantRE.FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}
-		pat, err := strconv.Unquote(m[2])
+		pats, err := patterns(m[2])
 		if err != nil {
 			t.Fatalf("line %d: bad want %s: %v", i+1, m[2], err)
 		}
@@ -109,17 +114,17 @@ func Want(t *testing.T, c *check.Check, src string) {
 		if m[1] != "" {
 			line++
 		}
-		wants[line] = regexp.MustCompile(pat)
+		wants[line] = append(wants[line], pats...)
 	}
 	errs, _ := Run(t, []*check.Check{c}, src)
-	matched := map[int]bool{}
 	for _, d := range errs {
-		re := wants[d.Pos.Line]
-		if re == nil || !re.MatchString(d.Message) {
+		pats := wants[d.Pos.Line]
+		i := slices.IndexFunc(pats, func(re *regexp.Regexp) bool { return re.MatchString(d.Message) })
+		if i < 0 {
 			t.Errorf("%s: unexpected diagnostic of %s: %s", d.Pos, c.Name, d.Message)
 			continue
 		}
-		matched[d.Pos.Line] = true
+		wants[d.Pos.Line] = slices.Delete(pats, i, i+1)
 	}
 	var lines []int
 	for l := range wants {
@@ -127,8 +132,28 @@ func Want(t *testing.T, c *check.Check, src string) {
 	}
 	sort.Ints(lines)
 	for _, l := range lines {
-		if !matched[l] {
-			t.Errorf("p.go:%d: no diagnostic of %s matching %q", l, c.Name, wants[l])
+		for _, re := range wants[l] {
+			t.Errorf("p.go:%d: no diagnostic of %s matching %q", l, c.Name, re)
 		}
 	}
+}
+
+// patterns parses the Go string literals of a want comment, separated by
+// spaces, as regular expressions.
+func patterns(s string) ([]*regexp.Regexp, error) {
+	var out []*regexp.Regexp
+	for s = strings.TrimSpace(s); s != ""; s = strings.TrimSpace(s) {
+		lit, err := strconv.QuotedPrefix(s)
+		if err != nil {
+			return nil, fmt.Errorf("%q: want Go string literals", s)
+		}
+		pat, _ := strconv.Unquote(lit)
+		re, err := regexp.Compile(pat)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, re)
+		s = s[len(lit):]
+	}
+	return out, nil
 }
