@@ -988,6 +988,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("resolutions are checked", func(t *testing.T) { runResolveChecked(t, h) })
 	t.Run("waiting", func(t *testing.T) { runWait(t, h) })
 	t.Run("run listing", func(t *testing.T) { runListing(t, h) })
+	t.Run("limits", func(t *testing.T) { runLimits(t, open) })
 }
 
 // startWorker runs e.Work with opts in the background; stop cancels it and

@@ -419,8 +419,12 @@ func parseHistory(h []byte) ([]journal.AttemptRecord, string) {
 	return out, ""
 }
 
-// stepArgs are the arguments of writeStep and writeStepTx.
+// stepArgs are the arguments of writeStep and writeStepTx, once the row
+// is within the journal's limits.
 func stepArgs(l journal.Lease, s journal.StepRecord) ([]any, error) {
+	if err := journal.CheckStep(s); err != nil {
+		return nil, fmt.Errorf("run %s: write a step: %w", s.RunID, err)
+	}
 	history, err := journal.EncodeHistory(s.History)
 	if err != nil {
 		return nil, fmt.Errorf("run %s, step %s: %w", s.RunID, s.StepKey, err)
@@ -508,6 +512,9 @@ func scanEntrySteps(rows pgx.Rows, runID string) ([]journal.StepRecord, error) {
 // CreateRun inserts r as a pending run unless its run id exists, and
 // returns the stored run.
 func (j *Journal) CreateRun(ctx context.Context, r journal.RunRecord) (journal.RunRecord, bool, error) {
+	if err := journal.CheckRun(r); err != nil {
+		return r, false, fmt.Errorf("create run: %w", err)
+	}
 	r = r.Created()
 	var lease *time.Duration // the lease's length, counted by the server
 	if r.LeaseOwner != "" {
@@ -779,6 +786,9 @@ func (t *stepTx) Rollback() error {
 // run suspending for a signal kept already, or for a child that no longer
 // waits, is stored pending instead (see finishWaiting).
 func (j *Journal) FinishRun(ctx context.Context, l journal.Lease, r journal.RunRecord) error {
+	if err := journal.CheckValue("output", r.Output); err != nil {
+		return fmt.Errorf("run %s: finish: %w", l.RunID, err)
+	}
 	if r.Status == journal.StatusWaiting && (r.WaitKind == journal.WaitSignal || r.WaitKind == journal.WaitChild) {
 		return j.finishWaiting(ctx, l, r)
 	}
@@ -916,6 +926,9 @@ func runWhere(f journal.RunFilter, cursor bool) (string, []any) {
 // Resolve applies a person's resolution to an in_flight step of a run in
 // needs_attention, atomically, with the run and step rows locked.
 func (j *Journal) Resolve(ctx context.Context, runID, stepKey string, res journal.Resolution) error {
+	if err := journal.CheckValue("resolution result", res.Result); err != nil {
+		return fmt.Errorf("run %s, step %s: resolve: %w", runID, stepKey, err)
+	}
 	return j.inTx(ctx, func(tx pgx.Tx) error {
 		r, err := j.run(ctx, tx, j.sql.selectRunForUpdate, runID)
 		if err != nil {

@@ -48,6 +48,9 @@ func (j *Journal) NotifyFinish(ctx context.Context) (<-chan struct{}, error) {
 // Signal keeps s for the run's next await of s.Name and wakes the run if
 // it waits for that event, in one transaction holding the run's row.
 func (j *Journal) Signal(ctx context.Context, s journal.SignalRecord) (journal.SignalRecord, error) {
+	if err := journal.CheckSignal(s); err != nil {
+		return s, fmt.Errorf("run %s: signal: %w", s.RunID, err)
+	}
 	q := func(sql string) string { return qualify(sql, j.schema) }
 	err := j.inTx(ctx, func(tx pgx.Tx) error {
 		r, err := j.run(ctx, tx, j.sql.selectRunForUpdate, s.RunID)

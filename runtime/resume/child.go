@@ -69,6 +69,9 @@ func (st *runState) runChild(sctx context.Context, wf any, args []any) (json.Raw
 		return nil, Permanent(err)
 	}
 	childID := ChildRunID(st.run.RunID, info.StepKey)
+	if err := journal.CheckRunID(childID); err != nil {
+		return nil, Permanent(fmt.Errorf("run %s, step %s: the child run's id (the run's id, a slash and the step key): %w", st.run.RunID, info.StepKey, err))
+	}
 	// The child's body must not see the parent's step: it runs steps of
 	// its own, under its own run.
 	ctx := context.WithValue(sctx, stepInfoKey{}, nil)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/resumegen/resumegen/runtime/journal"
 )
 
 // Policy is a step's delivery guarantee.
@@ -265,6 +267,9 @@ func identityOf(name string) string {
 // lock.
 func register(key string, def *WorkflowDef) error {
 	id := def.QualifiedName()
+	if err := checkNames(def); err != nil {
+		return fmt.Errorf("workflow %s: %w", id, err)
+	}
 	if other, ok := registry.versions[id][def.Version]; ok {
 		return fmt.Errorf("workflow %s: version %s registered twice (by %s.%s and %s.%s)", id, def.Version, other.Package, other.Name, def.Package, def.Name)
 	}
@@ -290,6 +295,25 @@ func register(key string, def *WorkflowDef) error {
 		registry.aliases[a] = id
 	}
 	registry.byFunc[key] = def
+	return nil
+}
+
+// checkNames refuses a definition whose names the journal would not
+// store: its identity, aliases, version or a step's name.
+func checkNames(def *WorkflowDef) error {
+	for _, name := range append([]string{def.QualifiedName()}, def.Aliases...) {
+		if err := journal.CheckWorkflowName(name); err != nil {
+			return err
+		}
+	}
+	if len(def.Version) > journal.MaxVersionBytes {
+		return fmt.Errorf("version %q is longer than %d bytes (journal.MaxVersionBytes)", def.Version, journal.MaxVersionBytes)
+	}
+	for _, s := range def.Steps {
+		if err := journal.CheckStepName(s.Name); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -320,6 +320,10 @@ func (e *Engine) createAt(ctx context.Context, runID string, wf any, args []any,
 	if runID == "" {
 		return journal.RunRecord{}, false, errors.New("resume: empty run id")
 	}
+	if err := journal.CheckRunID(runID); err != nil {
+		// The id is not repeated whole: it is what is wrong.
+		return journal.RunRecord{}, false, fmt.Errorf("resume: a run of %s: %w: name the run by something shorter (a hash of it, for instance)", def.QualifiedName(), err)
+	}
 	if hold {
 		// This engine executes the new run at once: it must be able to.
 		if err := e.canRun(def); err != nil {
@@ -330,8 +334,11 @@ func (e *Engine) createAt(ctx context.Context, runID string, wf any, args []any,
 		return journal.RunRecord{}, false, fmt.Errorf("run %s of %s: %w", runID, def.QualifiedName(), err)
 	}
 	input, err := encodeArgs(args)
+	if err == nil {
+		err = journal.CheckValue("input", input)
+	}
 	if err != nil {
-		return journal.RunRecord{}, false, fmt.Errorf("run %s: %w", runID, err)
+		return journal.RunRecord{}, false, fmt.Errorf("run %s of %s: %w", runID, def.QualifiedName(), err)
 	}
 	if err := e.saveManifest(ctx, def); err != nil {
 		return journal.RunRecord{}, false, err
@@ -476,6 +483,9 @@ func appendResumed(out []Result, res Result, err error) ([]Result, error) {
 func (e *Engine) Resolve(ctx context.Context, runID, stepKey string, res Resolution) error {
 	if res.Done && len(res.Result) > 0 && !json.Valid(res.Result) {
 		return fmt.Errorf("run %s, step %s: resolution result is not valid JSON", runID, stepKey)
+	}
+	if err := journal.CheckValue("resolution result", res.Result); err != nil {
+		return fmt.Errorf("run %s, step %s: %w", runID, stepKey, err)
 	}
 	if res.Done {
 		if err := e.checkResolution(ctx, runID, stepKey, res.Result); err != nil {
@@ -793,6 +803,9 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 		}
 	default:
 		b, err := json.Marshal(out)
+		if err == nil {
+			err = journal.CheckValue("output", b)
+		}
 		if err != nil {
 			run.Status, run.Error = StatusFailed, fmt.Sprintf("encode output: %v", err)
 		} else {

@@ -111,6 +111,9 @@ func (st *runState) nextKey(name string, key stepKey) (string, error) {
 			return "", fmt.Errorf("run %s: step %s: its key= value is empty", st.run.RunID, name)
 		}
 		k := name + "[" + key.value + "]"
+		if err := journal.CheckStepKey(k); err != nil {
+			return "", fmt.Errorf("run %s: step %s: its key= value makes a journal key the journal does not store: %w", st.run.RunID, name, err)
+		}
 		if st.keyed[k] {
 			return "", fmt.Errorf("run %s: step %s executed twice: its key= values must differ within a run", st.run.RunID, k)
 		}

@@ -228,6 +228,10 @@ func (st *runState) sleepUntil(ctx context.Context, wake func(time.Time) time.Ti
 // ErrTimeout), each consuming the signal, if any, in the commit of its
 // row. decode hands the payload to the caller.
 func (st *runState) await(ctx context.Context, name string, timeout time.Duration, decode func(json.RawMessage) error) error {
+	if err := journal.CheckEventName(name); err != nil {
+		st.delivered("", false)
+		return Permanent(fmt.Errorf("run %s: resume.Await: %w", st.run.RunID, err))
+	}
 	key, err := st.waitPoint(name)
 	if err != nil {
 		return err

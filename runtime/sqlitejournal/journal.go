@@ -382,6 +382,9 @@ func (j *Journal) run(ctx context.Context, q querier, runID string) (journal.Run
 // CreateRun inserts r unless its run id exists, and returns the stored run.
 // A held run's lease is counted once the insert holds the write lock.
 func (j *Journal) CreateRun(ctx context.Context, r journal.RunRecord) (journal.RunRecord, bool, error) {
+	if err := journal.CheckRun(r); err != nil {
+		return r, false, fmt.Errorf("create run: %w", err)
+	}
 	r = r.Created()
 	lease := r.LeaseUntil.Sub(r.CreatedAt)
 	tx, err := j.db.BeginTx(ctx, nil)
@@ -655,6 +658,9 @@ const writeStepSQL = `INSERT INTO resume_steps (` + stepColumns + `)
 		error_detail = excluded.error_detail, final = excluded.final, history = excluded.history`
 
 func writeStep(ctx context.Context, stmt *sql.Stmt, l journal.Lease, s journal.StepRecord) error {
+	if err := journal.CheckStep(s); err != nil {
+		return fmt.Errorf("run %s: write a step: %w", s.RunID, err)
+	}
 	history, err := journal.EncodeHistory(s.History)
 	if err != nil {
 		return fmt.Errorf("run %s, step %s: %w", s.RunID, s.StepKey, err)
@@ -728,6 +734,9 @@ const finishSQL = `UPDATE resume_runs SET
 // run suspending for a signal kept already, or for a child that no longer
 // waits, is stored pending instead (see journal.Journal.Signal).
 func (j *Journal) FinishRun(ctx context.Context, l journal.Lease, r journal.RunRecord) error {
+	if err := journal.CheckValue("output", r.Output); err != nil {
+		return fmt.Errorf("run %s: finish: %w", l.RunID, err)
+	}
 	if r.Status == journal.StatusWaiting && (r.WaitKind == journal.WaitSignal || r.WaitKind == journal.WaitChild) {
 		return j.inTx(ctx, func(tx *sql.Tx) error {
 			over, err := woken(ctx, tx, r)
@@ -869,6 +878,9 @@ const lastStepColumn = `COALESCE((SELECT s.step_key FROM resume_steps s
 // Resolve applies a person's resolution to an in_flight step of a run in
 // needs_attention, atomically.
 func (j *Journal) Resolve(ctx context.Context, runID, stepKey string, res journal.Resolution) error {
+	if err := journal.CheckValue("resolution result", res.Result); err != nil {
+		return fmt.Errorf("run %s, step %s: resolve: %w", runID, stepKey, err)
+	}
 	return j.inTx(ctx, func(tx *sql.Tx) error {
 		r, err := j.run(ctx, tx, runID)
 		if err != nil {
