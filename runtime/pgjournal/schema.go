@@ -231,6 +231,15 @@ CREATE INDEX resume_runs_by_created ON {schema}.resume_runs (created_at, run_id)
 CREATE INDEX resume_runs_by_status_created ON {schema}.resume_runs (status, created_at, run_id);
 CREATE INDEX resume_runs_by_workflow_created ON {schema}.resume_runs (workflow, created_at, run_id, status);
 `,
+	// 13: cancellation and deadlines. cancel_requested_at is when a person
+	// asked the run to stop (NULL if nobody did): the next engine to
+	// execute it unwinds its body, its deferred steps still executing, and
+	// it ends cancelled. deadline is when the run is past its deadline
+	// (NULL for none), by the server's clock.
+	`
+ALTER TABLE {schema}.resume_runs ADD COLUMN cancel_requested_at timestamptz;
+ALTER TABLE {schema}.resume_runs ADD COLUMN deadline timestamptz;
+`,
 }
 
 // leaseLostCode is the SQLSTATE resume_lease_lost raises.

@@ -60,6 +60,9 @@ func (j *Journal) Signal(ctx context.Context, s journal.SignalRecord) (journal.S
 		if r.Status.Finished() {
 			return fmt.Errorf("run %s is %s: %w", s.RunID, r.Status, journal.ErrRunFinished)
 		}
+		if !r.CancelRequested.IsZero() {
+			return fmt.Errorf("run %s is being cancelled: %w", s.RunID, journal.ErrRunFinished)
+		}
 		// Lock the ancestors too: a parent suspending for this child at
 		// this moment then sees the child woken (see finishWaiting).
 		if _, err := tx.Exec(ctx, q(`WITH RECURSIVE up(id) AS (

@@ -87,6 +87,12 @@ type StepDef struct {
 	// Pos is the step's call site, "dir/file.go:42" relative to the module
 	// root; it does not enter the version.
 	Pos string
+	// Deferred marks a call site inside a deferred call (defer, or a
+	// helper a deferred call reaches): a saga's compensation. In a run
+	// that must stop (cancelled, or past its deadline) it still executes,
+	// while every other step call returns the stop's *StopError. It does
+	// not enter the version.
+	Deferred bool
 }
 
 // Default backoff bounds for a step that sets retry=N without backoff=.
@@ -140,6 +146,13 @@ type WorkflowDef struct {
 	// Receiver is, for a workflow that is a method, its receiver's type:
 	// the engine runs it on the value given with [WithReceiver].
 	Receiver reflect.Type
+	// Timeout is the workflow's run deadline (//resume:workflow
+	// timeout=D), counted from a run's creation by the journal's clock; 0
+	// means none. [WithRunTimeout] overrides it for the runs a context
+	// starts. A run past it stops as a cancelled one does (its deferred
+	// steps execute) and fails with [ErrDeadline]. It does not enter the
+	// version.
+	Timeout time.Duration
 	// Run decodes the run's input and calls the durable body.
 	Run func(ctx context.Context, args Args) (any, error)
 }

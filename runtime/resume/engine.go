@@ -56,6 +56,10 @@ type Engine struct {
 	held   map[string]int
 
 	tracer Tracer // see WithTracer
+
+	// unwindTimeout bounds the deferred steps of a run that must stop (see
+	// WithUnwindTimeout).
+	unwindTimeout time.Duration
 }
 
 // hold records that this engine executes run runID until release is
@@ -136,6 +140,7 @@ func NewEngine(j Journal, opts ...Option) *Engine {
 		faultsFired:  map[Fault]bool{},
 
 		crashLoopLimit: DefaultCrashLoopLimit,
+		unwindTimeout:  DefaultUnwindTimeout,
 	}
 	for _, o := range opts {
 		o(e)
@@ -350,6 +355,9 @@ func (e *Engine) createAt(ctx context.Context, runID string, wf any, args []any,
 	}
 	if !hold && !at.IsZero() {
 		r.WaitKind, r.WakeAt = journal.WaitStart, journalTime(at)
+	}
+	if d := runTimeout(ctx, def); d > 0 {
+		r.Deadline = now.Add(d) // the journal counts it from its own clock
 	}
 	if hold {
 		if err := e.keepAlive(ctx); err != nil {
@@ -716,6 +724,12 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 	}
 	st := newRunState(e, def, run, steps)
 	st.drain = drain
+	switch {
+	case !run.CancelRequested.IsZero():
+		st.halt(StopCancelled, run.CancelRequested)
+	case !run.Deadline.IsZero() && st.due(run.Deadline):
+		st.halt(StopDeadline, run.Deadline)
+	}
 	// The claim's own bound of the lease (heldUntil): a claim whose answer
 	// came late has less of it left.
 	st.leaseUntil = run.LeaseUntil
@@ -734,17 +748,23 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 	rctx, cancel := context.WithCancel(context.WithValue(ctx, stateKey{}, st))
 	defer cancel()
 	renewDone := e.renew(rctx, cancel, st)
+	watchDone := e.watchStop(rctx, st)
 	out, bodyErr, panicked := e.runBody(rctx, def, Args(run.Input))
 	cancel()
 	<-renewDone
+	<-watchDone
 
 	stop := st.stopped()
 	var runErr *RunError
 	var susp *suspension
 	switch {
 	case errors.As(stop, &susp):
-		// The body waits: the run gives up its lease until the wait ends.
+		// The body waits: the run gives up its lease until the wait ends,
+		// or its deadline passes.
 		run.Status, run.Error, run.WaitKind, run.WaitName, run.WakeAt = StatusWaiting, "", susp.kind, susp.name, susp.until
+		if d := run.Deadline; !d.IsZero() && (susp.until.IsZero() || d.Before(susp.until)) {
+			run.WakeAt = journalTime(d)
+		}
 		if outcome != nil {
 			outcome.wait = susp
 		}
@@ -786,6 +806,12 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 		run.Status, run.Error = StatusPending, ""
 		e.finish(ctx, lease, run)
 		return resultOf(run), fmt.Errorf("run %s: interrupted: %w", runID, ctx.Err())
+	case st.stopEnd(&run, bodyErr, errorCodec(def, parent)):
+		// The run had to stop, and its body unwound: cancelled, or failed
+		// past its deadline though the body swallowed the stop.
+		if outcome != nil && run.Status == StatusFailed {
+			outcome.bodyErr = decodeStepError(errorCodec(def, parent), run.Error, run.ErrorDetail)
+		}
 	case errors.As(bodyErr, new(*inputError)):
 		// The body did not start: the stored input is not the workflow's.
 		run.Status, run.AttentionStep, run.AttentionKind = StatusNeedsAttention, "", AttentionKindJournal
@@ -793,11 +819,7 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 			": the run's journal is corrupt, and it is not executed with another input: repair the row and retry the run, or cancel it"
 	case bodyErr != nil:
 		run.Status, run.Error, run.FailedStep = StatusFailed, bodyErr.Error(), st.failedStep()
-		codec := def
-		if parent != nil {
-			codec = &WorkflowDef{Errors: append(append([]ErrorDef{}, def.Errors...), parent.Errors...)}
-		}
-		run.ErrorDetail = encodeStepError(codec, bodyErr)
+		run.ErrorDetail = encodeStepError(errorCodec(def, parent), bodyErr)
 		if outcome != nil {
 			outcome.bodyErr = bodyErr
 		}
@@ -817,6 +839,16 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 		err = stop
 	}
 	return res, err
+}
+
+// errorCodec is what journals the error of a run of def: its own error
+// identities, and its parent's (whose body tests the child's error) for a
+// child run.
+func errorCodec(def, parent *WorkflowDef) *WorkflowDef {
+	if parent == nil {
+		return def
+	}
+	return &WorkflowDef{Errors: append(append([]ErrorDef{}, def.Errors...), parent.Errors...)}
 }
 
 // journalProblem finds the first row of the run that cannot be used as

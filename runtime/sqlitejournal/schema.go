@@ -175,6 +175,15 @@ CREATE INDEX resume_workers_by_version ON resume_workers (workflow, version, see
 CREATE INDEX resume_runs_by_created ON resume_runs (created_at, run_id);
 CREATE INDEX resume_runs_by_status_created ON resume_runs (status, created_at, run_id);
 `,
+	// 10: cancellation and deadlines. cancel_requested_at is when a person
+	// asked the run to stop ('' if nobody did): the next engine to execute
+	// it unwinds its body, its deferred steps still executing, and it ends
+	// cancelled. deadline is when the run is past its deadline ('' for
+	// none), by the journal's clock.
+	`
+ALTER TABLE resume_runs ADD COLUMN cancel_requested_at TEXT NOT NULL DEFAULT '';
+ALTER TABLE resume_runs ADD COLUMN deadline TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // SchemaVersion returns the schema version this package creates and reads.

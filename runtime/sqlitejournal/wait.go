@@ -42,6 +42,9 @@ func (j *Journal) Signal(ctx context.Context, s journal.SignalRecord) (journal.S
 		if r.Status.Finished() {
 			return fmt.Errorf("run %s is %s: %w", s.RunID, r.Status, journal.ErrRunFinished)
 		}
+		if !r.CancelRequested.IsZero() {
+			return fmt.Errorf("run %s is being cancelled: %w", s.RunID, journal.ErrRunFinished)
+		}
 		s.SentAt = j.clock()
 		j.reads.Add(1)
 		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM resume_signals WHERE run_id = ?`, s.RunID).Scan(&s.Seq); err != nil {
