@@ -397,6 +397,9 @@ func (e *workflowEmitter) stepFields(s *Step) []jen.Code {
 	if s.child {
 		fields = append(fields, jen.Id("Child").Op(":").True())
 	}
+	if s.deferred {
+		fields = append(fields, jen.Id("Deferred").Op(":").True())
+	}
 	o := s.opts
 	if o.attempts != 0 {
 		fields = append(fields, jen.Id("Attempts").Op(":").Lit(o.attempts))

@@ -27,8 +27,12 @@ type stepSearch struct {
 	// other uses of a function are as values.
 	callees map[*ast.Ident]bool
 	// deferred counts the deferred calls the walk is in: a wait may not
-	// be called there (see deferredWait).
+	// be called there (see deferredWait), and a step is marked deferred
+	// (resume.StepDef.Deferred: it executes while a stopping run unwinds).
 	deferred int
+	// helperSteps are, per helper walked, the steps its walk found (its
+	// own and those of the helpers it entered first), for markDeferred.
+	helperSteps map[*types.Func][]*Step
 }
 
 // frame is the function whose body a stepSearch walks.
@@ -90,6 +94,9 @@ func (s *stepSearch) enter(call *ast.CallExpr, callee *types.Func, why string, f
 		}
 	}
 	if s.entered[callee] {
+		if s.deferred > 0 {
+			s.markDeferred(callee, map[*types.Func]bool{})
+		}
 		return
 	}
 	s.entered[callee] = true
@@ -99,9 +106,33 @@ func (s *stepSearch) enter(call *ast.CallExpr, callee *types.Func, why string, f
 	before := len(w.Steps)
 	inner := &frame{body: decl.Body, workflow: fr.workflow, path: append(append([]string(nil), fr.path...), name)}
 	s.walk(decl.Body, "", inner)
+	s.helperSteps[callee] = w.Steps[before:len(w.Steps):len(w.Steps)]
 	if h := s.helperOf(callee); h != nil {
 		s.checkHelperContext(h, w.Steps[before:], inner)
 	}
+}
+
+// markDeferred marks deferred the steps of helper fn, walked first from a
+// call that was not deferred and reached again from one, and those of the
+// helpers it calls: the steps of a helper are one step each however the
+// helper is reached, and one path from a deferred call makes them
+// compensations.
+func (s *stepSearch) markDeferred(fn *types.Func, seen map[*types.Func]bool) {
+	if seen[fn] {
+		return
+	}
+	seen[fn] = true
+	for _, st := range s.helperSteps[fn] {
+		st.deferred = true
+	}
+	ast.Inspect(s.m.graph.Decl(fn).Body, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok {
+			if callee := s.m.graph.Callee(call); callee != nil && s.entered[callee] {
+				s.markDeferred(callee, seen)
+			}
+		}
+		return true
+	})
 }
 
 // helperCall records the call of a helper that reaches steps, creating the

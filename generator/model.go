@@ -138,6 +138,7 @@ type Step struct {
 	hasErr   bool             // the callee's last result is an error
 	typeArgs *types.TypeList  // type arguments of a generic function, or nil
 	child    bool             // a call of a workflow: a child run (see childAt)
+	deferred bool             // reached from a deferred call (see stepSearch.deferred): a compensation
 }
 
 // stepKey is a call site's key=EXPR, type-checked in the call's scope.

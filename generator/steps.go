@@ -20,7 +20,7 @@ import (
 // and calls it cannot follow that may reach a step.
 func (m *packageModel) findSteps(w *Workflow, ds *diagnostics) {
 	s := &stepSearch{m: m, w: w, ds: ds, first: map[string]token.Pos{},
-		entered: map[*types.Func]bool{}, callees: map[*ast.Ident]bool{}}
+		entered: map[*types.Func]bool{}, callees: map[*ast.Ident]bool{}, helperSteps: map[*types.Func][]*Step{}}
 	w.helperCalls = map[token.Pos]*helperCall{}
 	m.followed[w.decl] = true
 	s.walk(w.decl.Body, "", &frame{body: w.decl.Body, workflow: w.Name})
@@ -118,6 +118,7 @@ func (s *stepSearch) call(n *ast.CallExpr, why string, fr *frame) bool {
 			if !dup {
 				s.first[st.Name] = n.Pos()
 			}
+			st.deferred = s.deferred > 0
 			st.index = len(w.Steps)
 			w.Steps = append(w.Steps, st)
 		}
