@@ -44,6 +44,9 @@ type workflowOptions struct {
 	// oldOf is old-version-of=, the Go name of the workflow of which this
 	// function keeps an old version, or "".
 	oldOf string
+	// timeout is timeout=, the run deadline counted from a run's
+	// creation (resume.WorkflowDef.Timeout), or 0.
+	timeout time.Duration
 }
 
 // stepOptions are the options of a //resume:step directive. The has* fields
@@ -227,7 +230,7 @@ func parseStepOptions(fields []string, callSite bool) (stepOptions, error) {
 // //resume:step and //resume:workflow, as listed in messages.
 var (
 	stepOptionNames     = []string{"name=", "once", "tx", "retry=", "backoff=", "timeout=", "key=", "renamed-from="}
-	workflowOptionNames = []string{"name=", "old-version-of="}
+	workflowOptionNames = []string{"name=", "old-version-of=", "timeout="}
 )
 
 // parseWorkflowOptions parses the options after //resume:workflow.
@@ -251,6 +254,12 @@ func parseWorkflowOptions(fields []string) (workflowOptions, error) {
 				return o, fmt.Errorf("bad old-version-of=%s: want the Go name of a workflow of this package, such as old-version-of=Onboard (or Type.Method for a method)", val)
 			}
 			o.oldOf = val
+		case "timeout":
+			d, err := parsePositiveDuration(val)
+			if err != nil {
+				return o, fmt.Errorf("bad timeout=%q: want a positive Go duration, the run's deadline from its creation, e.g. timeout=24h", val)
+			}
+			o.timeout = d
 		default:
 			return o, unknownOption(f, key, workflowOptionNames, stepOptionNames, "//resume:step")
 		}

@@ -372,6 +372,9 @@ func (e *workflowEmitter) def(f *jen.File) {
 		jen.Line().Id("Graph").Op(":").Id(graphName(w)),
 		shapeField(w.Shape),
 	)
+	if d := w.directive.wf.timeout; d != 0 {
+		fields = append(fields, jen.Line().Id("Timeout").Op(":").Add(e.duration(d)))
+	}
 	if len(w.errorIDs) > 0 {
 		fields = append(fields, jen.Line().Id("Errors").Op(":").Index().Add(e.rt("ErrorDef")).Values(e.errorDefs()...))
 	}
