@@ -560,10 +560,20 @@ func (e *Engine) Retry(ctx context.Context, runID string) (Result, error) {
 	return e.execute(ctx, runID)
 }
 
-// Cancel marks unfinished run runID cancelled: it will not execute again. A
-// run that a live process is executing is refused with [ErrRunBusy] unless
-// opts.Running (see [CancelOptions]); that process's [Engine.Start] or
-// [Engine.Resume] then returns a *[RunError] matching [ErrRunCancelled].
+// Cancel stops unfinished run runID and its unfinished child runs. A run
+// with nothing to unwind (failed, waiting for a person, or one that never
+// executed a step) is cancelled at once. Any other is asked to stop: the
+// engine that executes it next (a worker, [Engine.Resume]), or the one
+// executing it now, within a second, replays its journal, and the first
+// step call that would execute returns a *[StopError] instead; the body
+// unwinds, the steps it calls from defer (its compensations) execute
+// (see [WithUnwindTimeout]), and the run ends cancelled. A parent waiting
+// on it is woken, and its step fails with an error matching
+// [ErrRunCancelled]. A run that a live process is executing is refused
+// with [ErrRunBusy] unless opts.Running (see [CancelOptions]); that
+// process's [Engine.Start] or [Engine.Resume] then returns a *[RunError]
+// matching [ErrRunCancelled]. Cancel returns once the stop is recorded;
+// [Engine.Wait] waits for the run to end.
 func (e *Engine) Cancel(ctx context.Context, runID string, opts CancelOptions) error {
 	if err := e.journal.Cancel(ctx, runID, opts); err != nil {
 		return fmt.Errorf("run %s: cancel: %w", runID, err)
