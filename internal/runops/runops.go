@@ -109,8 +109,15 @@ func Cancel(ctx context.Context, j journal.Journal, runID string, running bool, 
 		return Result{}, fmt.Errorf("cancel: the run was cancelled; reading it back: %w", err)
 	}
 	if after.Status == journal.StatusCancelled {
+		why := "it had executed nothing, so there was nothing to unwind"
+		switch before.Status {
+		case journal.StatusFailed:
+			why = "it had failed: its body had returned already"
+		case journal.StatusNeedsAttention:
+			why = "a run waiting for a person does not unwind: the steps it calls from defer did not execute (to have them execute, settle the run first, then cancel it)"
+		}
 		return Result{RunID: runID, Action: "cancel", Status: string(journal.StatusCancelled),
-			Message: fmt.Sprintf("run %s cancelled: it had nothing to unwind, and will not execute again", runID)}, nil
+			Message: fmt.Sprintf("run %s cancelled at once: %s; it will not execute again", runID, why)}, nil
 	}
 	msg := fmt.Sprintf("run %s is being cancelled (%s): it executes no step any more but those its workflow calls from defer (its compensations), "+
 		"then ends cancelled; its unfinished child runs stop with it", runID, StatusText(after))
