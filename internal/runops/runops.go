@@ -120,7 +120,7 @@ func Cancel(ctx context.Context, j journal.Journal, runID string, running bool, 
 			Message: fmt.Sprintf("run %s cancelled at once: %s; it will not execute again", runID, why)}, nil
 	}
 	msg := fmt.Sprintf("run %s is being cancelled (%s): it executes no step any more but those its workflow calls from defer (its compensations), "+
-		"then ends cancelled; its unfinished child runs stop with it", runID, StatusText(after))
+		"then ends cancelled; its unfinished child runs stop with it", runID, after.Status)
 	if before.Status == journal.StatusRunning && before.LeaseUntil.After(now) {
 		msg += fmt.Sprintf(". %s, which is running it, stops within a second: the step executing now has its context cancelled, and its outcome is journaled", before.LeaseOwner)
 	} else {
