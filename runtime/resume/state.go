@@ -48,10 +48,9 @@ type runState struct {
 	haltReason string
 	haltAt     time.Time
 	unwindBy   time.Time
-	// stopCtx ends, with the *StopError as its cause, when the run must
-	// stop: the context of the step attempt executing then ends with it.
-	stopCtx   context.Context
-	stopSteps context.CancelCauseFunc
+	// cancelAttempt ends the context of the step attempt executing now, if
+	// any, with the *StopError as its cause, when the run must stop.
+	cancelAttempt context.CancelCauseFunc
 	// stopDelivered is the reason of the run's own stop the body received.
 	stopDelivered string
 	// child is the id of the child run a step executes now, if any.
@@ -82,7 +81,6 @@ func newRunState(e *Engine, def *WorkflowDef, run journal.RunRecord, steps []jou
 		occur:   map[string]int{},
 		keyed:   map[string]bool{},
 	}
-	st.stopCtx, st.stopSteps = context.WithCancelCause(context.Background())
 	for _, s := range steps {
 		st.journal[s.StepKey] = s
 		st.seq = max(st.seq, s.Seq)

@@ -122,7 +122,9 @@ func (st *runState) halt(reason string, at time.Time) {
 		st.unwindBy = time.Now().Add(st.e.unwindTimeout)
 	}
 	st.haltReason, st.haltAt = reason, at
-	st.stopSteps(&StopError{RunID: st.run.RunID, Reason: reason, At: at})
+	if st.cancelAttempt != nil {
+		st.cancelAttempt(&StopError{RunID: st.run.RunID, Reason: reason, At: at})
+	}
 }
 
 // halting returns why the run must stop, "" while it goes on, and when.
@@ -229,8 +231,19 @@ func (st *runState) stepContext(ctx context.Context, def *StepDef) (context.Cont
 		return context.WithDeadline(ctx, by)
 	}
 	sctx, cancel := context.WithCancelCause(ctx)
-	stop := context.AfterFunc(st.stopCtx, func() { cancel(context.Cause(st.stopCtx)) })
-	return sctx, func() { stop(); cancel(nil) }
+	st.mu.Lock()
+	st.cancelAttempt = cancel
+	if st.haltReason != "" {
+		// Stopped as the attempt began: it ends at once.
+		cancel(&StopError{RunID: st.run.RunID, Reason: st.haltReason, At: st.haltAt})
+	}
+	st.mu.Unlock()
+	return sctx, func() {
+		st.mu.Lock()
+		st.cancelAttempt = nil
+		st.mu.Unlock()
+		cancel(nil)
+	}
 }
 
 // stopCause is what the run's stop made the context of a step attempt
