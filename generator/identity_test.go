@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/tools/txtar"
 )
@@ -160,7 +161,9 @@ func TestNearOption(t *testing.T) {
 		{"NAME=X", false, "did you mean name=?"},
 		{"renamed-from=X", false, "belongs on //resume:step"},
 		{"key=x", false, "belongs on //resume:step"},
-		{"fast", false, `unknown option "fast" (want name=, old-version-of=)`},
+		{"fast", false, `unknown option "fast" (want name=, old-version-of=, timeout=)`},
+		{"timeout=0s", false, `bad timeout="0s": want a positive Go duration`},
+		{"timeout=tomorrow", false, `bad timeout="tomorrow"`},
 		{"version=2", false, `unknown option "version=2" (want`},
 		{"from=X", true, `unknown option "from=X" (want`},
 	} {
@@ -206,5 +209,17 @@ func TestIdentityDeterministic(t *testing.T) {
 		if !bytes.Contains(first.Files[0].Content, []byte(want)) {
 			t.Errorf("generated code lacks %s", want)
 		}
+	}
+}
+
+// TestWorkflowTimeout: timeout= on //resume:workflow is the runs'
+// deadline, a positive Go duration.
+func TestWorkflowTimeout(t *testing.T) {
+	o, err := parseWorkflowOptions([]string{"name=billing.Onboard", "timeout=36h"})
+	if err != nil || o.timeout != 36*time.Hour || o.name != "billing.Onboard" {
+		t.Errorf("timeout=36h: %+v, %v", o, err)
+	}
+	if _, err := parseWorkflowOptions([]string{"timeout=1h", "timeout=2h"}); err == nil || !strings.Contains(err.Error(), "given twice") {
+		t.Errorf("timeout= twice: %v", err)
 	}
 }
