@@ -47,11 +47,15 @@ type Workflow struct {
 	// Graph is the workflow's step graph, a Mermaid flowchart; it does
 	// not enter the version.
 	Graph string
-	// Definition is the resume.WorkflowDef the generated code registers
-	// (without Run, Receiver and Errors, which only code holds): what a
-	// worker running this code stores in the journal.
-	Definition *resume.WorkflowDef
+
+	model *model.Workflow
 }
+
+// Definition returns the resume.WorkflowDef the generated code registers
+// (without Run, Receiver, Errors and Source, which only code holds): what a
+// worker running this code stores in the journal. Each call returns a new
+// value, which the caller may change.
+func (w *Workflow) Definition() *resume.WorkflowDef { return w.model.Definition() }
 
 // Step is one journaled call site of a workflow: a step, a child
 // workflow's call or a wait.
@@ -92,7 +96,7 @@ type Exception = model.Exception
 // publicWorkflow is the tools' view of a modelled workflow.
 func publicWorkflow(w *model.Workflow, exceptions []model.Exception) *Workflow {
 	pw := &Workflow{Package: w.Package, Name: w.Name, ID: w.ID, Aliases: w.Aliases, Old: w.Old, OldVersionOf: w.OldVersionOf,
-		Version: w.Version, Canonical: model.Canonical(w), Shape: w.Shape, Exceptions: exceptions, Graph: w.Graph, Definition: w.Definition()}
+		Version: w.Version, Canonical: model.Canonical(w), Shape: w.Shape, Exceptions: exceptions, Graph: w.Graph, model: w}
 	for _, s := range w.Steps {
 		ps := &Step{Name: s.Name, Callee: s.Callee, Signature: s.Signature, Policy: s.Policy, Attempts: max(s.Opts.Attempts, 1),
 			Timeout: s.Opts.Timeout, Key: s.Key, RenamedFrom: s.RenamedFrom, Shape: s.Shape, JSON: s.JSON, Pos: s.Pos}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -14,8 +15,11 @@ import (
 	"github.com/resumegen/resumegen/runtime/resume"
 )
 
-// unfinished are the statuses of runs a deploy's code will meet again.
-var unfinished = []journal.Status{journal.StatusPending, journal.StatusRunning, journal.StatusNeedsAttention, journal.StatusFailed}
+// unfinished are the statuses of runs a deploy's code will meet again:
+// runs that run or will (pending, running), that wait for a time, an event
+// or a child (waiting: the new code resumes them when the wait ends), that
+// wait for a person (needs_attention) or a retry (failed).
+var unfinished = []journal.Status{journal.StatusPending, journal.StatusRunning, journal.StatusWaiting, journal.StatusNeedsAttention, journal.StatusFailed}
 
 // Verdicts of check-deploy on an unfinished run.
 const (
@@ -74,8 +78,12 @@ type oldVersion struct {
 
 type deployJSON struct {
 	OK bool `json:"ok"`
-	// Checked counts the unfinished runs.
-	Checked int `json:"checked"`
+	// Checked counts the unfinished runs; Counts counts them by status,
+	// and Waiting the waiting ones by what they wait for (sleep, signal,
+	// child, start).
+	Checked int            `json:"checked"`
+	Counts  map[string]int `json:"counts"`
+	Waiting map[string]int `json:"waiting"`
 	// Runs gives the verdict on each unfinished run, oldest first.
 	Runs     []deployRun   `json:"runs"`
 	Stopping []stoppingRun `json:"stopping"`
@@ -99,7 +107,7 @@ type codeWorkflow struct {
 // codeDef is the resume.WorkflowDef the generated code registers for w:
 // the generator's own model of it, from which it renders the generated
 // literal, so the two cannot disagree.
-func codeDef(w *generator.Workflow) *resume.WorkflowDef { return w.Definition }
+func codeDef(w *generator.Workflow) *resume.WorkflowDef { return w.Definition() }
 
 // codeManifest renders the code's manifest of w exactly as the generated
 // code's resume.WorkflowDef.Manifest does.
@@ -201,7 +209,8 @@ type storedDef struct {
 
 // deployCheck gives the verdict of the code ws on every unfinished run.
 func (c *cli) deployCheck(j journal.Journal, ws []*generator.Workflow) (deployJSON, error) {
-	out := deployJSON{Runs: []deployRun{}, Stopping: []stoppingRun{}, Diffs: []deployDiff{}, Old: []oldVersion{}, Stranded: []string{}}
+	out := deployJSON{Runs: []deployRun{}, Stopping: []stoppingRun{}, Diffs: []deployDiff{}, Old: []oldVersion{}, Stranded: []string{},
+		Counts: map[string]int{}, Waiting: map[string]int{}}
 	k := &checker{c: c, j: j, code: codeWorkflows(ws), defs: map[string]storedDef{}, diffs: map[string]int{}, out: &out}
 	runs, err := j.ListRuns(c.ctx, journal.RunFilter{Statuses: unfinished})
 	if err != nil {
@@ -213,6 +222,10 @@ func (c *cli) deployCheck(j journal.Journal, ws []*generator.Workflow) (deployJS
 			return out, err
 		}
 		out.Runs = append(out.Runs, v)
+		out.Counts[string(r.Status)]++
+		if r.Status == journal.StatusWaiting {
+			out.Waiting[r.WaitKind]++
+		}
 	}
 	out.Checked = len(runs)
 	k.countOld()
@@ -373,6 +386,7 @@ func (c *cli) printDeploy(out deployJSON) {
 			t.row(r.RunID, shortName(r.Workflow), c.paint(statusColor(r.Status), r.Status), r.Version, c.paint(verdictColor(r.Verdict), verdictText(r)))
 		}
 		t.flush()
+		fmt.Fprintln(c.stdout, countLine(out))
 	}
 	for _, d := range out.Diffs {
 		fmt.Fprintf(c.stdout, "\n%s %s -> %s (runs %s):\n", shortName(d.Workflow), d.From, d.To, strings.Join(d.Runs, ", "))
@@ -395,6 +409,29 @@ func (c *cli) printDeploy(out deployJSON) {
 	if out.OK {
 		fmt.Fprintf(c.stdout, "\nok: none of the %d unfinished run(s) would stop or be stranded\n", out.Checked)
 	}
+}
+
+// countLine says how many unfinished runs check-deploy checked, by
+// status: "checked 4 unfinished run(s): 1 pending, 2 waiting (1 signal,
+// 1 sleep), 1 needs_attention".
+func countLine(out deployJSON) string {
+	var parts []string
+	for _, s := range unfinished {
+		n := out.Counts[string(s)]
+		if n == 0 {
+			continue
+		}
+		part := fmt.Sprintf("%d %s", n, s)
+		if s == journal.StatusWaiting {
+			var kinds []string
+			for _, k := range slices.Sorted(maps.Keys(out.Waiting)) {
+				kinds = append(kinds, fmt.Sprintf("%d %s", out.Waiting[k], esc(k)))
+			}
+			part += " (" + strings.Join(kinds, ", ") + ")"
+		}
+		parts = append(parts, part)
+	}
+	return fmt.Sprintf("checked %d unfinished run(s): %s", out.Checked, strings.Join(parts, ", "))
 }
 
 // verdictText is a run's verdict as the table shows it.

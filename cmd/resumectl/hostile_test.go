@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -30,10 +31,18 @@ func seedHostile(t *testing.T) (string, []string) {
 	defer j.Close()
 	now := time.Now().Add(-time.Minute)
 	var ids []string
+	var forged [][2]string // ids the journal refuses (NUL, not UTF-8): the API's id, the forged one
 	for i, h := range termesc.Samples {
 		id := fmt.Sprintf("r%02d-%s", i, h)
+		if safe := storable(id); safe != id {
+			// The journal refuses such an id where input enters; a row
+			// forged by SQL can still hold it, so it is written after.
+			forged = append(forged, [2]string{safe, id})
+			id = safe
+		}
 		res, _ := json.Marshal(h)
-		wf := "example.com/app.W" + h
+		wf := "example.com/app.W" + storable(h)
+		h := storable(h) // names and keys too
 		if _, _, err := j.CreateRun(ctx, journal.RunRecord{RunID: id, Workflow: wf, Version: "v1" + h, Input: json.RawMessage("[" + string(res) + "]"),
 			LeaseOwner: "owner" + h, LeaseUntil: now.Add(time.Hour), CreatedAt: now, UpdatedAt: now}); err != nil {
 			t.Fatal(err)
@@ -61,7 +70,38 @@ func seedHostile(t *testing.T) (string, []string) {
 			t.Fatal(err)
 		}
 	}
+	j.Close()
+	forge(t, path, forged, ids)
 	return path, ids
+}
+
+// storable is s as the journal stores an id, a name or a key: NUL and
+// bytes that are not UTF-8 replaced.
+func storable(s string) string {
+	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", "NUL"), "?")
+}
+
+// forge rewrites, by SQL as an attacker with the database's file would,
+// the run ids the journal refused into the hostile ones, in ids too.
+func forge(t *testing.T, path string, forged [][2]string, ids []string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, f := range forged {
+		for _, table := range []string{"resume_runs", "resume_steps"} {
+			if _, err := db.Exec("UPDATE "+table+" SET run_id = ? WHERE run_id = ?", f[1], f[0]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range ids {
+			if ids[i] == f[0] {
+				ids[i] = f[1]
+			}
+		}
+	}
 }
 
 // colourSequences are the only escape sequences resumectl writes.

@@ -102,9 +102,12 @@
 // own executes no step again. It also makes pending again a run parked on
 // a journal row that could not be used, once a person repaired the row
 // (runs show marks such rows). runs show lists each step's failed attempts.
-// runs cancel marks an unfinished run cancelled (one a
-// live worker is executing only with -running: the worker stops at its
-// next step, and a step executing at that moment may still complete); runs
+// runs cancel stops an unfinished run and its child runs (one a live
+// worker is executing only with -running: the worker notices within a
+// second, and cancels the context of the step executing): a run with
+// nothing to unwind is cancelled at once, any other unwinds when a worker
+// takes it, executing only the steps its workflow calls from defer (its
+// compensations), and ends cancelled; runs
 // accept-version moves a run stopped on a version change to the newest
 // stored version of its workflow (or -to V; -version V is the same with a
 // run id), pending, recording the move as the operator's. resumectl has

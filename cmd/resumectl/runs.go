@@ -679,7 +679,7 @@ func cancelOne(c *cli, j journal.Journal, runID string, running bool) (actionJSO
 }
 
 func cancelFlags(fs *flag.FlagSet) {
-	fs.Bool("running", false, "also cancel a run a live worker is executing: it stops at its next step; a step executing now may still complete its effect")
+	fs.Bool("running", false, "also cancel a run a live worker is executing: it notices within a second, the step executing then has its context cancelled, and the run unwinds")
 	fs.String("version", "", "with a filter: only runs pinned to this `version`")
 	bulkFlags(fs)
 }

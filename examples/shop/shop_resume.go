@@ -97,7 +97,7 @@ var resumeShop_Checkout = &resume.WorkflowDef{
 		{Name: "now", Callee: "time.Now", Signature: "func() time.Time", Policy: resume.PolicyDefault, JSON: "time.Time", Pos: "examples/shop/shop.go:Shop.Checkout+1"},
 		{Name: "Shop.Quote", Callee: "github.com/resumegen/resumegen/examples/shop.(*Shop).Quote", Signature: "func(context.Context, Order) (int, bool, error)", Policy: resume.PolicyDefault, JSON: "struct{result1 int; result2 bool}", Pos: "examples/shop/shop.go:Shop.Checkout+2"},
 		{Name: "Shop.Charge", Callee: "github.com/resumegen/resumegen/examples/shop.(*Shop).Charge", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, JSON: "null", Pos: "examples/shop/shop.go:Shop.Checkout+6"},
-		{Name: "Shop.Refund", Callee: "github.com/resumegen/resumegen/examples/shop.(*Shop).Refund", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, JSON: "null", Pos: "examples/shop/shop.go:Shop.Checkout+11"},
+		{Name: "Shop.Refund", Callee: "github.com/resumegen/resumegen/examples/shop.(*Shop).Refund", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, Deferred: true, JSON: "null", Pos: "examples/shop/shop.go:Shop.Checkout+11"},
 		{Name: "Shop.Ship", Callee: "github.com/resumegen/resumegen/examples/shop.(*Shop).Ship", Signature: "func(context.Context, Order) error", Policy: resume.PolicyOnce, JSON: "null", Pos: "examples/shop/shop.go:Shop.Checkout+14"},
 		{Name: "Shop.Wrap", Callee: "github.com/resumegen/resumegen/examples/shop.(*Shop).Wrap", Signature: "func(context.Context, string) string", Policy: resume.PolicyDefault, JSON: "string", Pos: "examples/shop/shop.go:Shop.Checkout+19"},
 	},

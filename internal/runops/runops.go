@@ -180,11 +180,29 @@ func Cancel(ctx context.Context, j journal.Journal, runID string, running bool, 
 		}
 		return Result{}, fmt.Errorf("cancel: %w", err)
 	}
-	msg := fmt.Sprintf("run %s cancelled: it will not execute again", runID)
-	if before.Status == journal.StatusRunning && before.LeaseUntil.After(now) {
-		msg += fmt.Sprintf("; %s, which was running it, stops at its next step or lease renewal, and a step executing now may still complete its effect", before.LeaseOwner)
+	after, _, err := j.LoadRun(ctx, runID)
+	if err != nil {
+		return Result{}, fmt.Errorf("cancel: the run was cancelled; reading it back: %w", err)
 	}
-	return Result{RunID: runID, Action: "cancel", Status: string(journal.StatusCancelled), Message: msg}, nil
+	if after.Status == journal.StatusCancelled {
+		why := "it had executed nothing, so there was nothing to unwind"
+		switch before.Status {
+		case journal.StatusFailed:
+			why = "it had failed: its body had returned already"
+		case journal.StatusNeedsAttention:
+			why = "a run waiting for a person does not unwind: the steps it calls from defer did not execute (to have them execute, settle the run first, then cancel it)"
+		}
+		return Result{RunID: runID, Action: "cancel", Status: string(journal.StatusCancelled),
+			Message: fmt.Sprintf("run %s cancelled at once: %s; it will not execute again", runID, why)}, nil
+	}
+	msg := fmt.Sprintf("run %s is being cancelled (%s): it executes no step any more but those its workflow calls from defer (its compensations), "+
+		"then ends cancelled; its unfinished child runs stop with it", runID, after.Status)
+	if before.Status == journal.StatusRunning && before.LeaseUntil.After(now) {
+		msg += fmt.Sprintf(". %s, which is running it, stops within a second: the step executing now has its context cancelled, and its outcome is journaled", before.LeaseOwner)
+	} else {
+		msg += ". " + ResumedElsewhere
+	}
+	return Result{RunID: runID, Action: "cancel", Status: string(after.Status), Message: msg + "."}, nil
 }
 
 // Accept moves run runID, stopped on a version change, to version want of
@@ -258,6 +276,9 @@ func Signal(ctx context.Context, j journal.Journal, runID, name, payload string)
 // StatusText is the status as people read it: a run waiting for a person
 // or an event says why.
 func StatusText(r journal.RunRecord) string {
+	if !r.CancelRequested.IsZero() && !r.Status.Finished() && r.Status != journal.StatusNeedsAttention {
+		return string(r.Status) + " (cancelling)"
+	}
 	if r.Status == journal.StatusNeedsAttention && r.AttentionKind != "" {
 		return string(r.Status) + " (" + r.AttentionKind + ")"
 	}

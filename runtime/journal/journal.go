@@ -137,6 +137,19 @@ type RunRecord struct {
 	WaitKind string
 	WaitName string
 	WakeAt   time.Time
+
+	// CancelRequested is when, by the journal's clock, [Journal.Cancel]
+	// asked the run to stop (zero: it was not): the engine that executes
+	// it next, or executes it now (it asks [Journal.CancelRequested]),
+	// unwinds its body: no step executes any more but those called from
+	// defer, and the run ends cancelled. A child run created under a
+	// parent asked to stop is asked to stop too.
+	CancelRequested time.Time
+	// Deadline is when, by the journal's clock, the run is past its
+	// deadline (zero: it has none): it stops as a cancelled run does, and
+	// ends failed. CreateRun computes it from its own clock (see
+	// [Journal.CreateRun]); a child run's is no later than its parent's.
+	Deadline time.Time
 }
 
 // Problem says what makes the run's row unusable, or "" when it is sound:
@@ -478,10 +491,10 @@ type Counters struct {
 // CancelOptions tunes [Journal.Cancel] and resume.Engine.Cancel.
 type CancelOptions struct {
 	// Running also cancels a run that a live process is executing. The
-	// process can write nothing more of the run: it stops at its next step
-	// (its journal write is refused) or lease renewal, which cancels the
-	// context of the step it is executing. That step's effect may still
-	// happen, unjournaled, as when a process dies mid-step.
+	// process learns of it within a second ([Journal.CancelRequested]): it
+	// cancels the context of the step it is executing (whose outcome is
+	// journaled, as any step's), executes no further step but those
+	// called from defer, and ends the run cancelled.
 	Running bool
 }
 
@@ -540,8 +553,12 @@ type Journal interface {
 	// journal's clock at the insert (see [ClaimRequest.Lease]), epoch 1,
 	// first attempt, so that
 	// its creator executes it at once (its journal is empty: nothing to
-	// read) and no worker can take it first. It returns the stored run and
-	// whether this call created it.
+	// read) and no worker can take it first. A set r.Deadline is stored as
+	// the journal's clock at the insert plus r.Deadline − r.CreatedAt; a
+	// child run (r.Parent set) gets its parent's deadline when that is
+	// earlier (or it has none of its own), and its parent's CancelRequested.
+	// It returns the stored run and whether this call created it. A run
+	// over the journal's limits is refused (see [CheckRun]).
 	CreateRun(ctx context.Context, r RunRecord) (RunRecord, bool, error)
 	// Claim takes the run for c.Owner for c.Lease: a pending run, a
 	// running run whose lease expired, one held by c.Abandoned, or, with
@@ -575,7 +592,9 @@ type Journal interface {
 	// FinishRun records the run's end of this entry: succeeded, failed,
 	// needs_attention or pending (released), with r's Output, Error,
 	// AttentionStep, AttentionKind and FailedStep, and releases the lease.
-	// It is progress: ClaimsSinceProgress becomes 0.
+	// It is progress: ClaimsSinceProgress becomes 0. A run asked to stop
+	// (CancelRequested) that suspends is stored pending instead: its
+	// unwinding must not wait for its wake-up.
 	FinishRun(ctx context.Context, l Lease, r RunRecord) error
 	// LoadRun reads a run and its journal.
 	LoadRun(ctx context.Context, runID string) (RunRecord, []StepRecord, error)
@@ -591,7 +610,8 @@ type Journal interface {
 	Resolve(ctx context.Context, runID, stepKey string, r Resolution) error
 	// Retry makes a failed run pending again and reopens the one step whose
 	// failure ended it (its FailedStep): that row is no longer final and
-	// gets a fresh retry budget. Other failed rows stay final: the body
+	// gets a fresh retry budget. A run past its Deadline stays past it: it
+	// stops again, as it did. Other failed rows stay final: the body
 	// handled them, and they replay. A run with no FailedStep (its body
 	// failed on its own) reopens nothing and replays everything. A run
 	// parked on a journal row that could not be used (needs_attention,
@@ -600,10 +620,24 @@ type Journal interface {
 	// it again if a row still cannot be used. Its parents waiting on it
 	// are woken, as by Resolve.
 	Retry(ctx context.Context, runID string) error
-	// Cancel marks an unfinished run cancelled and moves its lease on, so
-	// that nothing can write it any more. A run a live lease holds is
-	// refused with ErrRunBusy unless opts.Running.
+	// Cancel stops an unfinished run. A run that can still unwind (running,
+	// or pending or waiting with a step journaled or a child run) is asked
+	// to: its CancelRequested and that of its unfinished descendants is set
+	// to the journal's clock (a descendant that needs a person is cancelled
+	// at once: it cannot unwind), a waiting one becomes pending, and so
+	// do its ancestors that wait for it ([WaitChild]), so that an engine
+	// takes it and unwinds it; it ends cancelled. Asking again changes
+	// nothing. A run that cannot unwind (failed, needs_attention, or one
+	// that never journaled a step nor started a child) is marked cancelled
+	// at once, its lease moved on so that nothing can write it any more,
+	// with its unfinished descendants; its parents waiting on it are
+	// woken. A finished run is refused with ErrRunBusy, and so is a run a
+	// live lease holds unless opts.Running.
 	Cancel(ctx context.Context, runID string, opts CancelOptions) error
+	// CancelRequested returns the run's CancelRequested (zero: none), in
+	// one read of its row: an engine executing the run asks it every
+	// second or so, so that a cancellation reaches a running run.
+	CancelRequested(ctx context.Context, runID string) (time.Time, error)
 	// SaveManifest stores m the first time its workflow version is seen
 	// (giving it the next Seq), so a version mismatch can show which steps
 	// differ and a run can be continued on a newer version; a row stored
@@ -669,7 +703,8 @@ type Journal interface {
 	// if it waits for that event (StatusWaiting, WaitKind [WaitSignal],
 	// WaitName s.Name), and then its ancestors that wait for it
 	// ([WaitChild]). It is refused with ErrRunNotFound for an unknown run
-	// and ErrRunFinished for a finished one. It returns the stored signal.
+	// and ErrRunFinished for a finished one or one asked to stop
+	// (CancelRequested). It returns the stored signal.
 	//
 	// No wake-up is lost to a run suspending at the same moment: FinishRun
 	// to StatusWaiting for [WaitSignal] stores the run pending instead when

@@ -253,6 +253,15 @@ CREATE TABLE {schema}.resume_keys (
 	first_sealed_at timestamptz NOT NULL
 );
 `,
+	// 14: cancellation and deadlines. cancel_requested_at is when a person
+	// asked the run to stop (NULL if nobody did): the next engine to
+	// execute it unwinds its body, its deferred steps still executing, and
+	// it ends cancelled. deadline is when the run is past its deadline
+	// (NULL for none), by the server's clock.
+	`
+ALTER TABLE {schema}.resume_runs ADD COLUMN cancel_requested_at timestamptz;
+ALTER TABLE {schema}.resume_runs ADD COLUMN deadline timestamptz;
+`,
 }
 
 // leaseLostCode is the SQLSTATE resume_lease_lost raises.

@@ -69,6 +69,9 @@ func (st *runState) runChild(sctx context.Context, wf any, args []any) (json.Raw
 		return nil, Permanent(err)
 	}
 	childID := ChildRunID(st.run.RunID, info.StepKey)
+	if err := journal.CheckRunID(childID); err != nil {
+		return nil, Permanent(fmt.Errorf("run %s, step %s: the child run's id (the run's id, a slash and the step key): %w", st.run.RunID, info.StepKey, err))
+	}
 	// The child's body must not see the parent's step: it runs steps of
 	// its own, under its own run.
 	ctx := context.WithValue(sctx, stepInfoKey{}, nil)
@@ -80,6 +83,9 @@ func (st *runState) runChild(sctx context.Context, wf any, args []any) (json.Raw
 		RunID: childID, Workflow: cdef.QualifiedName(), Version: cdef.Version, Parent: st.run.RunID,
 		Status: StatusPending, Input: json.RawMessage(input), CreatedAt: now, UpdatedAt: now,
 		LeaseOwner: e.owner, LeaseUntil: now.Add(e.lease),
+	}
+	if cdef.Timeout > 0 {
+		rec.Deadline = now.Add(cdef.Timeout) // no later than the parent's: the journal sees to it
 	}
 	sent := time.Now()
 	stored, created, err := e.journal.CreateRun(ctx, rec)
@@ -101,7 +107,17 @@ func (st *runState) runChild(sctx context.Context, wf any, args []any) (json.Raw
 		}
 	}
 	var outcome entryOutcome
+	st.mu.Lock()
+	st.child = childID
+	st.mu.Unlock()
+	if reason, _ := st.halting(); reason == StopCancelled {
+		// The run was cancelled as it created its child: pass it on.
+		st.cancelChild(ctx)
+	}
 	res, err := e.tracedEntry(ctx, stored, steps, st.drain, &outcome, st.def)
+	st.mu.Lock()
+	st.child = ""
+	st.mu.Unlock()
 	if res.Status == StatusFailed && outcome.bodyErr != nil {
 		return nil, outcome.bodyErr // the body's own error, with its identity
 	}
@@ -166,7 +182,9 @@ func (st *runState) childOutcome(r journal.RunRecord, cdef *WorkflowDef, key str
 		codec := &WorkflowDef{Errors: append(append([]ErrorDef{}, st.def.Errors...), cdef.Errors...)}
 		return nil, decodeStepError(codec, r.Error, r.ErrorDetail)
 	case StatusCancelled:
-		return nil, &RunError{RunID: r.RunID, Status: StatusCancelled, Msg: "child run cancelled: " + r.Error}
+		// Its outcome for good: the step is not retried.
+		st.childStopped(context.Background())
+		return nil, Permanent(&RunError{RunID: r.RunID, Status: StatusCancelled, Msg: "child run cancelled: " + r.Error})
 	case StatusWaiting:
 		// The child waits: so does its parent, until the child's wake-up
 		// time, or until a signal wakes the child (and with it the parent).

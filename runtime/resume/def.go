@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/resumegen/resumegen/runtime/journal"
 )
 
 // Policy is a step's delivery guarantee.
@@ -85,6 +87,12 @@ type StepDef struct {
 	// Pos is the step's call site, "dir/file.go:42" relative to the module
 	// root; it does not enter the version.
 	Pos string
+	// Deferred marks a call site inside a deferred call (defer, or a
+	// helper a deferred call reaches): a saga's compensation. In a run
+	// that must stop (cancelled, or past its deadline) it still executes,
+	// while every other step call returns the stop's *StopError. It does
+	// not enter the version.
+	Deferred bool
 }
 
 // Default backoff bounds for a step that sets retry=N without backoff=.
@@ -142,6 +150,13 @@ type WorkflowDef struct {
 	// before a run of the workflow starts or executes (see [Source]); nil
 	// in code generated before it was recorded.
 	Source *Source
+	// Timeout is the workflow's run deadline (//resume:workflow
+	// timeout=D), counted from a run's creation by the journal's clock; 0
+	// means none. [WithRunTimeout] overrides it for the runs a context
+	// starts. A run past it stops as a cancelled one does (its deferred
+	// steps execute) and fails with [ErrDeadline]. It does not enter the
+	// version.
+	Timeout time.Duration
 	// Run decodes the run's input and calls the durable body.
 	Run func(ctx context.Context, args Args) (any, error)
 }
@@ -269,6 +284,9 @@ func identityOf(name string) string {
 // lock.
 func register(key string, def *WorkflowDef) error {
 	id := def.QualifiedName()
+	if err := checkNames(def); err != nil {
+		return fmt.Errorf("workflow %s: %w", id, err)
+	}
 	if other, ok := registry.versions[id][def.Version]; ok {
 		return fmt.Errorf("workflow %s: version %s registered twice (by %s.%s and %s.%s)", id, def.Version, other.Package, other.Name, def.Package, def.Name)
 	}
@@ -294,6 +312,25 @@ func register(key string, def *WorkflowDef) error {
 		registry.aliases[a] = id
 	}
 	registry.byFunc[key] = def
+	return nil
+}
+
+// checkNames refuses a definition whose names the journal would not
+// store: its identity, aliases, version or a step's name.
+func checkNames(def *WorkflowDef) error {
+	for _, name := range append([]string{def.QualifiedName()}, def.Aliases...) {
+		if err := journal.CheckWorkflowName(name); err != nil {
+			return err
+		}
+	}
+	if len(def.Version) > journal.MaxVersionBytes {
+		return fmt.Errorf("version %q is longer than %d bytes (journal.MaxVersionBytes)", def.Version, journal.MaxVersionBytes)
+	}
+	for _, s := range def.Steps {
+		if err := journal.CheckStepName(s.Name); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

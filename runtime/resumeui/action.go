@@ -42,9 +42,9 @@ func (f actionForm) what() (string, bool) {
 	case "retry":
 		return fmt.Sprintf("Retry run %s: it becomes pending again, and the step whose failure ended it gets a fresh retry budget.", f.RunID), true
 	case "cancel":
-		s := fmt.Sprintf("Cancel run %s: it will not execute again.", f.RunID)
+		s := fmt.Sprintf("Cancel run %s and its unfinished child runs: no step executes any more but those its workflow calls from defer (its compensations), then it ends cancelled.", f.RunID)
 		if f.Running {
-			s += " A live process running it stops at its next step; a step executing now may still complete its effect."
+			s += " A live process running it stops within a second: the step executing now has its context cancelled, and its outcome is journaled."
 		}
 		return s, true
 	case "accept":

@@ -2,12 +2,14 @@ package resumeui
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -224,14 +226,23 @@ func TestAuthCheck(t *testing.T) {
 // the page raw.
 func TestHostileStringsRenderInert(t *testing.T) {
 	ctx := context.Background()
-	j := openSQLite(t)
+	path := filepath.Join(t.TempDir(), "journal.db")
+	j := openAt(t, path)
 	seed(t, j, 0)
 	var ids []string
+	forged := map[string]string{} // id the journal stores → the hostile one
 	for i, s := range termesc.Samples {
 		id := "h" + string(rune('a'+i)) + "-" + s
+		if safe := strings.ToValidUTF8(strings.ReplaceAll(id, "\x00", "NUL"), "?"); safe != id {
+			// The journal refuses such an id where input enters; a row
+			// forged by SQL can hold it: written after, below.
+			forged[safe] = id
+			id = safe
+		}
 		l := entered(t, j, id, base)
 		res, _ := json.Marshal(s)
-		write(t, j, l, journal.StepRecord{StepKey: "Reserve" + s, Name: "Reserve", Status: journal.StepSucceeded, Result: res, Attempt: 1, Seq: 1, StartedAt: base, FinishedAt: base,
+		key := strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", "NUL"), "?") // a key is checked as an id
+		write(t, j, l, journal.StepRecord{StepKey: "Reserve" + key, Name: "Reserve", Status: journal.StepSucceeded, Result: res, Attempt: 1, Seq: 1, StartedAt: base, FinishedAt: base,
 			History: []journal.AttemptRecord{{Attempt: 1, StartedAt: base, Error: "attempt " + s}}})
 		write(t, j, l, journal.StepRecord{StepKey: "Ship", Name: "Ship", Status: journal.StepFailed, Final: true, Error: "ship " + s, Attempt: 1, Seq: 2, StartedAt: base, FinishedAt: base})
 		if err := j.FinishRun(ctx, l, journal.RunRecord{RunID: id, Status: journal.StatusFailed, FailedStep: "Ship", Error: "failed " + s, UpdatedAt: base}); err != nil {
@@ -239,6 +250,23 @@ func TestHostileStringsRenderInert(t *testing.T) {
 		}
 		ids = append(ids, id)
 	}
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for safe, hostile := range forged {
+		for _, table := range []string{"resume_runs", "resume_steps"} {
+			if _, err := db.Exec("UPDATE "+table+" SET run_id = ? WHERE run_id = ?", hostile, safe); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range ids {
+			if ids[i] == safe {
+				ids[i] = hostile
+			}
+		}
+	}
+	db.Close()
 	srv := serve(t, j, Options{Write: true})
 	pages := []string{srv.URL + "/ops/"}
 	for _, id := range ids {

@@ -179,7 +179,7 @@ func nullJSON(b json.RawMessage) any {
 
 const runColumns = `run_id, workflow, version, status, input, output, error, attention_step, attention_kind,
 	attempts, lease_owner, lease_until, epoch, created_at, updated_at, failed_step, parent_run_id, error_detail,
-	attempts - progress_attempt, wait_kind, wait_name, wake_at, moves`
+	attempts - progress_attempt, wait_kind, wait_name, wake_at, moves, cancel_requested_at, deadline`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -189,7 +189,7 @@ type scanner interface{ Scan(dest ...any) error }
 // row stops its own run instead of every read of the journal.
 func scanRun(s scanner, extra ...any) (journal.RunRecord, error) {
 	var r journal.RunRecord
-	var v [23]any
+	var v [25]any
 	dest := make([]any, 0, len(v)+len(extra))
 	for i := range v {
 		dest = append(dest, &v[i])
@@ -209,6 +209,7 @@ func scanRun(s scanner, extra ...any) (journal.RunRecord, error) {
 	r.ClaimsSinceProgress = int(c.integer("claims since progress", v[18]))
 	r.WaitKind, r.WaitName, r.WakeAt = c.text("wait_kind", v[19]), c.text("wait_name", v[20]), c.time("wake_at", v[21])
 	r.Moves = c.moves(v[22])
+	r.CancelRequested, r.Deadline = c.time("cancel_requested_at", v[23]), c.time("deadline", v[24])
 	r.Unreadable = c.problem()
 	return r, nil
 }
@@ -382,6 +383,9 @@ func (j *Journal) run(ctx context.Context, q querier, runID string) (journal.Run
 // CreateRun inserts r unless its run id exists, and returns the stored run.
 // A held run's lease is counted once the insert holds the write lock.
 func (j *Journal) CreateRun(ctx context.Context, r journal.RunRecord) (journal.RunRecord, bool, error) {
+	if err := journal.CheckRun(r); err != nil {
+		return r, false, fmt.Errorf("create run: %w", err)
+	}
 	r = r.Created()
 	lease := r.LeaseUntil.Sub(r.CreatedAt)
 	tx, err := j.db.BeginTx(ctx, nil)
@@ -389,15 +393,24 @@ func (j *Journal) CreateRun(ctx context.Context, r journal.RunRecord) (journal.R
 		return r, false, writeLock(err)
 	}
 	defer tx.Rollback()
+	now := j.clock()
 	if r.LeaseOwner != "" {
-		r.LeaseUntil = j.clock().Add(lease)
+		r.LeaseUntil = now.Add(lease)
+	}
+	if !r.Deadline.IsZero() {
+		r.Deadline = now.Add(r.Deadline.Sub(r.CreatedAt))
+	}
+	if r.Parent != "" {
+		if err := inheritStop(ctx, tx, &r); err != nil {
+			return r, false, err
+		}
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO resume_runs
 		(run_id, workflow, version, status, input, lease_owner, lease_until, epoch, attempts, created_at, updated_at, parent_run_id,
-			wait_kind, wake_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
+			wait_kind, wake_at, deadline, cancel_requested_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
 		r.RunID, r.Workflow, r.Version, r.Status, string(r.Input), r.LeaseOwner, ts(r.LeaseUntil), r.Epoch, r.Attempts, ts(r.CreatedAt), ts(r.UpdatedAt), r.Parent,
-		r.WaitKind, ts(r.WakeAt))
+		r.WaitKind, ts(r.WakeAt), ts(r.Deadline), ts(r.CancelRequested))
 	if err != nil {
 		return r, false, writeLock(err)
 	}
@@ -410,6 +423,26 @@ func (j *Journal) CreateRun(ctx context.Context, r journal.RunRecord) (journal.R
 	}
 	stored, err := j.run(ctx, tx, r.RunID)
 	return stored, false, err
+}
+
+// inheritStop gives child run r its parent's deadline, when that is
+// earlier than its own, and its parent's cancellation.
+func inheritStop(ctx context.Context, tx *sql.Tx, r *journal.RunRecord) error {
+	var deadline, cancelAt string
+	err := tx.QueryRowContext(ctx, `SELECT deadline, cancel_requested_at FROM resume_runs WHERE run_id = ?`, r.Parent).Scan(&deadline, &cancelAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("run %s: read its parent %s: %w", r.RunID, r.Parent, err)
+	}
+	if d, err := time.Parse(timeFormat, deadline); err == nil && (r.Deadline.IsZero() || d.Before(r.Deadline)) {
+		r.Deadline = d
+	}
+	if at, err := time.Parse(timeFormat, cancelAt); err == nil {
+		r.CancelRequested = at
+	}
+	return nil
 }
 
 // claimSQL takes a run: pending, its lease expired while its owner is not
@@ -655,6 +688,9 @@ const writeStepSQL = `INSERT INTO resume_steps (` + stepColumns + `)
 		error_detail = excluded.error_detail, final = excluded.final, history = excluded.history`
 
 func writeStep(ctx context.Context, stmt *sql.Stmt, l journal.Lease, s journal.StepRecord) error {
+	if err := journal.CheckStep(s); err != nil {
+		return fmt.Errorf("run %s: write a step: %w", s.RunID, err)
+	}
 	history, err := journal.EncodeHistory(s.History)
 	if err != nil {
 		return fmt.Errorf("run %s, step %s: %w", s.RunID, s.StepKey, err)
@@ -719,15 +755,24 @@ func (t *stepTx) Rollback() error {
 	return t.tx.Rollback()
 }
 
+// finishSQL stores a run asked to stop that suspends (?1 waiting)
+// pending instead, so that its unwinding does not wait.
 const finishSQL = `UPDATE resume_runs SET
-		status = ?, output = ?, error = ?, attention_step = ?, attention_kind = ?, lease_owner = '', lease_until = '', updated_at = ?,
-		failed_step = ?, error_detail = ?, progress_attempt = attempts, wait_kind = ?, wait_name = ?, wake_at = ?
-	WHERE run_id = ? AND lease_owner = ? AND epoch = ?`
+		status = CASE WHEN ?1 = 'waiting' AND cancel_requested_at <> '' THEN 'pending' ELSE ?1 END,
+		output = ?2, error = ?3, attention_step = ?4, attention_kind = ?5, lease_owner = '', lease_until = '', updated_at = ?6,
+		failed_step = ?7, error_detail = ?8, progress_attempt = attempts,
+		wait_kind = CASE WHEN cancel_requested_at = '' THEN ?9 ELSE '' END,
+		wait_name = CASE WHEN cancel_requested_at = '' THEN ?10 ELSE '' END,
+		wake_at = CASE WHEN cancel_requested_at = '' THEN ?11 ELSE '' END
+	WHERE run_id = ?12 AND lease_owner = ?13 AND epoch = ?14`
 
 // FinishRun records the run's status and releases its lease, fenced. A
 // run suspending for a signal kept already, or for a child that no longer
 // waits, is stored pending instead (see journal.Journal.Signal).
 func (j *Journal) FinishRun(ctx context.Context, l journal.Lease, r journal.RunRecord) error {
+	if err := journal.CheckValue("output", r.Output); err != nil {
+		return fmt.Errorf("run %s: finish: %w", l.RunID, err)
+	}
 	if r.Status == journal.StatusWaiting && (r.WaitKind == journal.WaitSignal || r.WaitKind == journal.WaitChild) {
 		return j.inTx(ctx, func(tx *sql.Tx) error {
 			over, err := woken(ctx, tx, r)
@@ -869,6 +914,9 @@ const lastStepColumn = `COALESCE((SELECT s.step_key FROM resume_steps s
 // Resolve applies a person's resolution to an in_flight step of a run in
 // needs_attention, atomically.
 func (j *Journal) Resolve(ctx context.Context, runID, stepKey string, res journal.Resolution) error {
+	if err := journal.CheckValue("resolution result", res.Result); err != nil {
+		return fmt.Errorf("run %s, step %s: resolve: %w", runID, stepKey, err)
+	}
 	return j.inTx(ctx, func(tx *sql.Tx) error {
 		r, err := j.run(ctx, tx, runID)
 		if err != nil {
@@ -960,33 +1008,6 @@ func (j *Journal) Retry(ctx context.Context, runID string) error {
 			return err
 		}
 		return j.recordAction(ctx, tx, runID)
-	})
-}
-
-// Cancel marks an unfinished run cancelled and moves its epoch on. A run
-// that succeeded or was cancelled is refused with ErrRunBusy, and so is one
-// a live lease holds unless opts.Running.
-func (j *Journal) Cancel(ctx context.Context, runID string, opts journal.CancelOptions) error {
-	return j.inTx(ctx, func(tx *sql.Tx) error {
-		r, err := j.run(ctx, tx, runID)
-		if err != nil {
-			return err
-		}
-		switch {
-		case r.Status == journal.StatusSucceeded || r.Status == journal.StatusCancelled:
-			return fmt.Errorf("run %s is already %s: %w", runID, r.Status, journal.ErrRunBusy)
-		case r.Status == journal.StatusRunning && r.LeaseUntil.After(j.clock()) && !opts.Running:
-			return fmt.Errorf("run %s is running under %s until %s: %w", runID, r.LeaseOwner, r.LeaseUntil.UTC().Format(time.RFC3339), journal.ErrRunBusy)
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE resume_runs SET status = 'cancelled', lease_owner = '', lease_until = '',
-			epoch = epoch + 1, updated_at = ? WHERE run_id = ?`, ts(time.Now()), runID)
-		if err != nil {
-			return err
-		}
-		if err := j.recordAction(ctx, tx, runID); err != nil {
-			return err
-		}
-		return wakeParents(ctx, tx, runID)
 	})
 }
 

@@ -197,6 +197,15 @@ CREATE TABLE resume_keys (
 	first_sealed_at TEXT NOT NULL
 ) WITHOUT ROWID;
 `,
+	// 11: cancellation and deadlines. cancel_requested_at is when a person
+	// asked the run to stop ('' if nobody did): the next engine to execute
+	// it unwinds its body, its deferred steps still executing, and it ends
+	// cancelled. deadline is when the run is past its deadline ('' for
+	// none), by the journal's clock.
+	`
+ALTER TABLE resume_runs ADD COLUMN cancel_requested_at TEXT NOT NULL DEFAULT '';
+ALTER TABLE resume_runs ADD COLUMN deadline TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // SchemaVersion returns the schema version this package creates and reads.

@@ -3,6 +3,7 @@ package directive
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestNearOption tries option names close to the new options, and names
@@ -24,7 +25,9 @@ func TestNearOption(t *testing.T) {
 		{"NAME=X", false, "did you mean name=?"},
 		{"renamed-from=X", false, "belongs on //resume:step"},
 		{"key=x", false, "belongs on //resume:step"},
-		{"fast", false, `unknown option "fast" (want name=, old-version-of=)`},
+		{"fast", false, `unknown option "fast" (want name=, old-version-of=, timeout=)`},
+		{"timeout=0s", false, `bad timeout="0s": want a positive Go duration`},
+		{"timeout=tomorrow", false, `bad timeout="tomorrow"`},
 		{"version=2", false, `unknown option "version=2" (want`},
 		{"from=X", true, `unknown option "from=X" (want`},
 	} {
@@ -40,5 +43,17 @@ func TestNearOption(t *testing.T) {
 		if err != nil && strings.Contains(tc.want, "unknown option") && strings.Contains(err.Error(), "did you mean") {
 			t.Errorf("%s: %v suggests an option it is not close to", tc.field, err)
 		}
+	}
+}
+
+// TestWorkflowTimeout: timeout= on //resume:workflow is the runs'
+// deadline, a positive Go duration.
+func TestWorkflowTimeout(t *testing.T) {
+	o, err := ParseWorkflowOptions([]string{"name=billing.Onboard", "timeout=36h"})
+	if err != nil || o.Timeout != 36*time.Hour || o.Name != "billing.Onboard" {
+		t.Errorf("timeout=36h: %+v, %v", o, err)
+	}
+	if _, err := ParseWorkflowOptions([]string{"timeout=1h", "timeout=2h"}); err == nil || !strings.Contains(err.Error(), "given twice") {
+		t.Errorf("timeout= twice: %v", err)
 	}
 }

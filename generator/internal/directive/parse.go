@@ -56,6 +56,9 @@ type WorkflowOptions struct {
 	// OldOf is old-version-of=, the Go name of the workflow of which this
 	// function keeps an old version, or "".
 	OldOf string
+	// Timeout is timeout=, the run deadline counted from a run's creation
+	// (resume.WorkflowDef.Timeout), or 0.
+	Timeout time.Duration
 }
 
 // StepOptions are the options of a //resume:step directive. The Has*
@@ -281,7 +284,7 @@ func parseStepOptions(fields []string, callSite bool, keySrc string) (StepOption
 // //resume:step and //resume:workflow, as listed in messages.
 var (
 	stepOptionNames     = []string{"name=", "once", "tx", "retry=", "backoff=", "timeout=", "key=", "renamed-from="}
-	workflowOptionNames = []string{"name=", "old-version-of="}
+	workflowOptionNames = []string{"name=", "old-version-of=", "timeout="}
 )
 
 // ParseWorkflowOptions parses the options after //resume:workflow.
@@ -305,6 +308,12 @@ func ParseWorkflowOptions(fields []string) (WorkflowOptions, error) {
 				return o, fmt.Errorf("bad old-version-of=%s: want the Go name of a workflow of this package, such as old-version-of=Onboard (or Type.Method for a method)", val)
 			}
 			o.OldOf = val
+		case "timeout":
+			d, err := parsePositiveDuration(val)
+			if err != nil {
+				return o, fmt.Errorf("bad timeout=%q: want a positive Go duration, the run's deadline from its creation, e.g. timeout=24h", val)
+			}
+			o.Timeout = d
 		default:
 			return o, unknownOption(f, key, workflowOptionNames, stepOptionNames, "//resume:step")
 		}

@@ -421,6 +421,9 @@ func (e *workflowEmitter) def(f *jen.File) {
 		jen.Line().Id("Graph").Op(":").Id(w.GraphName()),
 		shapeField(d.Shape),
 	)
+	if d.Timeout != 0 {
+		fields = append(fields, jen.Line().Id("Timeout").Op(":").Add(e.duration(d.Timeout)))
+	}
 	if len(w.ErrorIDs) > 0 {
 		fields = append(fields, jen.Line().Id("Errors").Op(":").Index().Add(e.rt("ErrorDef")).Values(e.errorDefs()...))
 	}
@@ -465,6 +468,9 @@ func (e *workflowEmitter) stepFields(d *resume.StepDef) []jen.Code {
 	}
 	if d.Child {
 		fields = append(fields, jen.Id("Child").Op(":").True())
+	}
+	if d.Deferred {
+		fields = append(fields, jen.Id("Deferred").Op(":").True())
 	}
 	if d.Attempts != 0 {
 		fields = append(fields, jen.Id("Attempts").Op(":").Lit(d.Attempts))
