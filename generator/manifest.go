@@ -45,6 +45,9 @@ type manifestStep struct {
 	JSON string `json:"json,omitempty"`
 	// RenamedFrom are the step's earlier names (renamed-from=).
 	RenamedFrom []string `json:"renamed_from,omitempty"`
+	// Deferred marks a step reached from a deferred call: a compensation,
+	// which executes while a cancelled or expired run unwinds.
+	Deferred bool `json:"deferred,omitempty"`
 	// Pos is the step's call site, "dir/file.go:42" relative to the
 	// module root, as the generated code and resumectl runs show it.
 	Pos string `json:"pos,omitempty"`
@@ -66,7 +69,7 @@ func (r *Result) Manifest() ([]byte, error) {
 				ms.Timeout = s.Timeout.String()
 			}
 			ms.Key, ms.RenamedFrom = s.Key, s.RenamedFrom
-			ms.Shape, ms.JSON, ms.Pos = s.Shape, s.JSON, s.Pos
+			ms.Shape, ms.JSON, ms.Pos, ms.Deferred = s.Shape, s.JSON, s.Pos, s.Deferred
 			mw.Steps = append(mw.Steps, ms)
 		}
 		out = append(out, mw)

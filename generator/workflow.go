@@ -87,6 +87,9 @@ type Step struct {
 	// Pos is the call site, "dir/file.go:42" relative to the module root,
 	// or "" when the module root is unknown.
 	Pos string
+	// Deferred marks a step reached from a deferred call: a compensation,
+	// which executes while a cancelled or expired run unwinds.
+	Deferred bool
 }
 
 // Exception is a reviewed exception to the non-determinism checks,
@@ -99,7 +102,7 @@ func publicWorkflow(w *model.Workflow, exceptions []model.Exception) *Workflow {
 		Version: w.Version, Canonical: model.Canonical(w), Shape: w.Shape, Exceptions: exceptions, Graph: w.Graph, model: w}
 	for _, s := range w.Steps {
 		ps := &Step{Name: s.Name, Callee: s.Callee, Signature: s.Signature, Policy: s.Policy, Attempts: max(s.Opts.Attempts, 1),
-			Timeout: s.Opts.Timeout, Key: s.Key, RenamedFrom: s.RenamedFrom, Shape: s.Shape, JSON: s.JSON, Pos: s.Pos}
+			Timeout: s.Opts.Timeout, Key: s.Key, RenamedFrom: s.RenamedFrom, Shape: s.Shape, JSON: s.JSON, Pos: s.Pos, Deferred: s.Deferred}
 		if s.Opts.HasBackoff {
 			ps.BackoffMin, ps.BackoffMax = s.Opts.BackoffMin, s.Opts.BackoffMax
 		}

@@ -28,7 +28,7 @@ var resumeSource_shop embed.FS
 //	now          time.Now        func() time.Time                                 default
 //	Shop.Quote   (*Shop).Quote   func(context.Context, Order) (int, bool, error)  default
 //	Shop.Charge  (*Shop).Charge  func(context.Context, string, int) error         default
-//	Shop.Refund  (*Shop).Refund  func(context.Context, string, int) error         default
+//	Shop.Refund  (*Shop).Refund  func(context.Context, string, int) error         default deferred
 //	Shop.Ship    (*Shop).Ship    func(context.Context, Order) error               once
 //	Shop.Wrap    (*Shop).Wrap    func(context.Context, string) string             default
 //

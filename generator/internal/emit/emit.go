@@ -234,6 +234,9 @@ func (e *workflowEmitter) manifest(f *jen.File) {
 			if len(s.RenamedFrom) > 0 {
 				policy += " renamed-from " + strings.Join(s.RenamedFrom, ",")
 			}
+			if s.Deferred {
+				policy += " deferred" // a compensation: it executes while a stopping run unwinds
+			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.Display, s.Signature, policy)
 		}
 		tw.Flush()
