@@ -272,7 +272,10 @@ func (k *checker) decide(v deployRun, r journal.RunRecord, from storedDef, cur *
 		for i, s := range steps {
 			keys[i] = s.StepKey
 		}
-		d = deploy.Decide(from.def, codeDef(cur).Definition(), keys)
+		// A run a process entered may have executed a step's effect
+		// without its row: check-deploy reads it as the engine's next
+		// claim will.
+		d = deploy.Decide(from.def, codeDef(cur).Definition(), deploy.Run{Keys: keys, Entered: r.Attempts > 0})
 	}
 	if d.Continues {
 		v.Verdict, v.To, v.Why = verdictMoves, cur.Version, d.Why

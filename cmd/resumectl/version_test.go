@@ -477,7 +477,7 @@ func TestDeployNamedIdentity(t *testing.T) {
 			return strings.Replace(src, d, "//resume:workflow name="+id+"\nfunc Onboard(", 1), strings.Contains(src, d)
 		})
 		c, v := e.checkDeploy(named, 0)
-		if len(c.Stranded) != 0 || !strings.HasPrefix(v["r1"], "moves ") || !strings.HasSuffix(v["r1"], ": no step journaled") {
+		if len(c.Stranded) != 0 || !strings.HasPrefix(v["r1"], "moves ") || !strings.Contains(v["r1"], ": no step journaled (package ") {
 			t.Errorf("check-deploy on r1: %q (stranded %v)", v["r1"], c.Stranded)
 		}
 		if !strings.HasPrefix(v["r2"], "moves ") || !strings.Contains(v["r2"], "step FetchRecords journaled") || !strings.Contains(v["r2"], " moved to ") {
@@ -507,6 +507,35 @@ func TestDeployRename(t *testing.T) {
 		_, v := e.checkDeploy(renamed, 0)
 		if !strings.HasPrefix(v["r1"], "moves ") || !strings.HasSuffix(v["r1"], "(renamed FetchRecords -> LoadRecords)") {
 			t.Errorf("check-deploy on r1: %q, want a move naming the rename", v["r1"])
+		}
+	})
+}
+
+// TestDeployPlainRename: FetchRecords renamed LoadRecords without
+// renamed-from=, at its place and of the same signature, is a likely
+// rename: check-deploy says a run killed between FetchRecords's effect and
+// its row (nothing journaled, but entered) would stop, naming the fix, and
+// exits 1.
+func TestDeployPlainRename(t *testing.T) {
+	_, oldBin, _ := buildFixture(t, "step", insertStep) // oldBin is the example as committed
+	renamed := codeDir(t, "plainrename", func(src string) (string, bool) {
+		for _, r := range [][2]string{
+			{"\tdata, err := FetchRecords(ctx, in)\n", "\tdata, err := LoadRecords(ctx, in)\n"},
+			{"//resume:step\nfunc FetchRecords(", "//resume:step\nfunc LoadRecords("},
+		} {
+			if !strings.Contains(src, r[0]) {
+				return src, false
+			}
+			src = strings.Replace(src, r[0], r[1], 1)
+		}
+		return src, true
+	})
+	backends(t, func(t *testing.T, e env) {
+		e.mustExample(oldBin, "r1", -9, "-crash", "FetchRecords:effect")
+		c, v := e.checkDeploy(renamed, 1)
+		if !strings.HasPrefix(v["r1"], "would stop : step 1 FetchRecords: looks like step FetchRecords renamed LoadRecords") ||
+			!strings.Contains(v["r1"], "add renamed-from=FetchRecords to it") || c.OK {
+			t.Errorf("check-deploy on r1: %q (ok %v), want a stop naming the likely rename and its fix", v["r1"], c.OK)
 		}
 	})
 }

@@ -383,8 +383,11 @@ type Move struct {
 	// Why says what made the move safe ("no step journaled", "steps A, B
 	// are an unchanged prefix of version T") or who accepted it.
 	Why string `json:"why"`
-	// Renames maps step names journaled under an earlier name to their
-	// name in To (renamed-from=); the move relabels those rows.
+	// Renames maps the step names of From (and of rows journaled under an
+	// earlier name) that To calls otherwise (renamed-from=) to their name
+	// in To, journaled or not: the move relabels the rows journaled under
+	// them, and a renamed step keeps the idempotency key and child run of
+	// its earlier name (see [OriginKey]).
 	Renames map[string]string `json:"renames,omitempty"`
 	// By is who moved the run: "engine OWNER" or "operator".
 	By string `json:"by"`
@@ -793,6 +796,56 @@ func RenameKey(key string, renames map[string]string) string {
 		return to + key[len(name):]
 	}
 	return key
+}
+
+// OriginKey is the key that step key of a run had when the run could
+// first execute the step: its name followed back through the renames of
+// the run's moves (Move.Renames), newest first, with its occurrence or
+// key= suffix kept ("Rate#2" renamed from "Score" is "Score#2"). A run
+// that never moved, or a step never renamed, has key itself. A step's
+// idempotency key and its child run's id derive from it, so that they
+// survive every rename a move records, whether the step's row was
+// journaled or not.
+//
+// Two steps of one run never share an origin: a name that a move renamed
+// away and that a later version gives to a new step is that new step's
+// own, marked with the move's place in the list ("Score@2#2" for a Score
+// added after the second move renamed the first Score away); a step name
+// holds no '@'. A step renamed from two names of one version (a merge)
+// takes the first of them in byte order.
+func OriginKey(moves []Move, key string) string {
+	name := StepName(key)
+	origin := name
+	for i := len(moves) - 1; i >= 0; i-- {
+		renames := moves[i].Renames
+		if len(renames) == 0 {
+			continue
+		}
+		if from, ok := renamedFrom(renames, origin); ok {
+			origin = from
+			continue
+		}
+		if _, gone := renames[origin]; gone {
+			origin += "@" + strconv.Itoa(i+1)
+			break
+		}
+	}
+	if origin == name {
+		return key
+	}
+	return origin + key[len(name):]
+}
+
+// renamedFrom is the name renames maps to name (the first in byte order
+// when several do).
+func renamedFrom(renames map[string]string, name string) (string, bool) {
+	from, found := "", false
+	for old, to := range renames {
+		if to == name && (!found || old < from) {
+			from, found = old, true
+		}
+	}
+	return from, found
 }
 
 // EncodeMoves is a run's moves as journals store them: a JSON list, or nil

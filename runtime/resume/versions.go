@@ -56,7 +56,7 @@ func (e *Engine) versionFor(ctx context.Context, lease journal.Lease, cur *Workf
 		return entry{giveBack: true, err: fmt.Errorf("run %s: pinned to version %s of %s, newer than this program's %s: left to a process that has it",
 			run.RunID, run.Version, run.Workflow, cur.Version)}
 	}
-	d := from.decide(run.Version, definitionOf(cur), steps)
+	d := from.decide(*run, definitionOf(cur), steps)
 	if !d.Continues {
 		return entry{park: d.Why + "; " + e.versionMismatch(ctx, *run, cur)}
 	}
@@ -72,28 +72,72 @@ func (e *Engine) versionFor(ctx context.Context, lease journal.Lease, cur *Workf
 
 // relabel moves a run pinned to def's version, without changing its
 // version, when it is stored under an earlier identity of the workflow
-// (an alias) or has rows journaled under earlier names of def's steps (an
-// operator accepted a version that renames them): the run then replays
-// those rows instead of executing their steps again.
+// (an alias), has rows journaled under earlier names of def's steps, or
+// was moved onto def's version by an operator from a version whose steps
+// def renames (accept-version records no renames): the run then replays
+// those rows instead of executing their steps again, and the renamed
+// steps keep their idempotency keys.
 func (e *Engine) relabel(ctx context.Context, lease journal.Lease, def *WorkflowDef, run *journal.RunRecord, steps []journal.StepRecord) error {
-	m := journal.Move{Workflow: def.QualifiedName(), From: run.Version, To: run.Version, Renames: earlierNames(def, steps)}
+	accepted, err := e.acceptedRenames(ctx, def, *run)
+	if err != nil {
+		return fmt.Errorf("run %s: %w", run.RunID, err)
+	}
+	rows := earlierNames(def, steps)
+	m := journal.Move{Workflow: def.QualifiedName(), From: run.Version, To: run.Version}
 	var why []string
 	if run.Workflow != m.Workflow {
 		m.FromWorkflow = run.Workflow
 		why = append(why, "workflow "+run.Workflow+" is now named "+m.Workflow)
 	}
-	if len(m.Renames) > 0 {
-		var rs []string
-		for _, old := range slices.Sorted(maps.Keys(m.Renames)) {
-			rs = append(rs, old+" -> "+m.Renames[old])
-		}
-		why = append(why, "rows journaled under earlier step names relabelled: "+strings.Join(rs, ", "))
+	if len(accepted) > 0 {
+		why = append(why, "steps of version "+run.Moves[len(run.Moves)-1].From+" renamed by this one, accepted by an operator: "+renameText(accepted))
 	}
+	if len(rows) > 0 {
+		why = append(why, "rows journaled under earlier step names relabelled: "+renameText(rows))
+	}
+	for old, to := range rows {
+		if accepted == nil {
+			accepted = map[string]string{}
+		}
+		accepted[old] = to
+	}
+	m.Renames = accepted
 	if len(why) == 0 {
 		return nil
 	}
 	m.Why = strings.Join(why, "; ")
 	return e.move(ctx, lease, def, run, steps, m)
+}
+
+// renameText is renames as "A -> B, C -> D", by name.
+func renameText(renames map[string]string) string {
+	var rs []string
+	for _, old := range slices.Sorted(maps.Keys(renames)) {
+		rs = append(rs, old+" -> "+renames[old])
+	}
+	return strings.Join(rs, ", ")
+}
+
+// acceptedRenames is, for a run an operator moved onto def's version
+// (accept-version: its last move) from another, the steps of that version
+// def renames (renamed-from=), journaled or not (deploy.StepRenames): the
+// operator's move records none, and without them a renamed step whose
+// effect happened unjournaled would execute again under a new idempotency
+// key. Nil for any other run, and when def renames no step.
+func (e *Engine) acceptedRenames(ctx context.Context, def *WorkflowDef, run journal.RunRecord) (map[string]string, error) {
+	n := len(run.Moves)
+	if n == 0 || !slices.ContainsFunc(def.Steps, func(s StepDef) bool { return len(s.RenamedFrom) > 0 }) {
+		return nil, nil
+	}
+	last := run.Moves[n-1]
+	if last.By != "operator" || last.From == last.To || last.To != def.Version {
+		return nil, nil
+	}
+	from, err := e.loadDefinition(ctx, run.Workflow, last.From)
+	if err != nil || !from.ok {
+		return nil, err
+	}
+	return deploy.StepRenames(from.def, definitionOf(def)), nil
 }
 
 // earlierNames maps the names of step rows that are not def's step names
@@ -160,18 +204,23 @@ type storedDefinition struct {
 	seq   int64 // the manifest's Seq
 }
 
-// decide applies deploy's rule to a run pinned to this stored version
+// decide applies deploy's rule to run, pinned to this stored version,
 // that journaled steps, for version to.
-func (s storedDefinition) decide(version string, to deploy.Definition, steps []journal.StepRecord) deploy.Decision {
+func (s storedDefinition) decide(run journal.RunRecord, to deploy.Definition, steps []journal.StepRecord) deploy.Decision {
 	if !s.ok {
-		return deploy.Unknown(version)
+		return deploy.Unknown(run.Version)
 	}
 	keys := make([]string, len(steps))
 	for i, st := range steps {
 		keys[i] = st.StepKey
 	}
-	return deploy.Decide(s.def, to, keys)
+	return deploy.Decide(s.def, to, deploy.Run{Keys: keys, Entered: enteredBefore(run)})
 }
+
+// enteredBefore reports whether a process entered the claimed run before
+// the claim that holds it now (its Attempts count that claim): it may
+// have executed a step's effect without journaling it.
+func enteredBefore(run journal.RunRecord) bool { return run.Attempts > 1 }
 
 // definitions reads the stored definitions of the run's version and of the
 // current version cur, both under the run's workflow name (the engine saves

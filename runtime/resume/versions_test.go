@@ -913,7 +913,7 @@ func TestVersionAcceptedRenameReplays(t *testing.T) {
 		}
 		run, _, _ := j.LoadRun(ctx, id)
 		if last := run.Moves[len(run.Moves)-1]; last.From != "V4" || last.To != "V4" || last.Renames["B"] != "Bee" ||
-			last.Why != "rows journaled under earlier step names relabelled: B -> Bee" {
+			last.Why != "steps of version V1 renamed by this one, accepted by an operator: B -> Bee; rows journaled under earlier step names relabelled: B -> Bee" {
 			t.Errorf("moves = %+v", run.Moves)
 		}
 	})
@@ -970,7 +970,7 @@ func TestDefinitionCarriesPosAndGraph(t *testing.T) {
 	moved := *def
 	moved.Graph, moved.Steps = "", []StepDef{def.Steps[0]}
 	moved.Steps[0].Pos = "shop/order.go:40"
-	if dec := deploy.Decide(d, moved.Definition(), []string{"A"}); !dec.Continues {
+	if dec := deploy.Decide(d, moved.Definition(), deploy.Run{Keys: []string{"A"}}); !dec.Continues {
 		t.Errorf("a step called from another line stops the run: %s", dec.Why)
 	}
 	if def.Manifest() != moved.Manifest() {
