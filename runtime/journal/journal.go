@@ -218,8 +218,10 @@ type ManifestRecord struct {
 	// (JSON of deploy.Definition); nil for a manifest stored before
 	// definitions were.
 	Definition json.RawMessage
-	// Seq orders a workflow's versions by when the journal first saw them:
-	// a version with a smaller Seq is older.
+	// Seq orders a workflow's versions by when the journal first saw
+	// them, for listings only: it says nothing about which version is
+	// older (a newer program may meet the journal first); the code's
+	// lineage does (see [ClaimNextRequest.Older]).
 	Seq       int64
 	CreatedAt time.Time
 }
@@ -352,13 +354,19 @@ type ClaimNextRequest struct {
 	Holding []string
 	// Versions lists the workflow versions the worker can execute. When
 	// set, a run of Workflows is claimed only if its (workflow, version)
-	// is among them, or if its version is older than one of the worker's
-	// versions of that workflow (its manifest was first saved before:
-	// [ManifestRecord.Seq]) and no worker advertised it ([Journal.Advertise])
-	// within AdvertisedWithin: a run no live process can execute as
-	// pinned, which the engine continues on its own version or parks. Nil
-	// claims runs of any version.
+	// is among them, or among Older and no worker advertised it
+	// ([Journal.Advertise]) within AdvertisedWithin: a run no live process
+	// can execute as pinned, which the engine continues on its own
+	// version or parks. A run of any other version (newer than the
+	// worker's, or of another line of the code) is never claimed, however
+	// long ago the journal first saw its version. Nil claims runs of any
+	// version.
 	Versions []WorkflowVersion
+	// Older lists the versions the worker's versions descend from, by the
+	// code's lineage (resume.WorkflowDef.Lineage): the only versions the
+	// worker may take runs of besides its own. The order in which the
+	// journal first saw versions ([ManifestRecord.Seq]) never counts.
+	Older []WorkflowVersion
 	// AdvertisedWithin is how recent an advertisement must be to count.
 	AdvertisedWithin time.Duration
 }

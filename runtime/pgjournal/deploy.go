@@ -31,19 +31,21 @@ const appendMove = `COALESCE(moves, '[]'::jsonb) || jsonb_build_array(jsonb_set(
 const manifestColumns = `workflow, version, manifest, created_at, definition, seq`
 
 // claimableVersions lists, for a claim with versions ($5 workflows, $6
-// versions, paired), the versions whose runs the worker may take: its own,
-// and those whose manifest was first saved before one of its own (seq)
-// that no worker advertised within $7. It is computed once per claim, not
-// per candidate run.
+// versions, paired), the versions whose runs the worker may take: its
+// own, and those its versions descend from by the code's lineage ($8
+// workflows, $9 versions, paired: ClaimNextRequest.Older) that no worker
+// advertised within $7. It is computed once per claim, not per candidate
+// run. The manifests' seq, the order in which the journal first saw
+// versions, plays no part: a newer program may have met the journal
+// first.
 const claimableVersions = `WITH mine AS (SELECT * FROM unnest($5::text[], $6::text[]) AS m (workflow, version)),
+	older AS (SELECT * FROM unnest($8::text[], $9::text[]) AS o (workflow, version)),
 	claimable AS (
 		SELECT workflow, version FROM mine
 		UNION
-		SELECT pinned.workflow, pinned.version FROM {schema}.resume_manifests pinned
-		WHERE EXISTS (SELECT 1 FROM {schema}.resume_manifests newer JOIN mine ON newer.workflow = mine.workflow AND newer.version = mine.version
-				WHERE newer.workflow = pinned.workflow AND newer.seq > pinned.seq)
-			AND NOT EXISTS (SELECT 1 FROM {schema}.resume_workers w
-				WHERE w.workflow = pinned.workflow AND w.version = pinned.version AND w.seen_at >= clock_timestamp() - $7::interval))
+		SELECT older.workflow, older.version FROM older
+		WHERE NOT EXISTS (SELECT 1 FROM {schema}.resume_workers w
+				WHERE w.workflow = older.workflow AND w.version = older.version AND w.seen_at >= clock_timestamp() - $7::interval))
 `
 
 func newDeployQueries(schema string) deployQueries {

@@ -92,8 +92,8 @@ func provisionV2r(ctx context.Context, name string) (string, error) {
 	return provisionBody(ctx, provisionP2r, name)
 }
 
-func provisionDef(v string, fn func(context.Context, string) (string, error), steps []StepDef) *WorkflowDef {
-	return &WorkflowDef{Package: "example.com/infra", Name: "Provision", Version: v, Steps: steps,
+func provisionDef(v string, fn func(context.Context, string) (string, error), steps []StepDef, lineage ...string) *WorkflowDef {
+	return &WorkflowDef{Package: "example.com/infra", Name: "Provision", Version: v, Steps: steps, Lineage: lineage,
 		Shape: []string{"input arg 1 string", "output string"},
 		Run: func(ctx context.Context, args Args) (any, error) {
 			var name string
@@ -160,7 +160,7 @@ func TestRenameKeepsIdempotencyKey(t *testing.T) {
 		startKilledAt(t, j, id, provisionV1, "orders", "CreateDB", FaultEffect)
 		checkOneDatabase(t, id, 1)
 
-		useRegistry(t, prog(provisionV2r, provisionDef("P2", provisionV2r, provisionP2r)))
+		useRegistry(t, prog(provisionV2r, provisionDef("P2", provisionV2r, provisionP2r, "P1")))
 		res, err := NewEngine(j).Resume(ctx, id)
 		if err != nil || res.Version != "P2" {
 			t.Fatalf("resume on P2: %+v, %v", res, err)
@@ -184,7 +184,7 @@ func TestPlainRenameParksThenKeepsKey(t *testing.T) {
 		useRegistry(t, prog(provisionV1, provisionDef("P1", provisionV1, provisionP1)))
 		startKilledAt(t, j, id, provisionV1, "orders", "CreateDB", FaultEffect)
 
-		useRegistry(t, prog(provisionV2, provisionDef("P2", provisionV2, provisionP2)))
+		useRegistry(t, prog(provisionV2, provisionDef("P2", provisionV2, provisionP2, "P1")))
 		res, err := NewEngine(j).Resume(ctx, id)
 		if !errors.Is(err, ErrNeedsAttention) || res.AttentionKind != AttentionKindVersion {
 			t.Fatalf("resume on P2 with a plain rename: %+v, %v; want a version stop", res, err)
@@ -197,7 +197,7 @@ func TestPlainRenameParksThenKeepsKey(t *testing.T) {
 		checkOneDatabase(t, id, 1)
 
 		// The fix deployed: the same version, with renamed-from=.
-		useRegistry(t, prog(provisionV2r, provisionDef("P2", provisionV2r, provisionP2r)))
+		useRegistry(t, prog(provisionV2r, provisionDef("P2", provisionV2r, provisionP2r, "P1")))
 		if err := j.AcceptVersion(ctx, id, "P2"); err != nil {
 			t.Fatal(err)
 		}
@@ -227,7 +227,7 @@ func TestPlainRenameConfirmedOrUnentered(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		useRegistry(t, prog(provisionV2, provisionDef("P2", provisionV2, provisionP2)))
+		useRegistry(t, prog(provisionV2, provisionDef("P2", provisionV2, provisionP2, "P1")))
 		e := NewEngine(j)
 		if res, _ := e.Resume(ctx, confirmed); res.AttentionKind != AttentionKindVersion {
 			t.Fatalf("the plain rename did not stop the entered run: %+v", res)
@@ -272,7 +272,7 @@ func TestRenamedChildKeepsItsRun(t *testing.T) {
 		}
 
 		pd := orderDef("P2", body, renamedParent)
-		pd.Name = "Parent"
+		pd.Name, pd.Lineage = "Parent", []string{"P1"}
 		useRegistry(t, prog(body, pd, orderV1, orderDef("V1", orderV1, stepsV1)))
 		res, err := NewEngine(j).Resume(ctx, id)
 		if err != nil || res.Status != StatusSucceeded {

@@ -15,9 +15,12 @@ import (
 
 // This file decides which registered version executes a claimed run: the
 // version it is pinned to when this program has it (an old version kept
-// with old-version-of= drains its runs), else the current version when
-// the run may continue on it (package deploy's rule; the run is moved,
-// and the move recorded on it), else none: the run parks for a person.
+// with old-version-of= drains its runs), else, for a run of a version the
+// current one descends from (WorkflowDef.Lineage), the current version
+// when the run may continue on it (package deploy's rule; the run is
+// moved, and the move recorded on it), else none: the run parks for a
+// person. A run of a version this program neither has nor descends from
+// is given back untouched.
 
 // entry is what versionFor decided for a claimed run.
 type entry struct {
@@ -47,14 +50,15 @@ func (e *Engine) versionFor(ctx context.Context, lease journal.Lease, cur *Workf
 	if err := e.canRun(cur); err != nil {
 		return entry{giveBack: true, err: fmt.Errorf("run %s: %w", run.RunID, err)}
 	}
-	from, to, err := e.definitions(ctx, run, cur)
+	if !descendsFrom(cur, run.Version) {
+		// Never moved back, nor across: a process that has the run's
+		// version runs it.
+		return entry{giveBack: true, err: fmt.Errorf("run %s: pinned to version %s of %s, which this program's version %s does not descend from (not in its lineage: a newer version, or another line of the code): left to a process that has it",
+			run.RunID, run.Version, run.Workflow, cur.Version)}
+	}
+	from, err := e.loadDefinition(ctx, run.Workflow, run.Version)
 	if err != nil {
 		return entry{err: fmt.Errorf("run %s: %w", run.RunID, err)}
-	}
-	if from.found && from.seq > to.seq {
-		// Never moved back: a process that has the run's version runs it.
-		return entry{giveBack: true, err: fmt.Errorf("run %s: pinned to version %s of %s, newer than this program's %s: left to a process that has it",
-			run.RunID, run.Version, run.Workflow, cur.Version)}
 	}
 	d := from.decide(*run, definitionOf(cur), steps)
 	if !d.Continues {
@@ -199,9 +203,8 @@ func (e *Engine) enterVersion(ctx context.Context, lease journal.Lease, cur *Wor
 // storedDefinition is a version's definition as the journal holds it.
 type storedDefinition struct {
 	def   deploy.Definition
-	found bool  // the journal holds the version's manifest
-	ok    bool  // and its definition decodes
-	seq   int64 // the manifest's Seq
+	found bool // the journal holds the version's manifest
+	ok    bool // and its definition decodes
 }
 
 // decide applies deploy's rule to run, pinned to this stored version,
@@ -222,19 +225,22 @@ func (s storedDefinition) decide(run journal.RunRecord, to deploy.Definition, st
 // have executed a step's effect without journaling it.
 func enteredBefore(run journal.RunRecord) bool { return run.Attempts > 1 }
 
-// definitions reads the stored definitions of the run's version and of the
-// current version cur, both under the run's workflow name (the engine saves
-// each version under every alias too), so that their Seq compare.
-func (e *Engine) definitions(ctx context.Context, run *journal.RunRecord, cur *WorkflowDef) (from, to storedDefinition, err error) {
-	from, err = e.loadDefinition(ctx, run.Workflow, run.Version)
-	if err != nil {
-		return from, to, err
+// descendsFrom reports whether version is older than cur by the code's
+// lineage: in the lineage of cur or of an old version of cur's workflow
+// that this program keeps. The order in which the journal first saw the
+// versions never counts.
+func descendsFrom(cur *WorkflowDef, version string) bool {
+	if slices.Contains(cur.Lineage, version) {
+		return true
 	}
-	to, err = e.loadDefinition(ctx, run.Workflow, cur.Version)
-	if err == nil && !to.found {
-		err = fmt.Errorf("the manifest of version %s of %s is not in the journal", cur.Version, run.Workflow)
+	registry.RLock()
+	defer registry.RUnlock()
+	for _, d := range registry.versions[cur.QualifiedName()] {
+		if slices.Contains(d.Lineage, version) {
+			return true
+		}
 	}
-	return from, to, err
+	return false
 }
 
 func (e *Engine) loadDefinition(ctx context.Context, workflow, version string) (storedDefinition, error) {
@@ -242,7 +248,7 @@ func (e *Engine) loadDefinition(ctx context.Context, workflow, version string) (
 	if err != nil {
 		return storedDefinition{}, fmt.Errorf("read the manifest of version %s of %s: %w", version, workflow, err)
 	}
-	s := storedDefinition{found: found, seq: m.Seq}
+	s := storedDefinition{found: found}
 	if found && len(m.Definition) > 0 {
 		s.ok = json.Unmarshal(m.Definition, &s.def) == nil
 	}
