@@ -22,7 +22,10 @@
 //     generated files has them deleted as stale without a type check. Our
 //     own generated files (name ending _resume.go, first line the
 //     generated header) are parsed as empty files of their package, so a
-//     stale or broken generated file never blocks regeneration. Tests are
+//     stale or broken generated file never blocks regeneration; the
+//     workflow definitions they record are read, without types, as plain
+//     data (load.Prior: identity, version, lineage, steps), the history
+//     the model needs (see Lineage). Tests are
 //     not loaded: generating x_resume_test.go for a workflow in x_test.go
 //     would mean go list -test and type-checking every package's tests
 //     and their imports on every run. Instead each package directory's
@@ -49,7 +52,9 @@
 //     closure, a select, a map range, a deferred call), the helpers to
 //     copy, every function entered, the error tests of the bodies, the
 //     JSON shapes of what is journaled, the version, the identity in the
-//     journal and the names of what the generated code declares. Methods
+//     journal, the lineage (the versions it descends from, read from the
+//     generated files) and the names of what the generated code declares.
+//     Methods
 //     promoted through embedding and interface methods are steps like any
 //     method; a call of a generic function or of a method of a generic
 //     type is a step of its instantiation: the instantiated types enter
@@ -174,7 +179,8 @@
 // # Generated shape
 //
 // A generated file x_resume.go starts with a reference to
-// resume.SupportPackageIsVersion3 (an older runtime fails to compile) and
+// resume.SupportPackageIsVersion3, or SupportPackageIsVersion4 when one of
+// its workflows records a lineage (an older runtime fails to compile), and
 // var resumeSource_x embed.FS, embedding (//go:embed) the source files its
 // workflows were copied from. For a workflow W it then holds, in this
 // order:
@@ -339,6 +345,38 @@
 // calls, as function values, in helpers of another package, under a
 // //resume:step, and in the body of a function declared //resume:step. time.Sleep and the timers of package time are refused
 // with resume.Sleep as the way out.
+//
+// # Lineage
+//
+// The runtime orders versions by the code's history, never by the order
+// the journal first saw them: a worker takes the runs of its own versions
+// and of the versions in their lineage (resume.WorkflowDef.Lineage), and
+// leaves every other version's runs alone. The model computes a
+// workflow's lineage from the definitions recorded in the generated files
+// of the run's packages before this run rewrites them (package load reads
+// them): those of its identity (its ID, or an identity either one lists
+// as an alias), its own output file's first, then the others by file (a
+// workflow moved to another file, or with name= to another package
+// generated in the same run). The lineage is each recorded current
+// version followed by its recorded lineage, then the versions of
+// descends-from= (what no generated file records: a move from another
+// module, a lost file), then the old versions the package keeps
+// (old-version-of=) and recorded ones; without the workflow's own version
+// (a reverted step list), cut to resume.LineageLimit. An old version's
+// lineage is the one recorded for its version. The emitter writes it one
+// version a line, newest first (Lineage: []string{...}), so a step-list
+// change adds one line to the diff, and unchanged code regenerates the
+// same bytes. It does not enter the version.
+//
+// When a workflow's recorded definition has, at some place of its step
+// list, a step whose name is gone and the new list has there a step of
+// the same callee (or the callee renamed with it) and signature under a
+// new name without renamed-from=, check likelyrenames warns at the call
+// (package deploy's LikelyRenames, the rule the runtime parks runs by).
+// A warning, not a refusal: the runtime never takes such a rename as safe,
+// and a refusal could only be silenced by regenerating once more. A
+// generated file that does not parse (a merge conflict) is warned about
+// too (check priors): the lineage it records may be lost.
 //
 // # Near-miss directives
 //

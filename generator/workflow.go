@@ -32,6 +32,10 @@ type Workflow struct {
 	// Version is the hash of the step signature list: the first 16 hex
 	// digits of the SHA-256 of Canonical.
 	Version string
+	// Lineage lists the versions the workflow descends from, newest first,
+	// read from the package's generated files before this run (see
+	// resume.WorkflowDef.Lineage); it does not enter the version.
+	Lineage []string
 	// Canonical is the text Version hashes: the workflow's signature and
 	// the JSON shape of its input and output, then one line per journaled
 	// call site with the shape of what it journals.
@@ -99,7 +103,7 @@ type Exception = model.Exception
 // publicWorkflow is the tools' view of a modelled workflow.
 func publicWorkflow(w *model.Workflow, exceptions []model.Exception) *Workflow {
 	pw := &Workflow{Package: w.Package, Name: w.Name, ID: w.ID, Aliases: w.Aliases, Old: w.Old, OldVersionOf: w.OldVersionOf,
-		Version: w.Version, Canonical: model.Canonical(w), Shape: w.Shape, Exceptions: exceptions, Graph: w.Graph, model: w}
+		Version: w.Version, Lineage: w.Lineage, Canonical: model.Canonical(w), Shape: w.Shape, Exceptions: exceptions, Graph: w.Graph, model: w}
 	for _, s := range w.Steps {
 		ps := &Step{Name: s.Name, Callee: s.Callee, Signature: s.Signature, Policy: s.Policy, Attempts: max(s.Opts.Attempts, 1),
 			Timeout: s.Opts.Timeout, Key: s.Key, RenamedFrom: s.RenamedFrom, Shape: s.Shape, JSON: s.JSON, Pos: s.Pos, Deferred: s.Deferred}

@@ -26,7 +26,7 @@ const (
 	verdictContinues = "continues"  // on its own version, which the code has
 	verdictMoves     = "moves"      // continues on the code's version: package deploy's rule
 	verdictStops     = "would stop" // parks on a version change
-	verdictWaits     = "waits"      // pinned to a version newer than the code's
+	verdictWaits     = "waits"      // pinned to a version the code does not descend from
 	verdictStranded  = "stranded"   // its workflow is not in the code
 )
 
@@ -102,6 +102,18 @@ type deployJSON struct {
 type codeWorkflow struct {
 	cur *generator.Workflow
 	old []*generator.Workflow
+}
+
+// descendsFrom reports whether version is older than the code's current
+// version by the code's lineage (its own, or an old version's it keeps),
+// as the engine decides it.
+func (cw *codeWorkflow) descendsFrom(version string) bool {
+	for _, w := range append([]*generator.Workflow{cw.cur}, cw.old...) {
+		if slices.Contains(w.Lineage, version) {
+			return true
+		}
+	}
+	return false
 }
 
 // codeDef is the resume.WorkflowDef the generated code registers for w:
@@ -258,17 +270,13 @@ func (k *checker) verdict(r journal.RunRecord) (deployRun, error) {
 			return v, nil
 		}
 	}
+	if !cw.descendsFrom(r.Version) {
+		v.Verdict, v.Why = verdictWaits, "waits for version "+r.Version+": the code's version "+cur.Version+" does not descend from it (not in its lineage: a newer version, or another line of the code), so its workers leave the run to a process that has it"
+		return v, nil
+	}
 	from, err := k.stored(r.Workflow, r.Version)
 	if err != nil {
 		return v, err
-	}
-	to, err := k.stored(r.Workflow, cur.Version)
-	if err != nil {
-		return v, err
-	}
-	if from.found && to.found && from.m.Seq > to.m.Seq {
-		v.Verdict, v.Why = verdictWaits, "waits for version "+r.Version+": no code here has it (the code's version "+cur.Version+" is older)"
-		return v, nil
 	}
 	return k.decide(v, r, from, cur)
 }
@@ -286,7 +294,10 @@ func (k *checker) decide(v deployRun, r journal.RunRecord, from storedDef, cur *
 		for i, s := range steps {
 			keys[i] = s.StepKey
 		}
-		d = deploy.Decide(from.def, codeDef(cur).Definition(), keys)
+		// A run a process entered may have executed a step's effect
+		// without its row: check-deploy reads it as the engine's next
+		// claim will.
+		d = deploy.Decide(from.def, codeDef(cur).Definition(), deploy.Run{Keys: keys, Entered: r.Attempts > 0})
 	}
 	if d.Continues {
 		v.Verdict, v.To, v.Why = verdictMoves, cur.Version, d.Why

@@ -505,7 +505,7 @@ func (c *cli) printRun(r journal.RunRecord, out showJSON) {
 			r.AttentionStep, r.RunID, r.AttentionStep, r.RunID)
 	case r.Status == journal.StatusNeedsAttention && r.AttentionKind == journal.AttentionKindChild:
 		fmt.Fprintf(c.stdout, "\nIts child run %s needs a person: settle it there (resumectl runs show %s); this run then continues by itself.\n",
-			resume.ChildRunID(r.RunID, r.AttentionStep), resume.ChildRunID(r.RunID, r.AttentionStep))
+			resume.ChildRunOf(r, r.AttentionStep), resume.ChildRunOf(r, r.AttentionStep))
 	case r.Status == journal.StatusNeedsAttention && r.AttentionKind == journal.AttentionKindJournal && r.AttentionStep == "":
 		fmt.Fprintf(c.stdout, "\nThe run's own row cannot be used as stored: nothing executes until it is repaired in the database (resume_runs, run_id %s), then: resumectl runs retry %s   (or: resumectl runs cancel %s)\n",
 			r.RunID, r.RunID, r.RunID)

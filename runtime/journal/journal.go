@@ -231,8 +231,10 @@ type ManifestRecord struct {
 	// (JSON of deploy.Definition); nil for a manifest stored before
 	// definitions were.
 	Definition json.RawMessage
-	// Seq orders a workflow's versions by when the journal first saw them:
-	// a version with a smaller Seq is older.
+	// Seq orders a workflow's versions by when the journal first saw
+	// them, for listings only: it says nothing about which version is
+	// older (a newer program may meet the journal first); the code's
+	// lineage does (see [ClaimNextRequest.Older]).
 	Seq       int64
 	CreatedAt time.Time
 }
@@ -365,13 +367,19 @@ type ClaimNextRequest struct {
 	Holding []string
 	// Versions lists the workflow versions the worker can execute. When
 	// set, a run of Workflows is claimed only if its (workflow, version)
-	// is among them, or if its version is older than one of the worker's
-	// versions of that workflow (its manifest was first saved before:
-	// [ManifestRecord.Seq]) and no worker advertised it ([Journal.Advertise])
-	// within AdvertisedWithin: a run no live process can execute as
-	// pinned, which the engine continues on its own version or parks. Nil
-	// claims runs of any version.
+	// is among them, or among Older and no worker advertised it
+	// ([Journal.Advertise]) within AdvertisedWithin: a run no live process
+	// can execute as pinned, which the engine continues on its own
+	// version or parks. A run of any other version (newer than the
+	// worker's, or of another line of the code) is never claimed, however
+	// long ago the journal first saw its version. Nil claims runs of any
+	// version.
 	Versions []WorkflowVersion
+	// Older lists the versions the worker's versions descend from, by the
+	// code's lineage (resume.WorkflowDef.Lineage): the only versions the
+	// worker may take runs of besides its own. The order in which the
+	// journal first saw versions ([ManifestRecord.Seq]) never counts.
+	Older []WorkflowVersion
 	// AdvertisedWithin is how recent an advertisement must be to count.
 	AdvertisedWithin time.Duration
 }
@@ -396,8 +404,11 @@ type Move struct {
 	// Why says what made the move safe ("no step journaled", "steps A, B
 	// are an unchanged prefix of version T") or who accepted it.
 	Why string `json:"why"`
-	// Renames maps step names journaled under an earlier name to their
-	// name in To (renamed-from=); the move relabels those rows.
+	// Renames maps the step names of From (and of rows journaled under an
+	// earlier name) that To calls otherwise (renamed-from=) to their name
+	// in To, journaled or not: the move relabels the rows journaled under
+	// them, and a renamed step keeps the idempotency key and child run of
+	// its earlier name (see [OriginKey]).
 	Renames map[string]string `json:"renames,omitempty"`
 	// By is who moved the run: "engine OWNER" or "operator".
 	By string `json:"by"`
@@ -841,6 +852,56 @@ func RenameKey(key string, renames map[string]string) string {
 		return to + key[len(name):]
 	}
 	return key
+}
+
+// OriginKey is the key that step key of a run had when the run could
+// first execute the step: its name followed back through the renames of
+// the run's moves (Move.Renames), newest first, with its occurrence or
+// key= suffix kept ("Rate#2" renamed from "Score" is "Score#2"). A run
+// that never moved, or a step never renamed, has key itself. A step's
+// idempotency key and its child run's id derive from it, so that they
+// survive every rename a move records, whether the step's row was
+// journaled or not.
+//
+// Two steps of one run never share an origin: a name that a move renamed
+// away and that a later version gives to a new step is that new step's
+// own, marked with the move's place in the list ("Score@2#2" for a Score
+// added after the second move renamed the first Score away); a step name
+// holds no '@'. A step renamed from two names of one version (a merge)
+// takes the first of them in byte order.
+func OriginKey(moves []Move, key string) string {
+	name := StepName(key)
+	origin := name
+	for i := len(moves) - 1; i >= 0; i-- {
+		renames := moves[i].Renames
+		if len(renames) == 0 {
+			continue
+		}
+		if from, ok := renamedFrom(renames, origin); ok {
+			origin = from
+			continue
+		}
+		if _, gone := renames[origin]; gone {
+			origin += "@" + strconv.Itoa(i+1)
+			break
+		}
+	}
+	if origin == name {
+		return key
+	}
+	return origin + key[len(name):]
+}
+
+// renamedFrom is the name renames maps to name (the first in byte order
+// when several do).
+func renamedFrom(renames map[string]string, name string) (string, bool) {
+	from, found := "", false
+	for old, to := range renames {
+		if to == name && (!found || old < from) {
+			from, found = old, true
+		}
+	}
+	return from, found
 }
 
 // EncodeMoves is a run's moves as journals store them: a JSON list, or nil

@@ -643,8 +643,9 @@ func (j *Journal) ClaimNext(ctx context.Context, c journal.ClaimNextRequest) (jo
 		r, err = scanRun(j.pool.QueryRow(ctx, j.sql.claimNext, c.Owner, c.Lease, c.Workflows, holding))
 	} else {
 		workflows, versions := splitVersions(c.Versions)
+		olderWorkflows, older := splitVersions(c.Older)
 		r, err = scanRun(j.pool.QueryRow(ctx, j.sql.deploy.claimNext, c.Owner, c.Lease, c.Workflows, holding,
-			workflows, versions, c.AdvertisedWithin))
+			workflows, versions, c.AdvertisedWithin, olderWorkflows, older))
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		j.reads.Add(1) // a look that found nothing: an idle worker's query

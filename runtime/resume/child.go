@@ -50,8 +50,38 @@ func callChild[T any](ctx context.Context, def *StepDef, key stepKey, wf any, fn
 	return out, err
 }
 
-// ChildRunID is the id of the child run that step key of run runID starts.
+// ChildRunID is the id of the child run that step key of run runID starts,
+// for a run that never moved with a rename of that step; [ChildRunOf]
+// covers every run.
 func ChildRunID(runID, stepKey string) string { return runID + "/" + stepKey }
+
+// ChildRunOf is the id of the child run that step key of run starts: the
+// run's id, a slash and the step's origin key (journal.OriginKey), so
+// that a renamed step (renamed-from=) finds the child its earlier name
+// started. run's Moves must be filled (LoadRun, Claim and ClaimNext do).
+func ChildRunOf(run journal.RunRecord, stepKey string) string {
+	return ChildRunID(run.RunID, journal.OriginKey(run.Moves, stepKey))
+}
+
+// childRunID is the id of the child run of the step info describes. A
+// renamed step's child is under its origin key; one an older runtime
+// started after the move, under the step's own key, is kept when it
+// exists.
+func (st *runState) childRunID(ctx context.Context, info StepInfo) (string, error) {
+	id := ChildRunID(st.run.RunID, info.originKey())
+	if info.originKey() == info.StepKey {
+		return id, nil
+	}
+	own := ChildRunID(st.run.RunID, info.StepKey)
+	_, _, err := st.e.journal.LoadRun(ctx, own)
+	switch {
+	case err == nil:
+		return own, nil
+	case errors.Is(err, journal.ErrRunNotFound):
+		return id, nil
+	}
+	return "", fmt.Errorf("look for child run %s: %w", own, err)
+}
 
 // runChild executes the child run of the step running in sctx to its end
 // and returns its output (JSON) and the error its body returned. A child
@@ -68,13 +98,16 @@ func (st *runState) runChild(sctx context.Context, wf any, args []any) (json.Raw
 	if err != nil {
 		return nil, Permanent(err)
 	}
-	childID := ChildRunID(st.run.RunID, info.StepKey)
-	if err := journal.CheckRunID(childID); err != nil {
-		return nil, Permanent(fmt.Errorf("run %s, step %s: the child run's id (the run's id, a slash and the step key): %w", st.run.RunID, info.StepKey, err))
-	}
 	// The child's body must not see the parent's step: it runs steps of
 	// its own, under its own run.
 	ctx := context.WithValue(sctx, stepInfoKey{}, nil)
+	childID, err := st.childRunID(ctx, info)
+	if err != nil {
+		return nil, st.stopf("run %s, step %s: %w", st.run.RunID, info.StepKey, err)
+	}
+	if err := journal.CheckRunID(childID); err != nil {
+		return nil, Permanent(fmt.Errorf("run %s, step %s: the child run's id (the run's id, a slash and the step key): %w", st.run.RunID, info.StepKey, err))
+	}
 	if err := e.saveManifest(ctx, cdef); err != nil {
 		return nil, st.stopf("run %s, step %s: %w", st.run.RunID, info.StepKey, err)
 	}

@@ -95,6 +95,13 @@ type StepDef struct {
 	Deferred bool
 }
 
+// LineageLimit is how many versions resumegen keeps in a workflow's
+// [WorkflowDef.Lineage]: a run pinned to a version that fell out of it
+// (more than LineageLimit step-list changes ago) is left alone by the
+// workers of newer code, and resumectl check-deploy names it; an operator
+// moves it with resumectl runs accept-version.
+const LineageLimit = 32
+
 // Default backoff bounds for a step that sets retry=N without backoff=.
 const (
 	DefaultBackoffMin = 100 * time.Millisecond
@@ -128,6 +135,20 @@ type WorkflowDef struct {
 	Old bool
 	// Version is the hash of the step signature list.
 	Version string
+	// Lineage lists the versions this version descends from, newest
+	// first: the version the workflow had in its previous generated file,
+	// then the lineage recorded there, and the versions of the old
+	// versions kept beside it (old-version-of=), as resumegen found them
+	// when it regenerated (it keeps the newest [LineageLimit]). A run
+	// pinned to one of them is older than this program's: a worker claims
+	// it when no live process advertises its version, and continues it on
+	// this version (package deploy's rule) or parks it. A run pinned to a
+	// version that is neither this one, an old version kept here, nor in
+	// the lineage of one of them is newer, or of another line of the
+	// code: it is left alone, whatever order the journal saw the versions
+	// in. Nil in code generated before the lineage was recorded: such a
+	// program takes only the runs of its own versions.
+	Lineage []string
 	// Steps lists the steps in source order.
 	Steps []StepDef
 	// Graph is the workflow's step graph, a Mermaid flowchart drawn by

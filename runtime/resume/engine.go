@@ -438,8 +438,9 @@ func (e *Engine) ResumeAll(ctx context.Context) ([]Result, error) {
 }
 
 // resumeOtherVersions claims, up to n times, a run of this program's
-// workflows pinned to another version that no live process has (see
-// journal.ClaimNextRequest.Versions), and continues or parks it.
+// workflows pinned to an older version (by the code's lineage) that no
+// live process has (see journal.ClaimNextRequest.Older), and continues or
+// parks it.
 func (e *Engine) resumeOtherVersions(ctx context.Context, out []Result, n int) ([]Result, error) {
 	if err := e.SaveManifests(ctx); err != nil {
 		return out, fmt.Errorf("resume all: %w", err)
@@ -448,11 +449,12 @@ func (e *Engine) resumeOtherVersions(ctx context.Context, out []Result, n int) (
 		return out, fmt.Errorf("resume all: %w", err)
 	}
 	versions := e.runnableVersions()
+	older := e.olderVersions(versions)
 	for i := 0; i < n && len(versions) > 0; i++ {
 		sent := time.Now()
 		run, steps, err := e.journal.ClaimNext(ctx, journal.ClaimNextRequest{
 			Owner: e.owner, Lease: e.lease, Workflows: workflowsOf(versions), Holding: e.holding(),
-			Versions: versions, AdvertisedWithin: 3 * e.lease,
+			Versions: versions, Older: older, AdvertisedWithin: 3 * e.lease,
 		})
 		if errors.Is(err, journal.ErrNoRunReady) {
 			break

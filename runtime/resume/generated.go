@@ -13,7 +13,7 @@ import (
 // This file holds the entry points that generated code (the *_resume.go
 // files resumegen writes) calls, and nothing else: the contract between
 // resumegen's output and this package. A program never calls them itself.
-// They change in step with the generator; [SupportPackageIsVersion3] makes
+// They change in step with the generator; [SupportPackageIsVersion4] makes
 // a skew between the two fail at compile time. The types generated code
 // fills in live beside their methods: [WorkflowDef], [StepDef], [Args],
 // [ErrorDef], [Policy], [Source].
@@ -34,6 +34,13 @@ const SupportPackageIsVersion2 = true
 // fingerprint ([Source]); this package still runs code that names the
 // earlier versions, without the check. For generated code only.
 const SupportPackageIsVersion3 = true
+
+// SupportPackageIsVersion4 is referenced by code generated since a
+// workflow records the versions it descends from ([WorkflowDef.Lineage]):
+// a generated file that records a lineage names it (one without names
+// SupportPackageIsVersion3); this package still runs code that names the
+// earlier versions. For generated code only.
+const SupportPackageIsVersion4 = true
 
 // Source is the source a workflow's generated code was made from, as the
 // binary embeds it: the generated file copies the workflow's body (and

@@ -147,6 +147,14 @@ func (st *runState) nextKey(name string, key stepKey) (string, error) {
 	return name, nil
 }
 
+// stepInfo describes the execution of step def journaled as rec.
+func (st *runState) stepInfo(def *StepDef, rec *journal.StepRecord) StepInfo {
+	return StepInfo{
+		RunID: st.run.RunID, Workflow: st.run.Workflow, Version: st.run.Version, StepKey: rec.StepKey,
+		Name: def.Name, Policy: def.Policy, Attempt: rec.Attempt, OriginKey: journal.OriginKey(st.run.Moves, rec.StepKey),
+	}
+}
+
 func (st *runState) nextSeq() int64 {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -345,10 +353,7 @@ func historyOf(def *WorkflowDef, prev journal.StepRecord) []journal.AttemptRecor
 // body is the attempt's failure (a *PanicError), except in a once step,
 // whose effect may have happened: the run parks, its row in_flight.
 func (st *runState) attempt(ctx context.Context, def *StepDef, rec *journal.StepRecord, body func(context.Context) (json.RawMessage, error)) error {
-	sctx := context.WithValue(ctx, stepInfoKey{}, StepInfo{
-		RunID: st.run.RunID, Workflow: st.run.Workflow, Version: st.run.Version, StepKey: rec.StepKey,
-		Name: def.Name, Policy: def.Policy, Attempt: rec.Attempt,
-	})
+	sctx := context.WithValue(ctx, stepInfoKey{}, st.stepInfo(def, rec))
 	if def.Timeout > 0 {
 		var cancel context.CancelFunc
 		sctx, cancel = context.WithTimeout(sctx, def.Timeout)

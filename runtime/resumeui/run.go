@@ -163,7 +163,7 @@ func (u *ui) stepRows(run journal.RunRecord, steps []journal.StepRecord, def dep
 		row := stepRow{Seq: s.Seq, Key: s.StepKey, Name: s.Name, Status: string(s.Status), Result: u.preview(s.Result),
 			Error: s.Error, Pos: pos[s.Name], Attempt: s.Attempt, Final: s.Final, Current: s.StepKey == cur,
 			Started: stamp(s.StartedAt), Attempts: s.History, Problem: s.Problem(),
-			IdempotencyKey: resume.StepInfo{RunID: run.RunID, StepKey: s.StepKey}.IdempotencyKey()}
+			IdempotencyKey: resume.StepInfo{RunID: run.RunID, StepKey: s.StepKey, OriginKey: journal.OriginKey(run.Moves, s.StepKey)}.IdempotencyKey()}
 		if !s.FinishedAt.IsZero() && !s.StartedAt.IsZero() {
 			row.Duration = s.FinishedAt.Sub(s.StartedAt).Round(time.Microsecond).String()
 		}

@@ -617,35 +617,47 @@ func (j *Journal) claimNextSQL(c journal.ClaimNextRequest, t time.Time) (string,
 // journal.ClaimNextRequest): a WITH clause listing the versions the worker
 // may claim, the condition on a candidate run, and the WITH clause's
 // arguments; all empty when c.Versions is nil (any version). t is the
-// journal's clock. The list is computed once per claim from the manifests
-// and advertisements, not per candidate run, so that runs skipped at the
-// head of the queue cost no more than a lookup each.
+// journal's clock. The list is computed once per claim from c and the
+// advertisements, not per candidate run, so that runs skipped at the head
+// of the queue cost no more than a lookup each.
 func claimVersions(c journal.ClaimNextRequest, t time.Time) (with, cond string, args []any) {
 	if len(c.Versions) == 0 {
 		return "", "", nil
 	}
-	with = `WITH mine (workflow, version) AS (VALUES (?, ?)` + strings.Repeat(", (?, ?)", len(c.Versions)-1) + `),
+	with = `WITH mine (workflow, version) AS (` + versionRows(len(c.Versions)) + `),
+		older (workflow, version) AS (` + versionRows(len(c.Older)) + `),
 		cutoff (at) AS (VALUES (?)),` + claimableVersions
-	for _, v := range c.Versions {
-		args = append(args, v.Workflow, v.Version)
+	for _, vs := range [][]journal.WorkflowVersion{c.Versions, c.Older} {
+		for _, v := range vs {
+			args = append(args, v.Workflow, v.Version)
+		}
 	}
 	args = append(args, ts(t.Add(-c.AdvertisedWithin)))
 	return with, `
 				AND (workflow, version) IN (SELECT workflow, version FROM claimable)`, args
 }
 
+// versionRows is the body of a WITH clause of n (workflow, version) rows
+// bound as arguments: VALUES for n > 0, an empty select for none.
+func versionRows(n int) string {
+	if n == 0 {
+		return `SELECT '', '' WHERE 0`
+	}
+	return `VALUES (?, ?)` + strings.Repeat(", (?, ?)", n-1)
+}
+
 // claimableVersions lists the versions a worker may claim runs of: its
-// own (mine), and those whose manifest was first saved before one of its
-// own (seq) that no worker advertised since the cutoff.
+// own (mine), and those its versions descend from by the code's lineage
+// (older) that no worker advertised since the cutoff. The manifests' seq,
+// the order in which the journal first saw versions, plays no part: a
+// newer program may have met the journal first.
 const claimableVersions = `
 		claimable (workflow, version) AS (
 			SELECT workflow, version FROM mine
 			UNION
-			SELECT pinned.workflow, pinned.version FROM resume_manifests pinned
-			WHERE EXISTS (SELECT 1 FROM resume_manifests newer JOIN mine ON newer.workflow = mine.workflow AND newer.version = mine.version
-					WHERE newer.workflow = pinned.workflow AND newer.seq > pinned.seq)
-				AND NOT EXISTS (SELECT 1 FROM resume_workers w
-					WHERE w.workflow = pinned.workflow AND w.version = pinned.version AND w.seen_at >= (SELECT at FROM cutoff)))
+			SELECT older.workflow, older.version FROM older
+			WHERE NOT EXISTS (SELECT 1 FROM resume_workers w
+					WHERE w.workflow = older.workflow AND w.version = older.version AND w.seen_at >= (SELECT at FROM cutoff)))
 		`
 
 // RenewLease extends the lease to d from the moment the write lock is

@@ -24,4 +24,6 @@ var All = []*Check{
 	GeneratedNames,
 	NoSteps,
 	Stale,
+	LikelyRenames,
+	Priors,
 }

@@ -6,6 +6,14 @@ import (
 	"time"
 )
 
+// TestDescendsFrom: descends-from= takes versions, once each.
+func TestDescendsFrom(t *testing.T) {
+	o, err := ParseWorkflowOptions([]string{"name=billing.Onboard", "descends-from=58d7f6410c0f1308,0854326adbd4a716,58d7f6410c0f1308"})
+	if err != nil || strings.Join(o.DescendsFrom, " ") != "58d7f6410c0f1308 0854326adbd4a716" || o.Name != "billing.Onboard" {
+		t.Fatalf("ParseWorkflowOptions = %+v, %v", o, err)
+	}
+}
+
 // TestNearOption tries option names close to the new options, and names
 // that must not be taken for them.
 func TestNearOption(t *testing.T) {
@@ -25,7 +33,12 @@ func TestNearOption(t *testing.T) {
 		{"NAME=X", false, "did you mean name=?"},
 		{"renamed-from=X", false, "belongs on //resume:step"},
 		{"key=x", false, "belongs on //resume:step"},
-		{"fast", false, `unknown option "fast" (want name=, old-version-of=, timeout=)`},
+		{"fast", false, `unknown option "fast" (want name=, old-version-of=, timeout=, descends-from=)`},
+		{"descends-from=v1", false, "bad descends-from=v1: want workflow versions as resumegen prints them (16 hex digits)"},
+		{"descends-from=58d7f6410c0f1308,", false, "bad descends-from="},
+		{"descends-from=58D7F6410C0F1308", false, "bad descends-from="},
+		{"descendsfrom=58d7f6410c0f1308", false, "did you mean descends-from="},
+		{"descends-from=58d7f6410c0f1308", true, "belongs on //resume:workflow"},
 		{"timeout=0s", false, `bad timeout="0s": want a positive Go duration`},
 		{"timeout=tomorrow", false, `bad timeout="tomorrow"`},
 		{"version=2", false, `unknown option "version=2" (want`},

@@ -55,7 +55,7 @@ func File(ws []*model.Workflow, exceptions map[*model.Workflow][]model.Exception
 		"// call goes through the resume journal. Regenerate with go generate.", filepath.Base(first.Source)))
 	f.Line()
 	f.Comment("A build error here means the runtime is older than this generated code.")
-	f.Const().Id("_").Op("=").Id(rt).Dot("SupportPackageIsVersion3")
+	f.Const().Id("_").Op("=").Id(rt).Dot(supportVersion(ws))
 	f.Line()
 	embedSource(f, ws, imports)
 
@@ -376,12 +376,40 @@ func (e *workflowEmitter) calleeExpr(s *model.Step) string {
 	return e.typ(t) + "." + fn.Name()
 }
 
+// supportVersion is the runtime's SupportPackageIsVersionN the file needs:
+// 4 when a workflow records a lineage, else 3.
+func supportVersion(ws []*model.Workflow) string {
+	for _, w := range ws {
+		if len(w.Lineage) > 0 {
+			return "SupportPackageIsVersion4"
+		}
+	}
+	return "SupportPackageIsVersion3"
+}
+
+// lineageField is the Lineage field of a WorkflowDef literal, one version
+// a line, newest first, so that a version change shows in the diff as one
+// line added on top:
+//
+//	Lineage: []string{
+//		"58d7f6410c0f1308",
+//		"0c2b7e4f1a9d3e55",
+//	},
+func lineageField(lineage []string) jen.Code {
+	var vs []jen.Code
+	for _, v := range lineage {
+		vs = append(vs, jen.Line().Lit(v))
+	}
+	return jen.Line().Id("Lineage").Op(":").Index().String().Values(append(vs, jen.Line())...)
+}
+
 // def emits the workflow's definition:
 //
 //	var resumeOnboard = &resume.WorkflowDef{
 //		Package: "example.com/billing",
 //		Name:    "Onboard",
 //		Version: resumeOnboardVersion,
+//		Lineage: []string{"58d7f6410c0f1308"}, // when it has one: see lineageField
 //		Steps: []resume.StepDef{
 //			{Name: "ScoreAll", Callee: "...", Signature: "...", Policy: resume.PolicyDefault, Attempts: 5,
 //				Shape: []string{"result Score: Points int"}},
@@ -418,8 +446,11 @@ func (e *workflowEmitter) def(f *jen.File) {
 			fields = append(fields, jen.Line().Id("Old").Op(":").True())
 		}
 	}
+	fields = append(fields, jen.Line().Id("Version").Op(":").Id(w.VersionName()))
+	if len(d.Lineage) > 0 {
+		fields = append(fields, lineageField(d.Lineage))
+	}
 	fields = append(fields,
-		jen.Line().Id("Version").Op(":").Id(w.VersionName()),
 		jen.Line().Id("Steps").Op(":").Index().Add(e.rt("StepDef")).Values(steps...),
 		jen.Line().Id("Graph").Op(":").Id(w.GraphName()),
 		shapeField(d.Shape),

@@ -81,6 +81,13 @@ type Result struct {
 	// generated are the files of roots that are our own output, parsed
 	// as empty files of their package.
 	generated map[*ast.File]bool
+	// generatedFiles are the names of the roots' generated files in this
+	// build; priors and priorProblems what they record (see [Prior]),
+	// read once, by the first call of Package.
+	generatedFiles []string
+	priors         []Prior
+	priorProblems  []PriorProblem
+	priorsRead     bool
 }
 
 // Load lists the packages of all patterns, with their dependencies, with
@@ -115,10 +122,11 @@ func Load(cfg Config) (*Result, error) {
 	source := map[*packages.Package]bool{}
 	for _, p := range roots {
 		isRoot[p] = true
-		directives, generated, err := scanDirectives(p)
+		directives, generated, files, err := scanDirectives(p)
 		if err != nil {
 			return nil, err
 		}
+		l.generatedFiles = append(l.generatedFiles, files...)
 		if directives {
 			l.Checked[p] = true
 			source[p] = true
@@ -242,9 +250,10 @@ func Load(cfg Config) (*Result, error) {
 
 // scanDirectives reports whether a non-generated file of the package
 // holds the text of a directive, and whether the package holds a
-// generated file (in this build or excluded from it). A file is read, not
-// parsed: this is what spares a tree without workflows the type check.
-func scanDirectives(p *packages.Package) (directives, generated bool, err error) {
+// generated file (in this build or excluded from it), and lists its
+// generated files in this build. A file is read, not parsed: this is what
+// spares a tree without workflows the type check.
+func scanDirectives(p *packages.Package) (directives, generated bool, files []string, err error) {
 	for _, name := range p.IgnoredFiles {
 		if strings.HasSuffix(name, GeneratedSuffix) {
 			generated = true
@@ -253,15 +262,16 @@ func scanDirectives(p *packages.Package) (directives, generated bool, err error)
 	for _, name := range p.GoFiles {
 		src, err := os.ReadFile(name)
 		if err != nil {
-			return false, false, fmt.Errorf("scan %s for directives: %w", p.PkgPath, err)
+			return false, false, nil, fmt.Errorf("scan %s for directives: %w", p.PkgPath, err)
 		}
 		if IsGeneratedFile(name, src) {
 			generated = true
+			files = append(files, name)
 		} else if bytes.Contains(src, []byte(directiveMark)) {
 			directives = true
 		}
 	}
-	return directives, generated, nil
+	return directives, generated, files, nil
 }
 
 // typeCheck parses and type-checks one package, resolving its imports (by
@@ -407,6 +417,15 @@ type Package struct {
 	// Sources holds file contents by name for a package type-checked from
 	// memory (tests); ReadSource reads other files from disk.
 	Sources map[string][]byte
+	// Priors are the workflow definitions recorded in the generated files
+	// of this build of every package of the run (see [Prior]), read
+	// before anything is rewritten: a workflow moved to another package,
+	// its identity kept by name=, finds its earlier definition when both
+	// packages are generated in one run. PriorProblems are the package's
+	// own generated files that could not be read whole. Only the
+	// generator fills them.
+	Priors        []Prior
+	PriorProblems []PriorProblem
 }
 
 // ReadSource returns the content of one of the package's files.
@@ -426,12 +445,24 @@ func (r *Result) Package(p *packages.Package) (*Package, error) {
 	if p.Module != nil {
 		pkg.ModuleDir = p.Module.Dir
 	}
+	own := map[string]bool{}
 	for _, f := range p.Syntax {
 		if r.generated[f] {
 			pkg.Generated = append(pkg.Generated, f)
+			own[p.Fset.File(f.Pos()).Name()] = true
 			continue
 		}
 		pkg.Files = append(pkg.Files, f)
+	}
+	if !r.priorsRead {
+		r.priors, r.priorProblems = readPriors(r.generatedFiles)
+		r.priorsRead = true
+	}
+	pkg.Priors = r.priors
+	for _, prob := range r.priorProblems {
+		if own[prob.File] {
+			pkg.PriorProblems = append(pkg.PriorProblems, prob)
+		}
 	}
 	if p.Dir != "" {
 		tests, err := ScanTestFiles(p.Dir, p.Fset)

@@ -63,6 +63,7 @@ func Build(pkg *load.Package, dirs *directive.Set, an *calls.Analysis) *Package 
 		w.Version = VersionOf(w)
 	}
 	p.resolveIdentities()
+	p.lineages()
 	for _, w := range p.Workflows {
 		if w.BadRecv {
 			continue

@@ -11,7 +11,7 @@ import (
 // cannot disagree. ID is set only when the identity is not the import-path
 // name (or for an old version), as the literal has it.
 func (w *Workflow) Definition() *resume.WorkflowDef {
-	def := &resume.WorkflowDef{Package: w.Package, Name: w.Name, Version: w.Version, Graph: w.Graph, Shape: w.Shape,
+	def := &resume.WorkflowDef{Package: w.Package, Name: w.Name, Version: w.Version, Lineage: w.Lineage, Graph: w.Graph, Shape: w.Shape,
 		Timeout: w.Directive.Workflow.Timeout}
 	if w.ID != w.Package+"."+w.Name || w.Old {
 		def.ID, def.Aliases, def.Old = w.ID, w.Aliases, w.Old

@@ -69,6 +69,12 @@ type Workflow struct {
 	Current *Workflow
 	// Version is the hash of the step signature list; see Canonical.
 	Version string
+	// Lineage lists the versions the workflow descends from, newest first,
+	// from the package's generated files (see lineages); it does not enter
+	// the version. Prior is the workflow's current definition recorded
+	// there, nil for a workflow generated for the first time.
+	Lineage []string
+	Prior   *load.Prior
 	// Steps are the journaled points of the workflow in source order:
 	// every step, child and wait call site the journal can order and
 	// name, in the body and in the helpers it calls.

@@ -16,7 +16,7 @@ import (
 // call goes through the resume journal. Regenerate with go generate.
 
 // A build error here means the runtime is older than this generated code.
-const _ = resume.SupportPackageIsVersion3
+const _ = resume.SupportPackageIsVersion4
 
 // The source the workflows of this file were copied from, which the
 // runtime checks before it runs one of them: an edit without go
@@ -96,6 +96,9 @@ var resumePipeline = &resume.WorkflowDef{
 	ID:      "rolling.Pipeline",
 	Aliases: []string{"github.com/resumegen/resumegen/internal/rolling/worker.Pipeline"},
 	Version: resumePipelineVersion,
+	Lineage: []string{
+		"0854326adbd4a716",
+	},
 	Steps: []resume.StepDef{
 		{Name: "Fetch", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Fetch", Signature: "func(context.Context, string, int) (int, error)", Policy: resume.PolicyDefault, JSON: "int", Pos: "internal/rolling/worker/v2.go:Pipeline+2"},
 		{Name: "Price", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Price", Signature: "func(context.Context, int) (int, error)", Policy: resume.PolicyDefault, JSON: "int", Pos: "internal/rolling/worker/v2.go:Pipeline+6"},
