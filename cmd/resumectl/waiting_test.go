@@ -31,11 +31,16 @@ func approvalRuns(t *testing.T, db string, all bool) []*generator.Workflow {
 	}
 	w := res.Workflows[0]
 	old := codeDef(w)
-	old.Version = "old-v1"
+	old.Version = "0000000000000001"
+	// The code descends from that version (as code generated over the
+	// old version's file records): its runs are the code's to move.
+	w.Lineage = append([]string{old.Version}, w.Lineage...)
 	old.Steps = append([]resume.StepDef(nil), old.Steps...)
 	for i, s := range old.Steps {
 		if s.Name == "Remind" {
-			old.Steps[i].Name, old.Steps[i].Callee = "Nudge", w.Package+".Nudge"
+			// Another step, not a likely rename of Remind (another
+			// signature): runs before it move, runs past it stop.
+			old.Steps[i].Name, old.Steps[i].Callee, old.Steps[i].Signature = "Nudge", w.Package+".Nudge", "func(context.Context) error"
 		}
 	}
 	defn, err := json.Marshal(old.Definition())
