@@ -196,7 +196,8 @@ func (c *crasher) run(t testing.TB, f *resume.Fault, at journaled) outcome {
 	res, err := c.start(ctx, engine(first, own...), send, &o.crashed)
 	if o.crashed {
 		// The process "ends": its liveness signal goes, and a new one
-		// takes the run over at once.
+		// takes the run over at once, executing steps again.
+		rec.dead.Store(false)
 		if err := base.Release(context.Background(), crashedOwner); err != nil {
 			t.Fatalf("resumetest: release the crashed engine's liveness: %v", err)
 		}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/resumegen/resumegen/runtime/internal/stephook"
 )
@@ -33,6 +34,9 @@ type Execution struct {
 type recorder struct {
 	doubles map[string]any
 	fail    func(format string, args ...any)
+	// dead is set while a crashed process's goroutine unwinds: a step
+	// it reaches (a deferred call of its body) executes nothing.
+	dead atomic.Bool
 
 	mu      sync.Mutex
 	execs   []Execution
@@ -83,6 +87,11 @@ func (r *recorder) runs() []string {
 
 // Callee implements stephook.Hook.
 func (r *recorder) Callee(s stephook.Step, fn any) any {
+	if r.dead.Load() {
+		// The process died: a deferred step its unwinding body reaches
+		// runs no code, as none would after a real kill.
+		return reflect.MakeFunc(reflect.TypeOf(fn), func([]reflect.Value) []reflect.Value { panic(crashSignal{}) }).Interface()
+	}
 	target, double := fn, false
 	if d, ok := r.doubles[s.Name]; ok {
 		if reflect.TypeOf(d) != reflect.TypeOf(fn) {
