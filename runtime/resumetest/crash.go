@@ -261,8 +261,8 @@ func (c *crasher) start(ctx context.Context, e *resume.Engine, send *sender, cra
 }
 
 // errUnresolvable: the value of a parked step cannot be told from what it
-// returned (it journals several values, or what it wrote through pointer
-// parameters).
+// returned (its value does not marshal, or its workflow's code does not
+// describe what it journals).
 var errUnresolvable = errors.New("its journaled value cannot be told from what the step returned")
 
 // parkedAt reports whether run runID waits for a person at its in_flight

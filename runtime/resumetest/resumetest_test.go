@@ -412,3 +412,30 @@ func TestCrashEverywhereDeadProcessExecutesNothing(t *testing.T) {
 		t.Fatalf("CrashEverywhere reported a correct workflow with deferred steps:\n%s", strings.Join(f.errs, "\n"))
 	}
 }
+
+// TestCrashEverywhereResolvesPointeesAndResults crashes once steps that
+// journal a pointee and two results at their effect: each parks the run,
+// and the harness resolves it with everything the step journals, so the
+// run finishes as the uninterrupted one did.
+func TestCrashEverywhereResolvesPointeesAndResults(t *testing.T) {
+	f := observe(t, func(f *fakeT) {
+		rep := resumetest.New(f).CrashEverywhere(fixture.Checkout, 3)
+		var parked []string
+		for _, c := range rep.Cases {
+			if c.Parked {
+				parked = append(parked, c.Name)
+			}
+		}
+		if got, want := strings.Join(parked, " "), "Price:effect Book:effect"; got != want {
+			f.Errorf("parked cases %q, want %q", got, want)
+		}
+	})
+	if f.fatal || len(f.errs) > 0 {
+		t.Fatalf("CrashEverywhere reported a correct workflow:\n%s", strings.Join(f.errs, "\n"))
+	}
+	for _, l := range f.logs {
+		if strings.Contains(l, "not resolved") {
+			t.Errorf("a parked step was left unresolved: %s", l)
+		}
+	}
+}
