@@ -83,12 +83,11 @@ func Batch(ctx context.Context, cfg Config, progs []*Program) ([]*Result, error)
 		b.logf("keeping the module in %s", b.dir)
 	}
 	start := time.Now()
-	valid, err := b.typeCheck(ctx)
+	accepted, err := b.generate(ctx, progs)
 	if err != nil {
 		return nil, err
 	}
-	accepted, err := b.generate(ctx, valid)
-	if err != nil {
+	if err := b.checkRefused(ctx); err != nil {
 		return nil, err
 	}
 	b.logf("resumegen: %d of %d programs accepted (%.1fs)", len(accepted), len(progs), time.Since(start).Seconds())
@@ -203,6 +202,9 @@ func (b *batch) goCmd(ctx context.Context, args ...string) ([]byte, error) {
 // goDirective is go.mod's go line.
 var goDirective = regexp.MustCompile(`(?m)^go (\S+)`)
 
+// goPanic is the start of a Go panic's report.
+var goPanic = regexp.MustCompile(`(?m)^(panic: |goroutine \d+ \[)`)
+
 // diagLine is a diagnostic as resumegen prints it: file:line:col: message.
 var diagLine = regexp.MustCompile(`^([^:\s]+\.go):(\d+):(\d+): (.*)$`)
 
@@ -266,26 +268,32 @@ func (b *batch) generate(ctx context.Context, progs []*Program) ([]*Program, err
 	return nil, nil
 }
 
-// typeCheck builds the programs as plain Go, before resumegen sees them:
-// a program that does not compile is the fuzzer's own bug (KindProgram).
-func (b *batch) typeCheck(ctx context.Context) ([]*Program, error) {
-	progs := b.progs
-	for len(progs) > 0 {
-		args := []string{"build"}
-		for _, p := range progs {
+// checkRefused builds the refused programs as plain Go: resumegen
+// refuses a program that does not compile (it reports the type errors),
+// and such a program is the fuzzer's own bug (KindProgram), not a
+// refusal.
+func (b *batch) checkRefused(ctx context.Context) error {
+	args := []string{"build"}
+	for _, p := range b.progs {
+		if b.results[p.Name].Refused() {
 			args = append(args, "./"+p.Name)
 		}
-		out, err := b.goCmd(ctx, args...)
-		if err == nil {
-			return progs, nil
-		}
-		broken := b.brokenPrograms(out, KindProgram, "the fuzzer generated a program that is not valid Go:")
-		if len(broken) == 0 {
-			return nil, fmt.Errorf("difffuzz: build the programs: %v\n%s", err, tail(out, 40))
-		}
-		progs = slices.DeleteFunc(slices.Clone(progs), func(p *Program) bool { return broken[p.Name] })
 	}
-	return nil, nil
+	if len(args) == 1 {
+		return nil
+	}
+	out, err := b.goCmd(ctx, args...)
+	if err == nil {
+		return nil
+	}
+	broken := b.brokenPrograms(out, KindProgram, "the fuzzer generated a program that is not valid Go:")
+	if len(broken) == 0 {
+		return fmt.Errorf("difffuzz: build the refused programs: %v\n%s", err, tail(out, 40))
+	}
+	for name := range broken {
+		b.results[name].Refusals = nil // type errors, not refusals
+	}
+	return nil
 }
 
 // brokenPrograms reads the go command's compile errors, recording on
@@ -332,7 +340,7 @@ func (b *batch) generateOnly(ctx context.Context, tool string, p *Program) ([]*P
 // status is not 1.
 func (b *batch) readDiagnostics(out []byte, code int) (refused map[string]bool, crashed bool) {
 	refused = map[string]bool{}
-	crashed = code != 1 || bytes.Contains(out, []byte("panic:")) || bytes.Contains(out, []byte("goroutine "))
+	crashed = code != 1 || goPanic.Match(out)
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -346,6 +354,9 @@ func (b *batch) readDiagnostics(out []byte, code int) (refused map[string]bool, 
 				crashed = true
 			}
 			continue
+		}
+		if strings.HasPrefix(m[4], "warning: ") {
+			continue // what is allowed but probably not meant: no refusal
 		}
 		name := strings.Split(filepath.ToSlash(m[1]), "/")[0]
 		r := b.results[name]
