@@ -328,11 +328,16 @@ func totalWeight() int {
 	return t
 }
 
+// holeShare is the share of statements that are one of issue 18's holes,
+// when the knobs allow some: about a third of the programs then hold one,
+// and the others still test the supported constructs.
+const holeShare = 0.035
+
 // stmt writes the statement at path.
 func (g *gen) stmt(c *chunk, sc scope, path string) {
 	r := g.rng(path)
 	holeU, holePick, kindPick := r.Float64(), r.IntN(1<<16), r.IntN(totalWeight())
-	if holes := g.k.Holes(); len(holes) > 0 && holeU < 0.35 {
+	if holes := g.k.Holes(); len(holes) > 0 && holeU < holeShare {
 		if h := holes[holePick%len(holes)]; g.holeFits(h, sc) {
 			g.used[h] = true
 			g.hole(c, sc, path, r, h)
