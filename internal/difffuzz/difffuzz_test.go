@@ -35,6 +35,12 @@ var knownDivergent = map[string]struct {
 	"issue18-key-composite.txtar":       {18, KindRefusal},
 	"issue18-time-now.txtar":            {18, KindOutcome},
 	"issue18-directive-condition.txtar": {18, KindPolicy},
+	// A failed child run's value beside its error is lost (found by the
+	// long run, and minimized by hand).
+	"found-child-value-beside-error.txtar": {18, KindDirect},
+	"found-1111.txtar":                     {18, KindDirect},
+	"found-1142.txtar":                     {18, KindDirect},
+	"found-1284.txtar":                     {18, KindDirect},
 }
 
 // settings are the run's budget, from the environment (make fuzz sets
@@ -131,10 +137,14 @@ func TestDifferential(t *testing.T) {
 	t.Run("self-check", func(t *testing.T) { checkSelf(t, byName) })
 	results = results[len(checks):]
 
-	var sum Summary
+	var sum, sumHoles Summary // programs without and with issue 18's holes
 	var failed, holed []*Result
 	for _, r := range results {
-		sum.Add(r)
+		if r.Program.UsesHole() {
+			sumHoles.Add(r)
+		} else {
+			sum.Add(r)
+		}
 		if sd, ok := seedOf[r.Program.Name]; ok {
 			checkSeed(t, sd, r)
 			continue
@@ -152,9 +162,9 @@ func TestDifferential(t *testing.T) {
 	for _, r := range failed {
 		keepFailure(t, cfg, s, r)
 	}
-	t.Logf("%s\nknown holes (issue 18) found by %d random programs; %.0fs", sum, known, time.Since(start).Seconds())
+	t.Logf("without holes: %s\nwith issue 18's holes: %s\nrandom programs diverging only through the holes: %d; %.0fs", sum, sumHoles, known, time.Since(start).Seconds())
 	if s.report != "" {
-		writeReport(t, s, sum, known, len(failed), results, time.Since(start))
+		writeReport(t, s, sum, sumHoles, known, len(failed), results, time.Since(start))
 	}
 }
 
@@ -252,7 +262,7 @@ func joinDivergences(ds []Divergence) string {
 }
 
 // writeReport writes the run's figures for docs/reliability.md.
-func writeReport(t *testing.T, s settings, sum Summary, known, failed int, results []*Result, took time.Duration) {
+func writeReport(t *testing.T, s settings, sum, sumHoles Summary, known, failed int, results []*Result, took time.Duration) {
 	f, err := os.Create(s.report)
 	if err != nil {
 		t.Fatal(err)
@@ -260,7 +270,8 @@ func writeReport(t *testing.T, s settings, sum Summary, known, failed int, resul
 	defer f.Close()
 	w := io.Writer(f)
 	fmt.Fprintf(w, "seed %d, %d random programs (+ %d kept seeds), holes %v, %d real kills each, %s\n", s.seed, s.programs, len(results)-s.programs, s.holes, s.kills, took.Round(time.Second))
-	fmt.Fprintf(w, "%s\n", sum)
+	fmt.Fprintf(w, "programs without holes: %s\n", sum)
+	fmt.Fprintf(w, "programs with issue 18's holes: %s\n", sumHoles)
 	fmt.Fprintf(w, "random programs diverging only through issue 18's holes: %d; other divergent random programs: %d\n", known, failed)
 	used := map[Construct]int{}
 	for _, r := range results {

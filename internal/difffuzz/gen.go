@@ -54,7 +54,7 @@ func Generate(seed uint64, k Knobs) *Program {
 // GenerateNamed is [Generate] with the program's package named name.
 func GenerateNamed(name string, seed uint64, k Knobs) *Program {
 	k = k.normal()
-	g := &gen{seed: seed, k: k, intent: map[string]string{}, used: map[Construct]bool{}, types: map[string]bool{}, written: map[string]bool{}}
+	g := &gen{seed: seed, k: k, intent: map[string]string{}, used: map[Construct]bool{}, types: map[string]bool{}, written: map[string]bool{}, signals: map[string]int{}}
 	return g.program(name)
 }
 
@@ -73,6 +73,11 @@ type gen struct {
 	types     map[string]bool
 	written   map[string]bool // step functions declared
 	inputDash bool
+	// signals are the events the driver sends (name to payload); awaits
+	// says the workflow awaits events, so that it cannot be called as a
+	// plain function.
+	signals map[string]int
+	awaits  bool
 }
 
 // chunk is a run of source lines, each with the construct that wrote it.
@@ -186,7 +191,20 @@ func (g *gen) program(name string) *Program {
 	if g.inputDash {
 		token = ", Token: 7"
 	}
-	add("var Program = fuzzrt.Program{Name: %q, Workflow: Flow, Args: []any{Input{Base: %d, Names: %#v%s}}}", name, base, names, token)
+	waits := ""
+	if g.awaits {
+		var events []string
+		for ev := range g.signals {
+			events = append(events, ev)
+		}
+		sort.Strings(events)
+		var sig []string
+		for _, ev := range events {
+			sig = append(sig, fmt.Sprintf("%q: %d", ev, g.signals[ev]))
+		}
+		waits = fmt.Sprintf(", Signals: map[string]any{%s}, Awaits: true", strings.Join(sig, ", "))
+	}
+	add("var Program = fuzzrt.Program{Name: %q, Workflow: Flow, Args: []any{Input{Base: %d, Names: %#v%s}}%s}", name, base, names, token, waits)
 	add("")
 	add("var _ = resume.Permanent // the import, whether or not a step uses it")
 
@@ -307,7 +325,7 @@ var stmtWeights = []struct {
 }{
 	{Step, 6}, {Branch, 3}, {LoopNumbered, 2}, {LoopKeyed, 1}, {Helper, 2},
 	{Method, 1}, {Child, 1}, {BodyRetry, 1}, {Defer, 1}, {Sleep, 1},
-	{CallSiteName, 1}, {CallSitePolicy, 1}, {NestedCall, 1},
+	{CallSiteName, 1}, {CallSitePolicy, 1}, {NestedCall, 1}, {Await, 1},
 }
 
 func pickWeighted(n int) Construct {
@@ -380,6 +398,8 @@ func (g *gen) stmt(c *chunk, sc scope, path string) {
 		g.callSiteName(c, sc, path, r)
 	case CallSitePolicy:
 		g.callSitePolicy(c, sc, path, r)
+	case Await:
+		g.await(c, sc, path, r)
 	case NestedCall:
 		n := g.newStep("N"+path, r, NestedCall)
 		n.shape, n.fail, n.retry, n.transient = shapeNoErr, failNone, 0, 0
@@ -723,7 +743,7 @@ func (g *gen) call(c *chunk, sc scope, tag Construct, s *stepFn, id, arg, dir st
 			emit(in, success)
 			return
 		}
-		if dir != "" && !g.k.Has(HoleDirectiveCondition) {
+		if dir != "" && (!g.k.Has(HoleDirectiveCondition) || seedOf(s.name+id)%4 != 0) {
 			// One call on the directive's line: the condition's
 			// errors.Is or errors.As goes on the next.
 			e := "err" + id
@@ -1047,6 +1067,26 @@ func (g *gen) callSitePolicy(c *chunk, sc scope, path string, r *rand.Rand) {
 	policy := choices[pick%len(choices)]
 	g.intent[s.name] = policy
 	g.call(c, sc, CallSitePolicy, s, path, "acc", "resume:step "+policy)
+}
+
+// await writes an await of an event of its own, with a timeout; the
+// driver sends the event to half of them.
+func (g *gen) await(c *chunk, sc scope, path string, r *rand.Rand) {
+	id := strings.ReplaceAll(path, "_", "x")
+	name := "ev" + id
+	if r.IntN(2) == 0 {
+		g.signals[name] = seedOf(name) % 1000
+	}
+	g.awaits = true
+	in := sc.indent
+	c.add(Await, in, "ev%s, err := resume.Await[int](ctx, %q, time.Hour)", id, name)
+	c.add(Await, in, "if errors.Is(err, resume.ErrTimeout) {")
+	c.add(Await, in+1, "acc = fuzzrt.Mix(acc, 29)")
+	c.add(Await, in, "} else if err != nil {")
+	c.add(Await, in+1, "%s", sc.ret("err"))
+	c.add(Await, in, "} else {")
+	c.add(Await, in+1, "acc = fuzzrt.Mix(acc, ev%s)", id)
+	c.add(Await, in, "}")
 }
 
 // holeFits reports whether hole h may go in scope sc.

@@ -57,6 +57,9 @@ const (
 	NestedCall Construct = "nested-call"
 	// Sleep is resume.Sleep.
 	Sleep Construct = "sleep"
+	// Await is resume.Await of an event, sent to some runs (the harness's
+	// WithSignal) and timing out in others.
+	Await Construct = "await"
 	// Once is a //resume:step once step.
 	Once Construct = "once"
 	// Tx is a //resume:step tx step.
@@ -108,7 +111,7 @@ const (
 var Supported = []Construct{
 	Branch, LoopNumbered, LoopKeyed, Helper, NestedHelper, Method, Child,
 	ErrorIs, ErrorAs, ErrorJoin, BodyRetry, StepRetry, Defer, MultiResult,
-	OutParam, NestedCall, Sleep, Once, Tx, CallSiteName, CallSitePolicy,
+	OutParam, NestedCall, Sleep, Await, Once, Tx, CallSiteName, CallSitePolicy,
 	Struct, Failure,
 }
 

@@ -36,6 +36,9 @@ type childSpec struct {
 	Effects string `json:"effects"`
 	Out     string `json:"out"`
 	Fault   string `json:"fault,omitempty"`
+	// Sent lists, a line each, the events sent to the case's runs so
+	// far: each is sent once per case, as the harness does.
+	Sent string `json:"sent"`
 	// Start is the time the process's clock starts at.
 	Start time.Time `json:"start"`
 	// Resolve settles step ResolveKey of run ResolveRun as done with
@@ -111,10 +114,14 @@ func childRun(ctx context.Context, spec childSpec, programs []Program) childResu
 	}
 	res, err := e.Start(ctx, realRunID, p.Workflow, p.Args...)
 	for i := 0; errors.Is(err, resume.ErrRunWaiting) && i < maxWakes; i++ {
-		if res.WakeAt.IsZero() {
-			break // it waits for an event: no program here does
-		}
-		if res.WakeAt.After(clock.Now()) {
+		sent, serr := deliver(ctx, e, j, p, spec.Sent)
+		switch {
+		case serr != nil:
+			return childResult{Err: serr.Error()}
+		case sent:
+		case res.WakeAt.IsZero():
+			return childResult{Outcome: Describe(res), Err: "the run waits for an event nobody sends"}
+		case res.WakeAt.After(clock.Now()):
 			clock.Set(res.WakeAt)
 		}
 		res, err = e.Resume(ctx, realRunID)
@@ -133,6 +140,50 @@ func childRun(ctx context.Context, spec childSpec, programs []Program) childResu
 		}
 	}
 	return out
+}
+
+// deliver sends the event the run (or the child run it waits for, down
+// the chain) waits for, when it is one of p's and was not sent in this
+// case yet (the file sentPath lists those), and reports whether it did.
+func deliver(ctx context.Context, e *resume.Engine, j journal.Journal, p *Program, sentPath string) (bool, error) {
+	run, _, err := j.LoadRun(ctx, realRunID)
+	if err != nil {
+		return false, err
+	}
+	for depth := 0; run.Status == resume.StatusWaiting && run.WaitKind == journal.WaitChild; depth++ {
+		if depth == maxWakes {
+			return false, fmt.Errorf("run %s: a chain of %d child runs", realRunID, depth)
+		}
+		if run, _, err = j.LoadRun(ctx, run.WaitName); err != nil {
+			return false, err
+		}
+	}
+	if run.Status != resume.StatusWaiting || run.WaitKind != journal.WaitSignal {
+		return false, nil
+	}
+	payload, ok := p.Signals[run.WaitName]
+	if !ok {
+		return false, nil
+	}
+	b, _ := os.ReadFile(sentPath)
+	for _, name := range strings.Fields(string(b)) {
+		if name == run.WaitName {
+			return false, nil
+		}
+	}
+	f, err := os.OpenFile(sentPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return false, err
+	}
+	_, err = fmt.Fprintln(f, run.WaitName)
+	f.Close()
+	if err != nil {
+		return false, err
+	}
+	if err := e.Signal(ctx, run.RunID, run.WaitName, payload); err != nil {
+		return false, fmt.Errorf("run %s: send event %s: %w", run.RunID, run.WaitName, err)
+	}
+	return true, nil
 }
 
 // pickReal chooses up to n of cases to play with real processes: kills
@@ -181,7 +232,7 @@ func playReal(t *testing.T, p Program, c resumetest.Case, start time.Time) CaseO
 		return co
 	}
 	defer os.RemoveAll(dir)
-	spec := childSpec{Program: p.Name, DB: filepath.Join(dir, "journal.db"), Effects: filepath.Join(dir, "effects.jsonl"), Out: filepath.Join(dir, "out.json"), Fault: c.Name, Start: start}
+	spec := childSpec{Program: p.Name, DB: filepath.Join(dir, "journal.db"), Effects: filepath.Join(dir, "effects.jsonl"), Out: filepath.Join(dir, "out.json"), Sent: filepath.Join(dir, "sent"), Fault: c.Name, Start: start}
 	if i := strings.LastIndexByte(c.Name, ':'); i >= 0 {
 		spec.Fault = c.Step + c.Name[i:]
 	}

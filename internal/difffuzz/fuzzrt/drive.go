@@ -25,6 +25,13 @@ type Program struct {
 	Name     string
 	Workflow any
 	Args     []any
+	// Signals are the events sent to every run of the program when it
+	// first waits for them (name to payload), as resumetest.WithSignal
+	// sends them.
+	Signals map[string]any
+	// Awaits says the workflow awaits events: called as a plain
+	// function it fails at once (no event can reach it), so it is not.
+	Awaits bool
 }
 
 // The driver's settings, from the environment the fuzzer runs it in.
@@ -65,6 +72,8 @@ type Observation struct {
 type DirectObs struct {
 	Output json.RawMessage `json:"output,omitempty"`
 	Error  string          `json:"error,omitempty"`
+	// Skipped says the workflow was not called (it awaits events).
+	Skipped bool `json:"skipped,omitempty"`
 }
 
 // ResultObs is a run's result: status, output, error text.
@@ -241,11 +250,19 @@ func driveProgram(t *testing.T, p Program, kills int, obs *Observation) {
 	// default: the engine compares some of its deadlines with the wall
 	// clock (a journal write is retried while the lease holds).
 	start := time.Now().UTC().Truncate(time.Second)
-	h := resumetest.New(rt,
+	opts := []resumetest.Option{
 		resumetest.WithClock(resumetest.NewClock(start)),
 		resumetest.WithContext(fresh),
-		resumetest.WithEngineOptions(resume.WithTracer(tracer{})))
-	obs.Direct = callDirect(p)
+		resumetest.WithEngineOptions(resume.WithTracer(tracer{})),
+	}
+	for _, name := range sortedNames(p.Signals) {
+		opts = append(opts, resumetest.WithSignal(name, p.Signals[name]))
+	}
+	h := resumetest.New(rt, opts...)
+	obs.Direct = DirectObs{Skipped: true}
+	if !p.Awaits {
+		obs.Direct = callDirect(p)
+	}
 	mu.Lock()
 	started = true
 	mu.Unlock()
@@ -279,6 +296,15 @@ func driveProgram(t *testing.T, p Program, kills int, obs *Observation) {
 // directTimeout bounds the workflow called as a plain function (its
 // sleeps are real).
 const directTimeout = time.Minute
+
+func sortedNames(m map[string]any) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
 
 // callDirect calls p's workflow as a plain function, as a test or a
 // script would, in a world of its own.
