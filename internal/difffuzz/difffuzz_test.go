@@ -32,12 +32,6 @@ var knownDivergent = map[string]struct {
 	// the time.Time row of "What is journaled"). Resumed and uninterrupted
 	// runs agree; only the plain call tells.
 	"issue18-time-now.txtar": {18, KindDirect},
-	// A failed child run's value beside its error is lost (found by the
-	// long run, and minimized by hand).
-	"found-child-value-beside-error.txtar": {18, KindDirect},
-	"found-1111.txtar":                     {18, KindDirect},
-	"found-1142.txtar":                     {18, KindDirect},
-	"found-1284.txtar":                     {18, KindDirect},
 }
 
 // settings are the run's budget, from the environment (make fuzz sets

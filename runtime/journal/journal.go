@@ -68,7 +68,7 @@ type RunRecord struct {
 	Version  string
 	Status   Status
 	Input    json.RawMessage // the workflow's arguments as a JSON array
-	Output   json.RawMessage // the workflow's result, once succeeded
+	Output   json.RawMessage // the workflow's result, once succeeded (a failed run: the value beside its error)
 	Error    string          // why the run failed or needs attention
 	// AttentionStep is the key of the step a person must look at, for a run
 	// in StatusNeedsAttention because of a step.

@@ -152,7 +152,7 @@ func (st *runState) runChild(sctx context.Context, wf any, args []any) (json.Raw
 	st.child = ""
 	st.mu.Unlock()
 	if res.Status == StatusFailed && outcome.bodyErr != nil {
-		return nil, outcome.bodyErr // the body's own error, with its identity
+		return res.Output, outcome.bodyErr // the body's own error, with its identity, and its value
 	}
 	stored.Status, stored.Output, stored.Error, stored.AttentionStep, stored.AttentionKind = res.Status, res.Output, res.Error, res.AttentionStep, res.AttentionKind
 	stored.WakeAt = res.WakeAt
@@ -213,7 +213,7 @@ func (st *runState) childOutcome(r journal.RunRecord, cdef *WorkflowDef, key str
 		return r.Output, nil
 	case StatusFailed:
 		codec := &WorkflowDef{Errors: append(append([]ErrorDef{}, st.def.Errors...), cdef.Errors...)}
-		return nil, decodeStepError(codec, r.Error, r.ErrorDetail)
+		return r.Output, decodeStepError(codec, r.Error, r.ErrorDetail)
 	case StatusCancelled:
 		// Its outcome for good: the step is not retried.
 		st.childStopped(context.Background())

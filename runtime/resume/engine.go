@@ -199,7 +199,8 @@ type Result struct {
 	Workflow string
 	Version  string
 	Status   Status
-	// Output is the workflow's result as JSON, once succeeded.
+	// Output is the workflow's result as JSON, once succeeded; for a failed
+	// run, the value its body returned beside its error, if it has one.
 	Output json.RawMessage
 	// Error says why a run failed or needs attention.
 	Error string
@@ -767,6 +768,7 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 	<-watchDone
 
 	stop := st.stopped()
+	run.Output = nil // an earlier entry's (a retried run's) is not this one's
 	var runErr *RunError
 	var susp *suspension
 	switch {
@@ -832,6 +834,9 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 	case bodyErr != nil:
 		run.Status, run.Error, run.FailedStep = StatusFailed, bodyErr.Error(), st.failedStep()
 		run.ErrorDetail = encodeStepError(errorCodec(def, parent), bodyErr)
+		// The value the body returned beside its error is kept: a parent
+		// calling this run as a child receives it, as a plain call would.
+		run.Output = failedOutput(out)
 		if outcome != nil {
 			outcome.bodyErr = bodyErr
 		}
@@ -851,6 +856,23 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 		err = stop
 	}
 	return res, err
+}
+
+// failedOutput is the journal's form of the value a body returned beside
+// its error, or nil when it has none or it cannot be journaled (the error
+// is the run's outcome either way).
+func failedOutput(out any) json.RawMessage {
+	if out == nil {
+		return nil
+	}
+	if _, none := out.(struct{}); none {
+		return nil
+	}
+	b, err := json.Marshal(out)
+	if err != nil || journal.CheckValue("output", b) != nil {
+		return nil
+	}
+	return b
 }
 
 // errorCodec is what journals the error of a run of def: its own error
