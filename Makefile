@@ -4,6 +4,11 @@ GO ?= go
 # PostgreSQL journal's tests and benchmarks (they skip without one, unless
 # RESUME_REQUIRE_POSTGRES=1).
 WITH_POSTGRES ?= scripts/with-postgres.sh
+# WITH_PGBOUNCER, inside WITH_POSTGRES, puts a throwaway PgBouncer in
+# transaction pooling mode in front of that server, so that the PostgreSQL
+# journal's conformance suite runs a second time through a pooler (its
+# tests skip without pgbouncer, unless RESUME_REQUIRE_PGBOUNCER=1).
+WITH_PGBOUNCER ?= scripts/with-pgbouncer.sh
 
 .PHONY: demo test generate check bench
 
@@ -16,12 +21,13 @@ demo:
 # without Unix signals), proves every generated file is fresh, and runs all
 # tests (golden files that compile, the journal conformance suite, the
 # crash matrix with real processes). The tests run beside a throwaway
-# PostgreSQL server, for the PostgreSQL journal.
+# PostgreSQL server, for the PostgreSQL journal, and a PgBouncer in front
+# of it.
 test:
 	$(GO) vet ./...
 	GOOS=windows GOARCH=amd64 $(GO) vet ./runtime/resume
 	$(GO) tool resumegen -check ./...
-	$(WITH_POSTGRES) $(GO) test -count=1 ./...
+	$(WITH_POSTGRES) $(WITH_PGBOUNCER) $(GO) test -count=1 ./...
 
 # generate regenerates every *_resume.go file.
 generate:
