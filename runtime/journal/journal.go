@@ -392,6 +392,23 @@ type Move struct {
 	At time.Time `json:"at"`
 }
 
+// Clock is an optional interface of a [Journal] that reads the journal's
+// own clock: the one its leases expire by and its waiting runs come due by
+// (PostgreSQL: the server's clock_timestamp(); SQLite: the clock of the
+// host whose processes share the file, or the one given to
+// sqlitejournal.WithClock). The engine takes every time that decides
+// something durable from it (a sleep's wake-up, an await's timeout, a
+// schedule's ticks), through the offset it measures between this clock
+// and its own, so that a process whose clock is wrong can neither cut a
+// sleep short nor start a schedule's tick early. A decorator of a journal
+// passes it on by implementing it, or by an Unwrap method returning the
+// journal it wraps; without it the engine's own clock decides.
+type Clock interface {
+	// Now returns the journal's current time. It reads no journal row
+	// ([Counters] does not count it).
+	Now(ctx context.Context) (time.Time, error)
+}
+
 // Liveness is an optional interface of a [Journal] that tells a live
 // worker process from a dead one by a signal that the operating system or
 // the database releases when the process ends, however it ends (SIGKILL,

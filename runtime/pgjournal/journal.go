@@ -56,6 +56,7 @@ type Journal struct {
 var (
 	_ journal.Journal      = (*Journal)(nil)
 	_ journal.WorkNotifier = (*Journal)(nil)
+	_ journal.Clock        = (*Journal)(nil)
 )
 
 // Option configures a Journal.
@@ -122,6 +123,18 @@ func (j *Journal) Close() error {
 		j.pool.Close()
 	}
 	return nil
+}
+
+// Now returns the server's clock (journal.Clock): clock_timestamp(), the
+// clock every lease and wake-up time of the journal is counted by.
+// Engines take their durable times from it, whatever their host's clock
+// says.
+func (j *Journal) Now(ctx context.Context) (time.Time, error) {
+	var now time.Time
+	if err := j.pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&now); err != nil {
+		return time.Time{}, fmt.Errorf("pgjournal: read the server's clock: %w", err)
+	}
+	return now.UTC(), nil
 }
 
 // Counters returns the reads and commits since Open.

@@ -30,6 +30,9 @@ type Engine struct {
 	// now and at are the engine's clock (see WithClock).
 	now func() time.Time
 	at  func(time.Time) <-chan time.Time
+	// clock is the journal's clock, as this engine reads it: durable
+	// times come from it (see journalNow).
+	clock journalClock
 
 	faults      []Fault
 	faultAction func()
@@ -336,7 +339,12 @@ func (e *Engine) createAt(ctx context.Context, runID string, wf any, args []any,
 	if err := e.saveManifest(ctx, def); err != nil {
 		return journal.RunRecord{}, false, err
 	}
-	now := e.now()
+	// The journal's clock: runs are claimed oldest first, whichever
+	// host's clock created them.
+	now, _, err := e.journalNow(ctx)
+	if err != nil {
+		return journal.RunRecord{}, false, fmt.Errorf("run %s: %w", runID, err)
+	}
 	r := journal.RunRecord{
 		RunID: runID, Workflow: def.QualifiedName(), Version: def.Version,
 		Status: StatusPending, Input: json.RawMessage(input), CreatedAt: now, UpdatedAt: now,
@@ -393,16 +401,20 @@ func (e *Engine) ResumeAll(ctx context.Context) ([]Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resume all: list runs: %w", err)
 	}
+	now, _, err := e.journalNow(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("resume all: %w", err)
+	}
 	var out []Result
 	others := 0
 	for _, r := range runs {
 		if r.Parent != "" {
 			continue // its parent executes it
 		}
-		if r.Status == StatusWaiting && (r.WakeAt.IsZero() || r.WakeAt.After(e.now())) {
-			continue // its wait is not over
+		if r.Status == StatusWaiting && (r.WakeAt.IsZero() || r.WakeAt.After(now)) {
+			continue // its wait is not over, by the journal's clock
 		}
-		if r.Status == StatusRunning && r.LeaseUntil.After(e.now()) && !e.ownerGone(ctx, r.LeaseOwner) {
+		if r.Status == StatusRunning && r.LeaseUntil.After(now) && !e.ownerGone(ctx, r.LeaseOwner) {
 			continue // another live process holds it
 		}
 		if _, ok := lookupVersion(r.Workflow, r.Version); !ok {
@@ -838,7 +850,7 @@ func (e *Engine) finish(ctx context.Context, lease journal.Lease, run journal.Ru
 // its lease, retrying a failed write with backoff until the lease expires
 // (until). The write outlives ctx's cancellation.
 func (e *Engine) finishBy(ctx context.Context, lease journal.Lease, run journal.RunRecord, until func() time.Time) (Result, error) {
-	run.UpdatedAt = e.now()
+	run.UpdatedAt = e.clockNow()
 	if run.Status != StatusNeedsAttention {
 		run.AttentionKind = ""
 	}

@@ -200,7 +200,7 @@ func (st *runState) step(ctx context.Context, def *StepDef, callKey stepKey, bod
 		}
 		rec.Attempt++
 		rec.Seq = st.nextSeq()
-		rec.StartedAt = st.e.now()
+		rec.StartedAt = st.e.clockNow()
 		err := st.tracedAttempt(ctx, def, &rec, body)
 		if err == nil {
 			st.delivered(key, false)
@@ -353,7 +353,7 @@ func (st *runState) attempt(ctx context.Context, def *StepDef, rec *journal.Step
 				return st.stopf("run %s, step %s: roll back: %w", st.run.RunID, rec.StepKey, rbErr)
 			}
 		}
-		rec.FinishedAt = st.e.now()
+		rec.FinishedAt = st.e.clockNow()
 		permanent := IsPermanent(err)
 		rec.Final = permanent || (rec.Attempt-rec.AttemptBase >= def.attempts() && ctx.Err() == nil)
 		rec.Status, rec.Result, rec.Error = journal.StepFailed, nil, err.Error()
@@ -372,7 +372,7 @@ func (st *runState) attempt(ctx context.Context, def *StepDef, rec *journal.Step
 
 	st.e.fault(rec.StepKey, def.Name, FaultEffect)
 	rec.Status, rec.Result, rec.Error, rec.ErrorDetail, rec.Final = journal.StepSucceeded, raw, "", nil, false
-	rec.FinishedAt = st.e.now()
+	rec.FinishedAt = st.e.clockNow()
 	if tx != nil {
 		if err := tx.Commit(context.WithoutCancel(ctx), *rec); err != nil {
 			return st.stopf("run %s, step %s: commit: %w", st.run.RunID, rec.StepKey, err)

@@ -66,6 +66,11 @@ func (e *Engine) Work(ctx context.Context, opts WorkerOptions) error {
 		}
 		return fmt.Errorf("resume: worker: %w", err)
 	}
+	// Read the journal's clock now: a host whose clock is wrong is said
+	// so at once, not at its first sleep.
+	if _, _, err := e.journalNow(ctx); err != nil && ctx.Err() == nil {
+		e.logger.Warn("reading the journal's clock failed", "err", err)
+	}
 	var stopAdvertising func()
 	err := e.retryStart(ctx, "advertise", func(ctx context.Context) (err error) {
 		stopAdvertising, err = e.advertise(ctx, versions)
