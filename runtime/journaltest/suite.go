@@ -984,6 +984,7 @@ func Run(t *testing.T, h Harness) {
 	runFaults(t, open, effectsOf)
 	runSchedules(t, h, open)
 	runClocks(t, open)
+	runLeases(t, open)
 	runDeploys(t, h, open)
 	t.Run("corrupt rows", func(t *testing.T) { runCorrupt(t, h) })
 	t.Run("resolutions are checked", func(t *testing.T) { runResolveChecked(t, h) })

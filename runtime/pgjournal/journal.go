@@ -50,7 +50,7 @@ type Journal struct {
 	commits atomic.Int64
 	sql     queries
 	listen  listener // for NotifyWork
-	live    liveness // the owners' advisory locks (see KeepAlive)
+	live    liveness // what this process said of its owners (see KeepAlive)
 }
 
 var (
@@ -113,9 +113,10 @@ func (j *Journal) Pool() *pgxpool.Pool { return j.pool }
 // Schema returns the name of the schema holding the journal's tables.
 func (j *Journal) Schema() string { return j.schema }
 
-// Close stops listening for work (see [Journal.NotifyWork]), ends the
-// liveness session (see [Journal.KeepAlive]: this process's owners are
-// dead from then on) and closes the pool if Connect opened it.
+// Close stops listening for work (see [Journal.NotifyWork]), says that
+// this process's owners stopped (see [Journal.Release]: their runs are
+// taken over at once) and closes the pool if Connect opened it. Close a
+// journal once the engines that use it returned.
 func (j *Journal) Close() error {
 	j.stopListening()
 	j.closeLiveness()
@@ -145,7 +146,7 @@ func (j *Journal) Counters() journal.Counters {
 // queries are the journal's statements, qualified with its schema once.
 type queries struct {
 	createRun, selectRun, selectRunForUpdate, selectSteps, entrySteps string
-	claimedSteps, refusedRun, keepAlive, forgetOwners                 string
+	claimedSteps, refusedRun, keepAlive, stopOwner, forgetOwners      string
 	claim, claimNext, renew, writeStep, writeStepTx, finish           string
 	selectStepStatus, resolveDone, resolveRedo, makePending           string
 	retrySteps, retryRun, cancel, saveManifest, manifest, listRuns    string
@@ -177,28 +178,16 @@ const stepFence = `WITH run AS (
 				UPDATE {schema}.resume_runs SET progress_attempt = attempts
 				WHERE run_id = $12 AND (SELECT first FROM run))`
 
-// claimable is the condition under which a run may be claimed: pending, or
-// running under a lease that expired, held by an owner not known to be
-// alive. The lease of an owner whose liveness lock is held (an overloaded
-// or paused process, a claim or a renewal that waited for a lock) is never
-// taken: that owner may be executing a step, and it renews when it can,
-// not even by a worker of the same owner name (another of its goroutines
-// may be executing it). Claim, for one run, takes the claimer's own lapsed
-// lease: a process restarted under the same owner name.
-const claimable = `(status = 'pending' OR (status = 'running' AND lease_until < clock_timestamp() AND NOT ` + ownerAlive + `))`
-
-// claimableNext is claimable for ClaimNext: also a lapsed lease of the
-// claimer's own ($1) that it does not execute now ($4, the runs it holds):
-// it lost track of the run, and no one else can take it while it lives.
+// claimableNext is the condition under which ClaimNext takes a run:
+// pending, due after a wait, or running under a lease that expired by the
+// server's clock, unless the claimer ($1) holds that lease and executes
+// the run now ($4, the runs it holds: it is renewing, or stopping). A
+// lapsed lease is taken whoever holds it, and whatever its sessions: an
+// owner that cannot renew stops itself before its lease expires (see
+// liveness.go).
 const claimableNext = `(status = 'pending' OR (status = 'running' AND lease_until < clock_timestamp() AND
-		((lease_owner = $1::text AND NOT (run_id = ANY($4::text[]))) OR (lease_owner <> $1::text AND NOT ` + ownerAlive + `)))
+		NOT (lease_owner = $1::text AND run_id = ANY($4::text[])))
 		OR ` + waitDue + `)`
-
-// ownerAlive is true when the run's owner registered a liveness lock and a
-// session holds it now. (When the try succeeds, the lock it took is given
-// back at the end of the statement's transaction.)
-const ownerAlive = `(EXISTS (SELECT 1 FROM {schema}.resume_owners o WHERE o.owner = resume_runs.lease_owner)
-		AND NOT pg_try_advisory_xact_lock(` + livenessLockSQL + `, hashtext(resume_runs.lease_owner)))`
 
 // claimSet takes a run: $1 owner, $2 lease length.
 const claimSet = `UPDATE {schema}.resume_runs SET
@@ -206,12 +195,11 @@ const claimSet = `UPDATE {schema}.resume_runs SET
 		lease_owner = $1::text, lease_until = clock_timestamp() + $2::interval, updated_at = clock_timestamp(),
 		error = '', attention_step = '', attention_kind = '', ` + claimWaitSet
 
-// ownerGone is true when the run's owner registered a liveness lock
-// (resume_owners) and no session holds it now: its process ended. The
-// transaction-level try takes the lock only when it is free, and gives it
-// back when the statement's transaction ends.
-const ownerGone = `(EXISTS (SELECT 1 FROM {schema}.resume_owners o WHERE o.owner = resume_runs.lease_owner)
-		AND pg_try_advisory_xact_lock(` + livenessLockSQL + `, hashtext(resume_runs.lease_owner)))`
+// ownerGone is true when the run's owner said its process stopped
+// (resume_owners.stopped_at, see liveness.go): the one signal that takes
+// a run over before its lease expires.
+const ownerGone = `(EXISTS (SELECT 1 FROM {schema}.resume_owners o
+		WHERE o.owner = resume_runs.lease_owner AND o.stopped_at IS NOT NULL))`
 
 func newQueries(schema string) queries {
 	q := queries{
@@ -241,7 +229,7 @@ func newQueries(schema string) queries {
 		// any, $6 whether an owner whose process ended may be taken from.
 		claim: claimSet + `
 			WHERE run_id = $3 AND (status = 'pending' OR status = 'waiting' OR (status = 'running' AND
-				((lease_until < clock_timestamp() AND (lease_owner = $1::text OR NOT ` + ownerAlive + `)) OR (lease_owner = $4 AND epoch = $5)
+				(lease_until < clock_timestamp() OR (lease_owner = $4 AND epoch = $5)
 				OR ($6::boolean AND lease_owner <> $1::text AND ` + ownerGone + `))))
 			RETURNING ` + runColumns,
 		// $3 the workflows. The inner select locks the oldest claimable
@@ -302,11 +290,13 @@ func newQueries(schema string) queries {
 			UPDATE {schema}.resume_runs SET status = 'pending', error = '', attention_step = '', attention_kind = '', updated_at = $1
 			WHERE run_id IN (SELECT id FROM up) AND status = 'needs_attention' AND attention_kind = 'child'`,
 		keepAlive: `INSERT INTO {schema}.resume_owners (owner, since) VALUES ($1, clock_timestamp())
-			ON CONFLICT (owner) DO NOTHING`,
-		// Dead owners (their lock is free) that no running run names.
+			ON CONFLICT (owner) DO UPDATE SET stopped_at = NULL`,
+		stopOwner: `INSERT INTO {schema}.resume_owners (owner, since, stopped_at) VALUES ($1, clock_timestamp(), clock_timestamp())
+			ON CONFLICT (owner) DO UPDATE SET stopped_at = clock_timestamp()`,
+		// Owners that no running run names: what they said is needed no
+		// more (an owner not listed is never taken for stopped).
 		forgetOwners: `DELETE FROM {schema}.resume_owners o
-			WHERE NOT EXISTS (SELECT 1 FROM {schema}.resume_runs r WHERE r.lease_owner = o.owner AND r.status = 'running')
-			AND pg_try_advisory_xact_lock(` + livenessLockSQL + `, hashtext(o.owner))`,
+			WHERE NOT EXISTS (SELECT 1 FROM {schema}.resume_runs r WHERE r.lease_owner = o.owner AND r.status = 'running')`,
 		// saveManifest runs after manifestLock, so that max(seq) is read
 		// after any concurrent save committed.
 		saveManifest: `INSERT INTO {schema}.resume_manifests (workflow, version, manifest, created_at, definition, seq)
@@ -334,7 +324,7 @@ func newQueries(schema string) queries {
 		SELECT CASE WHEN EXISTS (SELECT 1 FROM w) THEN 1 ELSE {schema}.resume_lease_lost($12, $14) END`
 	for _, s := range []*string{
 		&q.createRun, &q.selectRun, &q.selectRunForUpdate, &q.selectSteps, &q.entrySteps,
-		&q.claimedSteps, &q.refusedRun, &q.keepAlive, &q.forgetOwners,
+		&q.claimedSteps, &q.refusedRun, &q.keepAlive, &q.stopOwner, &q.forgetOwners,
 		&q.claim, &q.claimNext, &q.renew, &q.writeStep, &q.writeStepTx, &q.finish,
 		&q.selectStepStatus, &q.resolveDone, &q.resolveRedo, &q.makePending,
 		&q.retrySteps, &q.retryRun, &q.cancel, &q.saveManifest, &q.manifest, &q.listRuns, &q.wakeParents,

@@ -231,6 +231,12 @@ CREATE INDEX resume_runs_by_created ON {schema}.resume_runs (created_at, run_id)
 CREATE INDEX resume_runs_by_status_created ON {schema}.resume_runs (status, created_at, run_id);
 CREATE INDEX resume_runs_by_workflow_created ON {schema}.resume_runs (workflow, created_at, run_id, status);
 `,
+	// 13: liveness without session state (see liveness.go): an owner says
+	// it stopped by setting stopped_at; advisory locks say nothing any
+	// more.
+	`
+ALTER TABLE {schema}.resume_owners ADD COLUMN stopped_at timestamptz;
+`,
 }
 
 // leaseLostCode is the SQLSTATE resume_lease_lost raises.

@@ -59,6 +59,10 @@ type Engine struct {
 	held   map[string]int
 
 	tracer Tracer // see WithTracer
+
+	// overrun is the overrun action (see WithOverrunAction); nil:
+	// ExitOnOverrun.
+	overrun func(Overrun)
 }
 
 // hold records that this engine executes run runID until release is
@@ -77,6 +81,13 @@ func (e *Engine) hold(runID string) (release func()) {
 			delete(e.held, runID)
 		}
 	}
+}
+
+// executes reports whether this engine executes run runID now.
+func (e *Engine) executes(runID string) bool {
+	e.heldMu.Lock()
+	defer e.heldMu.Unlock()
+	return e.held[runID] > 0
 }
 
 // holding lists the runs this engine executes now.
@@ -621,6 +632,11 @@ func (e *Engine) saveManifest(ctx context.Context, def *WorkflowDef) error {
 // (finished, or held by a live process) is refused without its journal
 // being read.
 func (e *Engine) execute(ctx context.Context, runID string) (Result, error) {
+	if e.executes(runID) {
+		// Its lease may have lapsed (this engine is stopping it): claiming
+		// it again here would execute it twice in this process.
+		return Result{RunID: runID, Status: StatusRunning}, fmt.Errorf("run %s: %w: this engine executes it now", runID, ErrRunBusy)
+	}
 	if err := e.keepAlive(ctx); err != nil {
 		return Result{}, fmt.Errorf("run %s: claim: %w", runID, err)
 	}
@@ -733,12 +749,17 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 		}
 	}
 
-	rctx, cancel := context.WithCancel(context.WithValue(ctx, stateKey{}, st))
-	defer cancel()
-	renewDone := e.renew(rctx, cancel, st)
+	rctx, cancel := context.WithCancelCause(context.WithValue(ctx, stateKey{}, st))
+	defer cancel(nil)
+	// The lease is kept until the body returns, however its context ends:
+	// a step still executing must not lose the run to another process.
+	kctx, stopKeeping := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopKeeping()
+	kept := e.keepLease(kctx, cancel, st)
 	out, bodyErr, panicked := e.runBody(rctx, def, Args(run.Input))
-	cancel()
-	<-renewDone
+	cancel(nil)
+	stopKeeping()
+	<-kept
 
 	stop := st.stopped()
 	var runErr *RunError
@@ -812,8 +833,14 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 		}
 	}
 	res, err = e.finishBy(ctx, lease, run, st.leaseDeadline)
-	if stop != nil && runErr == nil && err == nil {
-		err = stop
+	if stop != nil && runErr == nil {
+		if err == nil {
+			err = stop
+		} else {
+			// Both say what happened: why the run stopped, and that its
+			// state could not be recorded either.
+			err = fmt.Errorf("%w; then %w", stop, err)
+		}
 	}
 	return res, err
 }
@@ -886,34 +913,6 @@ func (e *Engine) finishBy(ctx context.Context, lease journal.Lease, run journal.
 func (e *Engine) finished(ctx context.Context, lease journal.Lease, run journal.RunRecord) bool {
 	got, _, err := e.journal.LoadRun(ctx, run.RunID)
 	return err == nil && got.Epoch == lease.Epoch && got.LeaseOwner == "" && got.Status == run.Status && got.Error == run.Error
-}
-
-// renew keeps the run's lease alive while its body executes. If the lease
-// is lost, the run stops: later steps return ErrLeaseLost unexecuted.
-func (e *Engine) renew(ctx context.Context, cancel context.CancelFunc, st *runState) <-chan struct{} {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(e.lease / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				err := st.renewLease(ctx)
-				if errors.Is(err, ErrLeaseLost) {
-					st.stopf("run %s: %w", st.run.RunID, err)
-					cancel()
-					return
-				}
-				if err != nil && ctx.Err() == nil {
-					e.logger.Warn("lease renewal failed", "run", st.run.RunID, "err", err)
-				}
-			}
-		}
-	}()
-	return done
 }
 
 // versionMismatch explains why run cannot resume under def: both versions

@@ -40,6 +40,10 @@ type runState struct {
 	// it, expires by this process's clock: journal writes are retried
 	// until then.
 	leaseUntil time.Time
+	// running counts the step attempts whose code executes now, and
+	// runningKey names the last one started (see executing).
+	running    int
+	runningKey string
 }
 
 // errDraining stops a run whose worker is shutting down.
@@ -87,11 +91,36 @@ func (st *runState) leaseDeadline() time.Time {
 	return st.leaseUntil
 }
 
-// leaseRenewed records a renewal of the lease asked for at asked.
+// leaseRenewed records a renewal of the lease asked for at asked. A
+// renewal whose answer comes after a later one's does not move the bound
+// back.
 func (st *runState) leaseRenewed(asked time.Time) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.leaseUntil = asked.Add(st.e.lease)
+	if until := asked.Add(st.e.lease); until.After(st.leaseUntil) {
+		st.leaseUntil = until
+	}
+}
+
+// enter records that the code of step key begins to execute; the
+// returned function records that it returned.
+func (st *runState) enter(key string) (leave func()) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.running++
+	st.runningKey = key
+	return func() {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		st.running--
+	}
+}
+
+// executing reports whether the code of a step executes now, and which.
+func (st *runState) executing() (key string, ok bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.runningKey, st.running > 0
 }
 
 func (st *runState) stopped() error {
@@ -324,7 +353,9 @@ func (st *runState) attempt(ctx context.Context, def *StepDef, rec *journal.Step
 		sctx = context.WithValue(sctx, txKey{}, tx.Handle())
 	}
 
+	leave := st.enter(rec.StepKey)
 	raw, panicked, err := st.callBody(sctx, body)
+	leave()
 	if stop := st.stopped(); stop != nil && err != nil {
 		// The run stopped while the step ran (a child run it executes
 		// needs a person, the lease was lost): the attempt has no outcome
