@@ -507,6 +507,13 @@ type CancelOptions struct {
 	Running bool
 }
 
+// ErrNoNotify is what a notifier ([WorkNotifier], [FinishNotifier]) returns
+// when it sends no notification in its configuration (the PostgreSQL
+// journal behind a transaction pooler, where no session lasts to LISTEN
+// on): the engine polls, as it does when a notification is lost, and says
+// so once, without a warning.
+var ErrNoNotify = errors.New("this journal sends no notifications: polling")
+
 // WorkNotifier is an optional interface of a [Journal] that can tell idle
 // workers when a run may have become claimable (created pending, released
 // by a draining worker, retried, resolved, accepted), so that

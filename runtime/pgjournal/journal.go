@@ -51,6 +51,7 @@ type Journal struct {
 	sql     queries
 	listen  listener // for NotifyWork
 	live    liveness // what this process said of its owners (see KeepAlive)
+	pooler  Pooler   // PoolerNone or PoolerTransaction (see WithPooler)
 }
 
 var (
@@ -63,7 +64,9 @@ var (
 type Option func(*config)
 
 type config struct {
-	schema string
+	schema    string
+	pooler    Pooler
+	poolerSet bool // given by WithPooler, which wins over the DSN
 }
 
 // WithSchema puts the journal's tables in the named schema (created if
@@ -73,7 +76,10 @@ func WithSchema(name string) Option {
 }
 
 // Open opens the journal on pool and brings its schema up to date. The
-// caller keeps ownership of pool: Close leaves it open.
+// caller keeps ownership of pool: Close leaves it open. Open looks for a
+// transaction pooler between the pool and the server unless told (see
+// [Pooler]); behind one, a pool that prepares statements on the server is
+// refused, with the fix.
 func Open(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Journal, error) {
 	c := config{schema: "public"}
 	for _, o := range opts {
@@ -82,27 +88,89 @@ func Open(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Journal, er
 	if c.schema == "" {
 		return nil, errors.New("pgjournal: empty schema name")
 	}
+	p, err := resolvePooler(ctx, pool, c.pooler)
+	if err != nil {
+		return nil, err
+	}
 	if err := migrate(ctx, pool, c.schema); err != nil {
 		return nil, fmt.Errorf("pgjournal: %w", err)
 	}
-	return &Journal{pool: pool, schema: c.schema, sql: newQueries(c.schema)}, nil
+	return &Journal{pool: pool, schema: c.schema, sql: newQueries(c.schema), pooler: p}, nil
 }
 
 // Connect opens a pool on dsn (a postgres:// URL or key=value string, as
-// pgxpool.ParseConfig reads it) and the journal on it. Close closes the
-// pool.
+// pgxpool.ParseConfig reads it, and the resume_pooler parameter, see
+// [WithPooler]) and the journal on it. Behind a transaction pooler, found
+// or named, the pool prepares no statement on the server
+// (QueryExecModeExec). Close closes the pool.
 func Connect(ctx context.Context, dsn string, opts ...Option) (*Journal, error) {
-	pool, err := pgxpool.New(ctx, dsn)
+	pool, c, err := connectPool(ctx, dsn, opts, nil)
 	if err != nil {
-		return nil, fmt.Errorf("pgjournal: connect: %w", err)
+		return nil, err
 	}
-	j, err := Open(ctx, pool, opts...)
+	j, err := Open(ctx, pool, append(opts[:len(opts):len(opts)], WithPooler(c.pooler))...)
 	if err != nil {
 		pool.Close()
 		return nil, err
 	}
 	j.owned = true
 	return j, nil
+}
+
+// connectPool opens a pool on dsn for Connect and ConnectReadOnly: it reads
+// the resume_pooler parameter (opts win over it), lets tune change the
+// parsed configuration, looks for a transaction pooler unless told, and
+// behind one opens the pool again without server-side prepared
+// statements if it had them. The returned config names the pooler found.
+func connectPool(ctx context.Context, dsn string, opts []Option, tune func(*pgxpool.Config)) (*pgxpool.Pool, config, error) {
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	rest, p, found, err := cutPooler(dsn)
+	if err != nil {
+		return nil, c, err
+	}
+	if !c.poolerSet && found {
+		c.pooler = p
+	}
+	cfg, err := pgxpool.ParseConfig(rest)
+	if err != nil {
+		return nil, c, fmt.Errorf("pgjournal: connect: %w", err)
+	}
+	if tune != nil {
+		tune(cfg)
+	}
+	if c.pooler == PoolerTransaction && cfg.ConnConfig.DefaultQueryExecMode == pgx.QueryExecModeCacheStatement {
+		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, c, fmt.Errorf("pgjournal: connect: %w", err)
+	}
+	if c.pooler != PoolerDetect {
+		return pool, c, nil
+	}
+	behind, err := detectPooler(ctx, pool)
+	if err != nil {
+		pool.Close()
+		return nil, c, fmt.Errorf("pgjournal: connect: look for a transaction pooler: %w", err)
+	}
+	c.pooler = PoolerNone
+	if !behind {
+		return pool, c, nil
+	}
+	c.pooler = PoolerTransaction
+	if cfg.ConnConfig.DefaultQueryExecMode != pgx.QueryExecModeCacheStatement {
+		return pool, c, nil
+	}
+	pool.Close()
+	cfg = cfg.Copy()
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
+	if pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+		return nil, c, fmt.Errorf("pgjournal: connect: %w", err)
+	}
+	return pool, c, nil
 }
 
 // Pool returns the journal's connection pool, for the user's own tables: tx

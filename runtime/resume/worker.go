@@ -150,7 +150,11 @@ claiming:
 			if notifier != nil {
 				var nerr error
 				if wake, nerr = notifier.NotifyWork(ctx); nerr != nil && !notifyFailed && ctx.Err() == nil {
-					e.logger.Warn("work notifications unavailable; polling", "every", opts.PollInterval, "err", nerr)
+					if errors.Is(nerr, journal.ErrNoNotify) {
+						e.logger.Info("the journal sends no work notifications; polling", "every", opts.PollInterval, "why", nerr.Error())
+					} else {
+						e.logger.Warn("work notifications unavailable; polling", "every", opts.PollInterval, "err", nerr)
+					}
 				}
 				notifyFailed = nerr != nil
 			}
