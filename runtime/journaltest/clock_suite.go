@@ -122,6 +122,7 @@ func runClocks(t *testing.T, open func(t *testing.T) journal.Journal) {
 				t.Errorf("the sleep's wake-up is %v: %v from the journal's clock at the sleep; want %v from it",
 					res.WakeAt.Format(time.RFC3339Nano), res.WakeAt.Sub(before).Round(time.Millisecond), d)
 			}
+			wake := res.WakeAt
 			res = finish(t, e, id)
 			if res.Status != resume.StatusSucceeded {
 				t.Fatalf("run %s: %+v", id, res)
@@ -132,6 +133,9 @@ func runClocks(t *testing.T, open func(t *testing.T) journal.Journal) {
 			}
 			if slept := b[0].Sub(before); slept < d {
 				t.Errorf("the run went on %v after it fell asleep, by the journal's clock: the %v sleep was cut short", slept.Round(time.Millisecond), d)
+			} else {
+				t.Logf("a worker %v off: wake-up %v after the sleep began, the run went on %v after it, by the journal's clock",
+					skew, wake.Sub(before).Round(time.Millisecond), slept.Round(time.Millisecond))
 			}
 		})
 
@@ -154,6 +158,8 @@ func runClocks(t *testing.T, open func(t *testing.T) journal.Journal) {
 			}
 			if waited := after[0].Sub(before); waited < timeout {
 				t.Errorf("the await timed out %v after it began, by the journal's clock: the %v timeout was cut short", waited.Round(time.Millisecond), timeout)
+			} else {
+				t.Logf("a worker %v off: the %v await timed out %v after it began, by the journal's clock", skew, timeout, waited.Round(time.Millisecond))
 			}
 		})
 	}
