@@ -732,6 +732,11 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 		e.logger.Error("run failed: crash loop", "run", runID, "workflow", run.Workflow, "claims_without_progress", n)
 		return e.finish(ctx, lease, run)
 	}
+	// A reading of the journal's clock (cached; one round trip every 30 s)
+	// for the run's records and waits.
+	if _, _, err := e.journalNow(ctx); err != nil {
+		e.logger.Warn("reading the journal's clock failed", "run", runID, "err", err)
+	}
 	st := newRunState(e, def, run, steps)
 	st.drain = drain
 	// The claim's own bound of the lease (heldUntil): a claim whose answer

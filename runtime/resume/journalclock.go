@@ -105,11 +105,24 @@ func (e *Engine) journalNow(ctx context.Context) (lo, hi time.Time, err error) {
 
 // clockNow is the journal's time for what is recorded, not decided (a
 // run's or a step's timestamps): the last reading counted on, without a
-// round trip, or the engine's clock before any reading.
+// round trip once there is one. Before any reading it reads the journal's
+// clock (for at most clockReadTimeout); only a journal that tells no
+// clock, or one that cannot be read now, leaves the engine's clock.
 func (e *Engine) clockNow() time.Time {
 	c := &e.clock
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if !c.resolved {
+		c.src, c.resolved = clockSource(e.journal), true
+	}
+	if c.taken.IsZero() && c.src != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), clockReadTimeout)
+		err := e.readJournalClockLocked(ctx)
+		cancel()
+		if err != nil {
+			e.logger.Warn("reading the journal's clock failed; this record takes this process's time", "err", err)
+		}
+	}
 	now := e.now()
 	if c.taken.IsZero() {
 		return now
@@ -117,6 +130,9 @@ func (e *Engine) clockNow() time.Time {
 	lo, _ := c.estimateLocked(now)
 	return lo
 }
+
+// clockReadTimeout bounds a reading of the journal's clock for a record.
+const clockReadTimeout = 2 * time.Second
 
 // estimateLocked is the journal's time at the engine's time now, from the
 // last reading.

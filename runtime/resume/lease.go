@@ -210,14 +210,18 @@ func (e *Engine) keepLease(ctx context.Context, cancel context.CancelCauseFunc, 
 			if now.Before(renewAt) {
 				continue
 			}
-			// A renewal never waits past the next deadline while a step
-			// executes; with none executing, nothing is at stake but the
-			// run's next step, which waits for a lease of its own.
+			// A renewal never waits past the time to stop a step (one may
+			// start meanwhile, on a lease its holdLease renewed); late
+			// already (a claim whose answer came late, no step yet), it
+			// gets a tenth of the lease at least.
 			deadline := now.Add(e.writeTimeout)
-			if stopsItself && executing {
+			if stopsItself {
 				deadline = soft
 				if !now.Before(soft) {
-					deadline = hard
+					deadline = now.Add(e.lease / 10)
+					if executing && hard.After(now) {
+						deadline = hard
+					}
 				}
 			}
 			rctx, rcancel := context.WithDeadline(ctx, deadline)
