@@ -104,7 +104,7 @@ func Open(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Journal, er
 // or named, the pool prepares no statement on the server
 // (QueryExecModeExec). Close closes the pool.
 func Connect(ctx context.Context, dsn string, opts ...Option) (*Journal, error) {
-	pool, c, err := connectPool(ctx, dsn, opts, nil)
+	pool, c, err := connectPool(ctx, dsn, opts, false)
 	if err != nil {
 		return nil, err
 	}
@@ -118,11 +118,13 @@ func Connect(ctx context.Context, dsn string, opts ...Option) (*Journal, error) 
 }
 
 // connectPool opens a pool on dsn for Connect and ConnectReadOnly: it reads
-// the resume_pooler parameter (opts win over it), lets tune change the
-// parsed configuration, looks for a transaction pooler unless told, and
-// behind one opens the pool again without server-side prepared
-// statements if it had them. The returned config names the pooler found.
-func connectPool(ctx context.Context, dsn string, opts []Option, tune func(*pgxpool.Config)) (*pgxpool.Pool, config, error) {
+// the resume_pooler parameter (opts win over it), looks for a transaction
+// pooler unless told (on a pool of its own, closed after), and behind one
+// opens the pool without server-side prepared statements. With readOnly
+// the pool's sessions default to read-only transactions, which a
+// transaction pooler cannot carry: that is refused. The returned config
+// names the pooler found.
+func connectPool(ctx context.Context, dsn string, opts []Option, readOnly bool) (*pgxpool.Pool, config, error) {
 	var c config
 	for _, o := range opts {
 		o(&c)
@@ -138,36 +140,36 @@ func connectPool(ctx context.Context, dsn string, opts []Option, tune func(*pgxp
 	if err != nil {
 		return nil, c, fmt.Errorf("pgjournal: connect: %w", err)
 	}
-	if tune != nil {
-		tune(cfg)
+	if c.pooler == PoolerDetect {
+		probe, err := pgxpool.NewWithConfig(ctx, cfg.Copy())
+		if err != nil {
+			return nil, c, fmt.Errorf("pgjournal: connect: %w", err)
+		}
+		behind, err := detectPooler(ctx, probe)
+		probe.Close()
+		if err != nil {
+			return nil, c, fmt.Errorf("pgjournal: connect: look for a transaction pooler: %w", err)
+		}
+		c.pooler = PoolerNone
+		if behind {
+			c.pooler = PoolerTransaction
+		}
 	}
-	if c.pooler == PoolerTransaction && cfg.ConnConfig.DefaultQueryExecMode == pgx.QueryExecModeCacheStatement {
-		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
+	if c.pooler == PoolerTransaction {
+		if readOnly {
+			return nil, c, errors.New("pgjournal: a read-only open makes the server refuse every write of its sessions " +
+				"(default_transaction_read_only), and a transaction pooler keeps no session setting (PgBouncer refuses it at connect): " +
+				"open it on the server directly, or through a pooler in session mode")
+		}
+		if cfg.ConnConfig.DefaultQueryExecMode == pgx.QueryExecModeCacheStatement {
+			cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
+		}
+	}
+	if readOnly {
+		cfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, c, fmt.Errorf("pgjournal: connect: %w", err)
-	}
-	if c.pooler != PoolerDetect {
-		return pool, c, nil
-	}
-	behind, err := detectPooler(ctx, pool)
-	if err != nil {
-		pool.Close()
-		return nil, c, fmt.Errorf("pgjournal: connect: look for a transaction pooler: %w", err)
-	}
-	c.pooler = PoolerNone
-	if !behind {
-		return pool, c, nil
-	}
-	c.pooler = PoolerTransaction
-	if cfg.ConnConfig.DefaultQueryExecMode != pgx.QueryExecModeCacheStatement {
-		return pool, c, nil
-	}
-	pool.Close()
-	cfg = cfg.Copy()
-	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
-	if pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 		return nil, c, fmt.Errorf("pgjournal: connect: %w", err)
 	}
 	return pool, c, nil

@@ -80,6 +80,16 @@ func TestPoolerDetected(t *testing.T) {
 		}
 		cj.Close()
 	}
+	// A read-only open needs a session setting: refused behind the pooler,
+	// with the fix; on the server directly it opens.
+	if _, err := pgjournal.ConnectReadOnly(ctx, dsn); err == nil || !strings.Contains(err.Error(), "on the server directly") {
+		t.Errorf("ConnectReadOnly through PgBouncer = %v, want a refusal saying to open it on the server directly", err)
+	}
+	if ro, err := pgjournal.ConnectReadOnly(ctx, pgtest.DSN(t)+"&resume_pooler=none"); err != nil && !errors.Is(err, journal.ErrNoJournal) {
+		t.Errorf("ConnectReadOnly on the server: %v", err)
+	} else if err == nil {
+		ro.Close()
+	}
 	if _, err := pgjournal.Connect(ctx, dsn+"&resume_pooler=sometimes"); err == nil || !strings.Contains(err.Error(), "resume_pooler") {
 		t.Errorf("Connect with resume_pooler=sometimes = %v, want a refusal naming the parameter", err)
 	}

@@ -55,12 +55,11 @@ func OpenReadOnly(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Jou
 
 // ConnectReadOnly opens a pool on dsn whose sessions default to read-only
 // transactions (default_transaction_read_only), and the journal on it with
-// [OpenReadOnly]: the server itself refuses any write. Close closes the
-// pool.
+// [OpenReadOnly]: the server itself refuses any write. A transaction
+// pooler keeps no session setting: behind one (see [Pooler]) it is
+// refused, naming the fix. Close closes the pool.
 func ConnectReadOnly(ctx context.Context, dsn string, opts ...Option) (*Journal, error) {
-	pool, c, err := connectPool(ctx, dsn, opts, func(cfg *pgxpool.Config) {
-		cfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
-	})
+	pool, c, err := connectPool(ctx, dsn, opts, true)
 	if err != nil {
 		return nil, err
 	}
