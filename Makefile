@@ -37,14 +37,15 @@ generate:
 check:
 	$(GO) tool resumegen -check ./...
 
-# bench runs the runtime benchmarks (the waiting ones, whose op is a
+# bench runs the runtime benchmarks (the step benchmarks also through a
+# PgBouncer in transaction mode; the waiting ones, whose op is a
 # batch of runs or seconds of an idle worker, with their own counts), and
 # resumegen against go vet on a
 # package of 50 workflows x 20 steps; docs/benchmarks.md records them.
 # Set RESUME_BENCH_DIR to put the databases on the disk you care about (the
 # PostgreSQL server of the benchmarks lives in /tmp).
 bench:
-	$(WITH_POSTGRES) $(GO) test -run '^$$' -bench . -skip 'IdleWaiting|ClaimIdle|Latency' -benchtime 500x -count 5 ./runtime/...
+	$(WITH_POSTGRES) $(WITH_PGBOUNCER) $(GO) test -run '^$$' -bench . -skip 'IdleWaiting|ClaimIdle|Latency' -benchtime 500x -count 5 ./runtime/...
 	$(WITH_POSTGRES) $(GO) test -run '^$$' -bench 'IdleWaiting|Latency' -benchtime 1x -count 3 ./runtime/...
 	$(WITH_POSTGRES) $(GO) test -run '^$$' -bench ClaimIdle -benchtime 300x -count 3 ./runtime/...
 	$(GO) test -run '^$$' -bench GenerateVsVet -benchtime 5x -count 5 ./cmd/resumegen/
