@@ -13,9 +13,9 @@ import (
 	"github.com/resumegen/resumegen/runtime/resume"
 )
 
-// GripPlan steers Keep: how long its Grip step holds in its first
+// gripPlan steers keepFlow: how long its Grip step holds in its first
 // execution of a run, and whether it ignores its context meanwhile.
-type GripPlan struct {
+type gripPlan struct {
 	Hold         time.Duration
 	IgnoreCancel bool
 }
@@ -23,21 +23,21 @@ type GripPlan struct {
 // grips logs Grip's executions by run.
 var grips = struct {
 	sync.Mutex
-	byRun map[string][]*grip
-}{byRun: map[string][]*grip{}}
+	byRun map[string][]*gripExec
+}{byRun: map[string][]*gripExec{}}
 
-// grip is one execution of Grip: when it began and ended, and why its
+// gripExec is one execution of Grip: when it began and ended, and why its
 // context ended, if it did.
-type grip struct {
+type gripExec struct {
 	start, end time.Time
 	cause      error
 }
 
-// Grip holds p.Hold in its first execution of a run (until its context
-// ends, unless p.IgnoreCancel), at once after.
-func Grip(ctx context.Context, p GripPlan) (string, error) {
+// gripStep is the step Grip: it holds p.Hold in its first execution of a
+// run (until its context ends, unless p.IgnoreCancel), at once after.
+func gripStep(ctx context.Context, p gripPlan) (string, error) {
 	info, _ := resume.StepFromContext(ctx)
-	g := &grip{start: time.Now()}
+	g := &gripExec{start: time.Now()}
 	grips.Lock()
 	first := len(grips.byRun[info.RunID]) == 0
 	grips.byRun[info.RunID] = append(grips.byRun[info.RunID], g)
@@ -61,32 +61,32 @@ func Grip(ctx context.Context, p GripPlan) (string, error) {
 }
 
 // gripsOf returns run runID's Grip executions.
-func gripsOf(runID string) []grip {
+func gripsOf(runID string) []gripExec {
 	grips.Lock()
 	defer grips.Unlock()
-	var out []grip
+	var out []gripExec
 	for _, g := range grips.byRun[runID] {
 		out = append(out, *g)
 	}
 	return out
 }
 
-// Keep runs Grip.
-func Keep(ctx context.Context, p GripPlan) (string, error) { return Grip(ctx, p) }
+// keepFlow, the workflow Keep, runs Grip.
+func keepFlow(ctx context.Context, p gripPlan) (string, error) { return gripStep(ctx, p) }
 
 var keepSteps = []resume.StepDef{
-	{Name: "Grip", Callee: waitPkg + ".Grip", Signature: "func(context.Context, " + waitPkg + ".GripPlan) (string, error)", JSON: "string"},
+	{Name: "Grip", Callee: waitPkg + ".gripStep", Signature: "func(context.Context, " + waitPkg + ".gripPlan) (string, error)", JSON: "string"},
 }
 
 func init() {
-	resume.Register(Keep, &resume.WorkflowDef{
+	resume.Register(keepFlow, &resume.WorkflowDef{
 		Package: waitPkg, Name: "Keep", Version: "keep-v1", Steps: keepSteps,
 		Run: func(ctx context.Context, args resume.Args) (any, error) {
-			var p GripPlan
+			var p gripPlan
 			if err := args.Decode(&p); err != nil {
 				return nil, err
 			}
-			return resume.Call(ctx, &keepSteps[0], func(ctx context.Context) (string, error) { return Grip(ctx, p) })
+			return resume.Call(ctx, &keepSteps[0], func(ctx context.Context) (string, error) { return gripStep(ctx, p) })
 		},
 	})
 }
@@ -146,7 +146,7 @@ func runLeases(t *testing.T, open func(t *testing.T) journal.Journal) {
 			id := newRunID(t)
 			done := make(chan error, 1)
 			go func() {
-				_, err := ea.Start(ctx, id, Keep, GripPlan{Hold: 3 * time.Second, IgnoreCancel: ignore})
+				_, err := ea.Start(ctx, id, keepFlow, gripPlan{Hold: 3 * time.Second, IgnoreCancel: ignore})
 				done <- err
 			}()
 			for end := time.Now().Add(10 * time.Second); len(gripsOf(id)) == 0; time.Sleep(2 * time.Millisecond) {
