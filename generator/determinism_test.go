@@ -1,6 +1,8 @@
 package generator
 
 import (
+	"github.com/resumegen/resumegen/generator/internal/load"
+
 	"bytes"
 	"os"
 	"path/filepath"
@@ -76,7 +78,7 @@ func TestBrokenOutputDoesNotBlock(t *testing.T) {
 	dir := filepath.Join(testModule, "broken")
 	writeFiles(t, dir, map[string]string{
 		"det.go":        strings.Replace(determinismSource, "package det", "package broken", 1),
-		"det_resume.go": generatedHeader + "\n\npackage broken\n\nfunc W() {} // redeclared and broken\nvar x int = \"no\"\n",
+		"det_resume.go": load.GeneratedHeader + "\n\npackage broken\n\nfunc W() {} // redeclared and broken\nvar x int = \"no\"\n",
 	})
 	res := generateIn(t, dir)
 	if len(res.Diagnostics) > 0 {
@@ -140,14 +142,14 @@ func TestExcludedSourceKeepsOutput(t *testing.T) {
 	if err != nil || len(res.Diagnostics) > 0 || len(res.Files) != 1 {
 		t.Fatalf("generate with -tags=someday: %v, %v, %d files", err, res.Diagnostics, len(res.Files))
 	}
-	if !bytes.HasPrefix(res.Files[0].Content, []byte(generatedHeader+"\n\n//go:build someday\n\npackage excluded\n")) {
+	if !bytes.HasPrefix(res.Files[0].Content, []byte(load.GeneratedHeader+"\n\n//go:build someday\n\npackage excluded\n")) {
 		t.Fatalf("generated file does not start with the header and the source's constraint:\n%s", res.Files[0].Content)
 	}
 	if _, err := res.Write(); err != nil {
 		t.Fatal(err)
 	}
 	// Built everywhere, for a source built only with someday: stale.
-	unconstrained := generatedHeader + "\n\npackage excluded\n"
+	unconstrained := load.GeneratedHeader + "\n\npackage excluded\n"
 	writeFiles(t, dir, map[string]string{
 		"old.go":         "//go:build someday\n\npackage excluded\n",
 		"old_resume.go":  unconstrained,

@@ -4,89 +4,138 @@
 //
 // # Pipeline
 //
-// [Generate] is a library call in four stages, one file each:
+// [Generate] is the front door of a pipeline of stages, each a package of
+// generator/internal with one job; a stage reads what the earlier ones
+// produced and imports no later one (stages_test.go checks the graph):
 //
-//   - load (load.go): one go list for all patterns and their
-//     dependencies (files, import graph, no types). Each named package's
-//     files are searched for the bytes "resume:" (a directive, or a near
-//     miss of one); only packages holding them are type-checked: a tree
-//     without workflows costs a go list and a read. Those packages, and
-//     every package on an import path between two of them, are parsed and
-//     type-checked here, in dependency order; what else they import comes
-//     from export data (one more go list), so each package has one
-//     identity. Asking go/packages for their types directly would run go
-//     list -export, which compiles the named packages just edited
-//     (seconds for a large one) to throw the result away. A named package
-//     holding only generated files has them deleted as stale without a
-//     type check. Our own generated files (name ending _resume.go, first
-//     line the generated header) are parsed as empty files of their
-//     package, so a stale or broken generated file never blocks
-//     regeneration. Tests are not loaded: generating x_resume_test.go for
-//     a workflow in x_test.go would mean go list -test and type-checking
-//     every package's tests and their imports on every run. Instead each
-//     package directory's _test.go files are read (whatever their build
-//     constraints), those holding //resume:workflow are parsed without
-//     types, and each such workflow is refused at its directive
-//     (testfiles.go): it is never silently skipped. The other directives
-//     of a test file are ignored: only test code can call what it declares.
-//   - model (model.go, steps.go, directive.go): directives are read from
-//     FuncDecl.Doc.List (Doc.Text drops them). //resume:workflow marks a
-//     function; //resume:step [options] marks a function, method or
-//     interface method declaration, or, as a trailing comment, the call
-//     ending last on its line inside a workflow body. Step calls are
-//     resolved through types.Info, never by name. A callee declared in
-//     another package of the module (loaded from export data, without
-//     syntax) has its directive read by parsing just its declaring file,
-//     found through the object's position (foreign.go). Methods promoted
-//     through embedding and interface methods are steps like any method;
-//     a call of a generic function or of a method of a generic type is a
-//     step of its instantiation: the instantiated types enter the
-//     signature and the version, and the wrapper, not generic, calls
-//     F[T1, T2] explicitly. Workflows that are methods are refused.
-//   - check (check.go, jsoncheck.go, steps.go): every problem is collected
-//     with its position in one pass: malformed directives, directives on
-//     nothing, bad workflow signatures, steps whose error is not their
-//     last result, journaled types JSON cannot round-trip (results, the
-//     run's input and output, pointees a step writes through; parameters
-//     are not journaled and may be of any type), pointer parameters and
-//     call-site receivers whose state may hold a result JSON cannot
-//     carry, step calls whose order the journal cannot reproduce (go, select,
-//     function literals, range over a map, or over a channel the body does
-//     not own: one it does own (makes with :=, sends to, closes, measures
-//     and ranges over, and hands to nothing else) yields the body's own
-//     values in the body's order), operations outside
-//     steps whose outcome differs on resume (nondet.go: clocks and timers
-//     of package time, math/rand and math/rand/v2 except seeded
-//     constructors, crypto/rand, the environment and file reads of os and
-//     io/ioutil, and writes to package-level variables or into what they
-//     hold, with =, op=, ++, --, a range clause's =, delete, clear or
-//     copy; a local aliasing one is not traced), duplicate step names,
-//     generated identifiers that collide with the package's, and
-//     package-level declarations shadowing a predeclared identifier the
-//     generated code names (any, error and nil always; a key's string,
-//     int64 or uint64 conversion; the predeclared types it prints), which
-//     Go offers no other way to name.
-//   - emit (emit.go, rewrite.go, imports.go, constraint.go): one
-//     x_resume.go per source file x.go holding workflows, built with
-//     jennifer and formatted, and built by Go exactly when x.go is (see
-//     Build constraints below).
-//     The generated file imports each package under the name the source
-//     file gives it, so the copied bodies compile unchanged. A package the
-//     source file does not import (the runtime, and context, time and
-//     strconv, which the generated code names on its own) gets its own
-//     name, or that name with 2, 3, ... appended when the source file
-//     imports another package under it or the package declares it:
-//     resume2.Call next to the user's own package resume. The generated
-//     functions' parameters and variables (ctx, args, err, ...) likewise
-//     shadow no package name of the file, nor a predeclared identifier
-//     their bodies use (nil; string in string(key)) when a parameter of
-//     the workflow or step is named so.
+//   - load: one go list for all patterns and their dependencies (files,
+//     import graph, no types). Each named package's files are searched
+//     for the bytes "resume:" (a directive, or a near miss of one); only
+//     packages holding them are type-checked: a tree without workflows
+//     costs a go list and a read. Those packages, and every package on an
+//     import path between two of them, are parsed and type-checked there,
+//     in dependency order; what else they import comes from export data
+//     (one more go list), so each package has one identity. Asking
+//     go/packages for their types directly would run go list -export,
+//     which compiles the named packages just edited (seconds for a large
+//     one) to throw the result away. A named package holding only
+//     generated files has them deleted as stale without a type check. Our
+//     own generated files (name ending _resume.go, first line the
+//     generated header) are parsed as empty files of their package, so a
+//     stale or broken generated file never blocks regeneration; the
+//     workflow definitions they record are read, without types, as plain
+//     data (load.Prior: identity, version, lineage, steps), the history
+//     the model needs (see Lineage). Tests are
+//     not loaded: generating x_resume_test.go for a workflow in x_test.go
+//     would mean go list -test and type-checking every package's tests
+//     and their imports on every run. Instead each package directory's
+//     _test.go files holding //resume:workflow are parsed without types,
+//     and each such workflow is refused at its directive: it is never
+//     silently skipped.
+//   - directive: the //resume: directives, read from FuncDecl.Doc.List
+//     (Doc.Text drops them). //resume:workflow marks a function;
+//     //resume:step [options] marks a function, method or interface method
+//     declaration, or, as a trailing comment, one call inside a function
+//     body (see Call-site directives). A callee declared in another package
+//     of the module (loaded from export data, without syntax) has its
+//     directive read by parsing just its declaring file, found through the
+//     object's position. This stage reports what does not parse, what is
+//     attached to nothing, near misses, and lines whose call a reader
+//     could not tell.
+//   - calls: the call graph of the package's own functions, which reach a
+//     journaled call (a step, a child workflow, a wait), and what the
+//     functions of other packages of the module may reach, read from their
+//     source.
+//   - model: plain data every later stage reads and none writes. It walks
+//     each workflow's body in source order and the helpers it calls, and
+//     records each journaled call with where it stands (in a goroutine, a
+//     closure, a select, a map range, a deferred call), the helpers to
+//     copy, every function entered, the error tests of the bodies, the
+//     JSON shapes of what is journaled, the version, the identity in the
+//     journal, the lineage (the versions it descends from, read from the
+//     generated files) and the names of what the generated code declares.
+//     Methods
+//     promoted through embedding and interface methods are steps like any
+//     method; a call of a generic function or of a method of a generic
+//     type is a step of its instantiation: the instantiated types enter
+//     the signature and the version, and the wrapper, not generic, calls
+//     F[T1, T2] explicitly.
+//   - check: a list of named checks (check.All), each one function over
+//     the models with its test beside it, reporting every problem with its
+//     position in one pass: malformed directives aside, bad workflow
+//     signatures, steps whose error is not their last result, journaled
+//     values JSON cannot round-trip (results, the run's input and output,
+//     pointees a step writes through, await payloads, error types;
+//     parameters are not journaled and may be of any type), pointer
+//     parameters and call-site receivers whose state may hold a result
+//     JSON cannot carry, journaled calls whose order the journal cannot
+//     reproduce (go, select, function literals, range over a map, or over
+//     a channel the body does not own: one it does own (makes with :=,
+//     sends to, closes, measures and ranges over, and hands to nothing
+//     else) yields the body's own values in the body's order), operations
+//     outside steps whose outcome differs on resume (clocks and timers of
+//     package time, math/rand and math/rand/v2 except seeded constructors,
+//     crypto/rand, the environment and file reads of os and io/ioutil,
+//     each also used as a value (now := time.Now), as is
+//     crypto/rand.Reader, unless passed straight to a step, and
+//     writes to package-level variables or into what they hold, with =,
+//     op=, ++, --, a range clause's =, delete, clear or copy; a local
+//     aliasing one is not traced), duplicate step names, generated
+//     identifiers that collide with the package's, and package-level
+//     declarations shadowing a predeclared identifier the generated code
+//     names (any, error and nil always; a key's string, int64 or uint64
+//     conversion; the predeclared types it prints), which Go offers no
+//     other way to name.
+//   - emit: one x_resume.go per source file x.go holding workflows, built
+//     with jennifer and formatted, and built by Go exactly when x.go is
+//     (see Build constraints below). The WorkflowDef literal is rendered
+//     from the model's resume.WorkflowDef (Workflow.Definition), the one
+//     resumectl check-deploy compares with the journal. The generated file
+//     imports each package under the name the source file gives it, so
+//     the copied bodies compile unchanged. A package the source file does
+//     not import (the runtime, and context, time and strconv, which the
+//     generated code names on its own) gets its own name, or that name
+//     with 2, 3, ... appended when the source file imports another package
+//     under it or the package declares it: resume2.Call next to the user's
+//     own package resume. The generated functions' parameters and
+//     variables (ctx, args, err, ...) likewise shadow no package name of
+//     the file, nor a predeclared identifier their bodies use (nil; string
+//     in string(key)) when a parameter of the workflow or step is named
+//     so.
 //
-// The model and check stages are also exported, without go/packages, as
+// The stages up to check are also exported, without go/packages, as
 // [Check] (analyze.go): package resumecheck wraps it in a go/analysis
 // Analyzer and cmd/resumevet runs that under go vet -vettool, so vet and
 // resumegen report the same problems at the same positions. Generate runs
 // the same code in-process on the packages it loaded.
+//
+// # Call-site directives
+//
+// A //resume:step at the end of a line in a function body marks one call,
+// by this rule:
+//
+//   - the candidates are the calls whose closing parenthesis is on the
+//     line (conversions, builtins and function literals called in place
+//     aside, which no directive can make a step); when none is, the
+//     innermost call written across the line (a directive at the end of
+//     any line but the last of a multi-line call marks that call);
+//
+//   - a single candidate is the call;
+//
+//   - of several, the one call that is already a step by its declaration
+//     (//resume:step, or a //resume:workflow: a child run) is the call:
+//     r := receipt(in, Pay(ctx, in)) //resume:step once marks Pay;
+//
+//   - with none, or more than one, such call, the line is refused with the
+//     candidates listed: a reader could not tell which call the options
+//     are for. Put the call on a line of its own, or put the directive on
+//     a line only that call spans:
+//
+//     if err := Charge(ctx, it, //resume:step key=it.ID
+//     quote(Price(ctx, it))); err != nil {
+//
+// A directive on a call of no named function (a function value) is
+// refused, as is one on a line without a call.
 //
 // Generate returns the files' contents and the diagnostics; it writes
 // nothing. [Result.Write] writes changed files atomically and deletes stale
@@ -129,14 +178,25 @@
 //
 // # Generated shape
 //
-// For a workflow W the generated file holds, in this order:
+// A generated file x_resume.go starts with a reference to
+// resume.SupportPackageIsVersion3, or SupportPackageIsVersion4 when one of
+// its workflows records a lineage (an older runtime fails to compile), and
+// var resumeSource_x embed.FS, embedding (//go:embed) the source files its
+// workflows were copied from. For a workflow W it then holds, in this
+// order:
 //
 //   - a comment listing W's steps (name, callee, signature, policy and
 //     tuning) and the constant resumeWVersion;
 //   - compile-time guards (var _ func(...) = W, one per step callee) that
 //     break the build when a signature changed without regenerating;
 //   - var resumeW = &resume.WorkflowDef{...} with one resume.StepDef per
-//     step call site, in source order;
+//     step call site, in source order, and its Source: the embedded
+//     files, the declarations copied (W's and its helpers') and their
+//     fingerprint (package internal/fingerprint: the tokens of the
+//     declarations and the //resume: directives in and above them). The
+//     runtime fingerprints the embedded source again before it runs W and
+//     refuses a body edited since go generate (resume.ErrStale); go vet's
+//     stale check compares the version and the fingerprint the same way;
 //   - an init function setting resumeW.Run (which decodes the run's input
 //     and calls the durable body) and calling resume.Register(W, resumeW),
 //     so user code never names a generated identifier;
@@ -160,14 +220,15 @@
 //     entirely (an unexported or json:"-" field) and a variadic pointer
 //     parameter are refused, as is a call-site step on a method with a
 //     pointer receiver whose type has exported fields (cmd.Run(), then
-//     cmd.Stdout): the receiver's state is not journaled. A declared step
+//     cmd.Stdout) or is no struct (type List []string; l.Load()): the
+//     receiver's state is not journaled. A declared step
 //     method's receiver is a dependency (a client, *sql.DB) and is not
 //     journaled either.
 //
 // # Error identities
 //
 // A step error the body received is replayed from the journal on resume
-// (errorids.go collects, the runtime's errorcodec.go journals). For it to
+// (the model collects them, the runtime's errorcodec.go journals them). For it to
 // answer the body's tests as the original did, the generator lists in
 // resumeW's Errors, sorted by id, the identities W's body tests: package-
 // level error variables compared with errors.Is, ==, != or a switch case
@@ -175,7 +236,8 @@
 // errors.As, errors.AsType, a type assertion or a type switch case on an
 // error (resume.ErrorType). A test a replayed error could not answer is
 // refused at its position: a target that is not a package-level error
-// variable, an interface type not every error satisfies, an error type
+// variable, an interface type not every error satisfies, a type
+// parameter (whatever its constraint), an error type
 // whose value JSON cannot carry (unexported or json:"-" fields, fields of
 // func, channel or interface type other than error; exported fields of
 // type error are journaled as errors of their own) or that the generated
@@ -196,11 +258,11 @@
 //
 // # Helpers
 //
-// The step search (steps.go, helpers.go) follows the workflow body's
+// The step search (package model) follows the workflow body's
 // static calls of functions and methods declared, with a body, in the
 // workflow's own package, recursively, and function literals called on
 // the spot (func() { ... }()), whose body runs where it is written. The
-// call graph is package generator/internal/callgraph. A step call site
+// call graph is package generator/internal/calls. A step call site
 // inside a helper is one step however often the helper runs (its
 // executions are numbered at run time, like a loop's, or keyed with
 // key=); name= and key= work at call sites inside helpers. Steps are
@@ -223,13 +285,15 @@
 // a call of a helper that runs steps from a go statement, a
 // closure, a select or a map range; a generic helper that runs steps, or
 // one reached through an embedded field or as a method expression; a
-// function of the package that runs steps (or is one) used as a value; a
+// function of the package or of another package of the module that runs
+// steps (or is one, an interface method declared a step too) used as a
+// value; a
 // call through a function value when such a function has its type (as a
 // function, method value or method expression); a call of an interface
 // method, not itself a step, that such a method implements; and a call of
 // a function of another package of the module that may run a step. Other
 // packages are not type-checked here, so that last check reads their
-// source (foreignhelper.go) and matches by name, erring towards refusal:
+// source (package calls) and matches by name, erring towards refusal:
 // a call in the callee's body with a trailing //resume:step, of a name its
 // package declares //resume:step, of a same-named function or method of
 // its package, or of pkg.F in another module package, is followed;
@@ -238,9 +302,8 @@
 // # Child runs
 //
 // A call of a //resume:workflow function, of the package or of another
-// package of the module (its directive read from source, foreign.go), in
-// a workflow body or a helper it reaches, is a child run (child.go,
-// childemit.go): a run of its own, with its own journal and version, whose
+// package of the module (its directive read from source), in
+// a workflow body or a helper it reaches, is a child run: a run of its own, with its own journal and version, whose
 // id is the parent's id, a slash and the call's step key. The call site is
 // a step of the caller, named after the callee (name= and key= at the call
 // site work, and every placement rule applies), with the policy "child" in
@@ -267,7 +330,7 @@
 // # Waits
 //
 // A call of resume.Sleep, resume.SleepUntil or resume.Await[T] in a
-// workflow body or a helper it calls (waits.go) is a journaled point of
+// workflow body or a helper it calls is a journaled point of
 // the step list, one entry per call site in source order with the steps:
 // it enters the version, the manifest comment, the JSON manifest and the
 // WorkflowDef's Steps, but its call is not rewritten, since the runtime
@@ -282,6 +345,38 @@
 // calls, as function values, in helpers of another package, under a
 // //resume:step, and in the body of a function declared //resume:step. time.Sleep and the timers of package time are refused
 // with resume.Sleep as the way out.
+//
+// # Lineage
+//
+// The runtime orders versions by the code's history, never by the order
+// the journal first saw them: a worker takes the runs of its own versions
+// and of the versions in their lineage (resume.WorkflowDef.Lineage), and
+// leaves every other version's runs alone. The model computes a
+// workflow's lineage from the definitions recorded in the generated files
+// of the run's packages before this run rewrites them (package load reads
+// them): those of its identity (its ID, or an identity either one lists
+// as an alias), its own output file's first, then the others by file (a
+// workflow moved to another file, or with name= to another package
+// generated in the same run). The lineage is each recorded current
+// version followed by its recorded lineage, then the versions of
+// descends-from= (what no generated file records: a move from another
+// module, a lost file), then the old versions the package keeps
+// (old-version-of=) and recorded ones; without the workflow's own version
+// (a reverted step list), cut to resume.LineageLimit. An old version's
+// lineage is the one recorded for its version. The emitter writes it one
+// version a line, newest first (Lineage: []string{...}), so a step-list
+// change adds one line to the diff, and unchanged code regenerates the
+// same bytes. It does not enter the version.
+//
+// When a workflow's recorded definition has, at some place of its step
+// list, a step whose name is gone and the new list has there a step of
+// the same callee (or the callee renamed with it) and signature under a
+// new name without renamed-from=, check likelyrenames warns at the call
+// (package deploy's LikelyRenames, the rule the runtime parks runs by).
+// A warning, not a refusal: the runtime never takes such a rename as safe,
+// and a refusal could only be silenced by regenerating once more. A
+// generated file that does not parse (a merge conflict) is warned about
+// too (check priors): the lineage it records may be lost.
 //
 // # Near-miss directives
 //

@@ -14,6 +14,12 @@ import (
 	"testing"
 
 	"golang.org/x/tools/txtar"
+
+	"github.com/resumegen/resumegen/generator/internal/check"
+	"github.com/resumegen/resumegen/generator/internal/diag"
+	"github.com/resumegen/resumegen/generator/internal/emit"
+	"github.com/resumegen/resumegen/generator/internal/load"
+	"github.com/resumegen/resumegen/generator/internal/model"
 )
 
 // fuzzEnv type-checks fuzz inputs in-process: one file set and one source
@@ -42,7 +48,7 @@ func FuzzGenerate(f *testing.F) {
 			f.Fatal(err)
 		}
 		for _, file := range ar.Files {
-			if strings.HasSuffix(file.Name, ".go") && !strings.Contains(file.Name, "/") && !strings.HasSuffix(file.Name, generatedSuffix) {
+			if strings.HasSuffix(file.Name, ".go") && !strings.Contains(file.Name, "/") && !strings.HasSuffix(file.Name, load.GeneratedSuffix) {
 				f.Add(string(file.Data))
 			}
 		}
@@ -76,22 +82,22 @@ func FuzzGenerate(f *testing.F) {
 		if err != nil {
 			return // type errors are diagnostics too
 		}
-		ds := &diagnostics{fset: fset}
-		m := analyze(&typedPackage{PkgPath: pkg.Path(), Name: pkg.Name(), Fset: fset, Syntax: []*ast.File{file}, Types: pkg, TypesInfo: info}, ds)
-		m.generatedNames(ds)
-		if len(ds.list) > 0 {
-			for _, d := range ds.list {
+		lp := &load.Package{PkgPath: pkg.Path(), Name: pkg.Name(), Fset: fset, Files: []*ast.File{file}, Types: pkg, TypesInfo: info}
+		ds := diag.New(fset, "")
+		m := analyze(lp, ds)
+		found := check.Run(check.All, []*model.Package{m}, ds, diag.New(fset, ""), false)
+		if ds.Len() > 0 {
+			for _, d := range ds.Items() {
 				if d.Message == "" {
 					t.Errorf("empty diagnostic at %v", d.Pos)
 				}
 			}
 			return
 		}
-		if len(m.workflows) == 0 {
+		if len(m.Workflows) == 0 {
 			return
 		}
-		sortedWorkflows(m.workflows)
-		out, err := emitFile(m.workflows, nil)
+		out, err := emit.File(m.Workflows, found.Exceptions, nil)
 		if err != nil {
 			t.Fatalf("no diagnostics, but emitting failed: %v\n%s", err, src)
 		}

@@ -10,6 +10,15 @@ import (
 	"strings"
 
 	"golang.org/x/tools/go/packages"
+
+	"github.com/resumegen/resumegen/generator/internal/calls"
+	"github.com/resumegen/resumegen/generator/internal/check"
+	"github.com/resumegen/resumegen/generator/internal/diag"
+	"github.com/resumegen/resumegen/generator/internal/directive"
+	"github.com/resumegen/resumegen/generator/internal/emit"
+	"github.com/resumegen/resumegen/generator/internal/load"
+	"github.com/resumegen/resumegen/generator/internal/model"
+	"github.com/resumegen/resumegen/generator/internal/runtimeapi"
 )
 
 // Config says what to generate.
@@ -53,6 +62,11 @@ type File struct {
 	Content []byte
 }
 
+// Diagnostic is one refusal of the generator, positioned in the user's
+// source like a compiler error; String renders it as file:line:col:
+// message.
+type Diagnostic = diag.Diagnostic
+
 // Generate loads the packages, checks every workflow and renders the
 // generated files. The error is for failures to run at all (the go command
 // is missing, a pattern is malformed); problems in the user's code are
@@ -76,64 +90,60 @@ func Generate(cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resumegen: %w", err)
 	}
-	ld, err := load(cfg)
+	ld, err := load.Load(load.Config{Context: cfg.Context, Dir: cfg.Dir, Patterns: cfg.Patterns, Env: cfg.Env})
 	if err != nil {
 		return nil, err
 	}
-	fset := ld.fset
-	ds := &diagnostics{fset: fset, base: base}
-	ws := &diagnostics{fset: fset, base: base}
+	ds := diag.New(ld.Fset, base)
+	ws := diag.New(ld.Fset, base)
 	res := &Result{}
-	var models []*packageModel
+	var models []*model.Package
+	roots := map[*model.Package]*packages.Package{}
 	var staleOnly []*packages.Package
-	for _, pkg := range ld.roots {
-		if pkg.Dir != "" {
-			if err := scanTestFiles(pkg.Dir, fset, ds); err != nil {
-				return nil, err
-			}
-		}
-		if !ld.checked[pkg] {
+	for _, pkg := range ld.Roots {
+		if !ld.Checked[pkg] {
 			// No directive: nothing to check, and a type error here is
 			// go build's to report, not ours. Only a package go list
 			// could not find files for is an error (a mistyped pattern).
+			// Its test files may still hold a workflow.
 			if len(pkg.GoFiles) == 0 && len(pkg.IgnoredFiles) == 0 {
 				reportPackageErrors(pkg, ds)
 			}
-			if ld.generated[pkg] {
+			if err := refuseTestWorkflows(pkg, ld.Fset, ds); err != nil {
+				return nil, err
+			}
+			if ld.Generated[pkg] {
 				staleOnly = append(staleOnly, pkg)
 			}
 			continue
 		}
 		if !reportPackageErrors(pkg, ds) {
+			if err := refuseTestWorkflows(pkg, ld.Fset, ds); err != nil {
+				return nil, err
+			}
 			continue
 		}
-		tp := &typedPackage{
-			PkgPath: pkg.PkgPath, Name: pkg.Name, Fset: pkg.Fset, Syntax: pkg.Syntax,
-			Types: pkg.Types, TypesInfo: pkg.TypesInfo,
+		lp, err := ld.Package(pkg)
+		if err != nil {
+			return nil, err
 		}
-		if pkg.Module != nil {
-			tp.ModuleDir = pkg.Module.Dir
-		}
-		m := analyze(tp, ds)
-		m.loaded = pkg
-		for _, w := range m.workflows {
-			m.describe(w)
-		}
-		m.generatedNames(ds)
+		m := analyze(lp, ds)
 		models = append(models, m)
-		res.Workflows = append(res.Workflows, m.workflows...)
-		if len(m.workflows) > 0 && ld.runtimeErr != "" {
-			refuseMissingRuntime(pkg, ld.runtimeErr, ds)
+		roots[m] = pkg
+		if len(m.Workflows) > 0 && ld.RuntimeErr != "" {
+			refuseMissingRuntime(pkg, ld.RuntimeErr, ds)
 		}
-		for _, w := range m.workflows {
-			if len(w.Steps) == 0 {
-				ws.errorf(w.decl.Name.Pos(), "workflow %s has no steps: nothing it does is journaled, so a resumed run does all of it again; mark what must run once with //resume:step, or drop //resume:workflow", w.Name)
+	}
+	found := check.Run(check.All, models, ds, ws, false)
+	for _, m := range models {
+		for _, w := range m.Workflows {
+			if !w.BadRecv {
+				res.Workflows = append(res.Workflows, publicWorkflow(w, found.Exceptions[w]))
 			}
 		}
 	}
-	checkIdentities(res.Workflows, ds)
-	res.Warnings = ws.sorted()
-	if res.Diagnostics = ds.sorted(); len(res.Diagnostics) > 0 {
+	res.Warnings = ws.Sorted()
+	if res.Diagnostics = ds.Sorted(); len(res.Diagnostics) > 0 {
 		return res, nil
 	}
 	for _, pkg := range staleOnly {
@@ -144,7 +154,7 @@ func Generate(cfg Config) (*Result, error) {
 		res.Stale = append(res.Stale, stale...)
 	}
 	for _, m := range models {
-		files, stale, err := m.render()
+		files, stale, err := render(m, roots[m], found.Exceptions)
 		if err != nil {
 			return nil, err
 		}
@@ -156,42 +166,57 @@ func Generate(cfg Config) (*Result, error) {
 	return res, nil
 }
 
-// runtimeModule is the module of the runtime the generated code imports.
-const runtimeModule = "github.com/resumegen/resumegen"
+// refuseTestWorkflows refuses the workflows of the test files of a
+// package that is not modelled (it holds no directive, or does not load):
+// a workflow in a test file is never generated.
+func refuseTestWorkflows(pkg *packages.Package, fset *token.FileSet, ds *diag.List) error {
+	if pkg.Dir == "" {
+		return nil
+	}
+	tests, err := load.ScanTestFiles(pkg.Dir, fset)
+	if err != nil {
+		return err
+	}
+	directive.RefuseTestWorkflows(tests, ds)
+	return nil
+}
+
+// analyze runs the stages between loading and checking on one package:
+// its directives, its call analysis and its model.
+func analyze(pkg *load.Package, ds *diag.List) *model.Package {
+	dirs := directive.Scan(pkg, ds)
+	return model.Build(pkg, dirs, calls.New(pkg, dirs))
+}
 
 // refuseMissingRuntime refuses to generate for pkg, whose workflows'
 // generated code would import the runtime, when the runtime does not load
 // there: the file would break the build. When the module does not require
 // the runtime's module (what the go command says when it finds no module
 // providing the package), the diagnostic gives the go get to run.
-func refuseMissingRuntime(pkg *packages.Package, why string, ds *diagnostics) {
+func refuseMissingRuntime(pkg *packages.Package, why string, ds *diag.List) {
 	where := pkg.PkgPath
 	p := token.Position{}
 	if pkg.Module != nil && pkg.Module.GoMod != "" {
 		p = token.Position{Filename: pkg.Module.GoMod, Line: 1, Column: 1}
 	}
+	var msg string
 	if strings.Contains(why, "no required module provides package") || strings.Contains(why, "cannot find module providing package") {
 		in := ""
-		if dir := ds.rel(moduleDir(pkg)); dir != "." && dir != "" {
+		if dir := ds.Rel(moduleDir(pkg)); dir != "." && dir != "" {
 			in = " in " + dir
 		}
 		mod := "the main module"
 		if pkg.Module != nil {
 			mod = "module " + pkg.Module.Path
 		}
-		msg := fmt.Sprintf("%s does not require %s, whose runtime the code generated for %s imports: run `go get %s`%s, then resumegen again (nothing was written)", mod, runtimeModule, where, resumePath, in)
-		if p.IsValid() {
-			ds.add(p, msg)
-		} else {
-			ds.list = append(ds.list, Diagnostic{Message: msg})
-		}
-		return
-	}
-	msg := fmt.Sprintf("the code generated for %s imports %s, which does not load: %s (nothing was written)", where, resumePath, why)
-	if p.IsValid() {
-		ds.add(p, msg)
+		msg = fmt.Sprintf("%s does not require %s, whose runtime the code generated for %s imports: run `go get %s`%s, then resumegen again (nothing was written)", mod, runtimeapi.Module, where, runtimeapi.Path, in)
 	} else {
-		ds.list = append(ds.list, Diagnostic{Message: msg})
+		msg = fmt.Sprintf("the code generated for %s imports %s, which does not load: %s (nothing was written)", where, runtimeapi.Path, why)
+	}
+	if p.IsValid() {
+		ds.Add(p, msg)
+	} else {
+		ds.AddMessage(msg)
 	}
 }
 
@@ -205,45 +230,35 @@ func moduleDir(pkg *packages.Package) string {
 
 // reportPackageErrors turns load, parse and type errors into diagnostics;
 // it reports whether the package is usable.
-func reportPackageErrors(pkg *packages.Package, ds *diagnostics) bool {
+func reportPackageErrors(pkg *packages.Package, ds *diag.List) bool {
 	usable := pkg.Types != nil
 	for _, e := range pkg.Errors {
 		msg := e.Msg
-		if e.Kind == packages.ListError && strings.Contains(e.Pos+msg, generatedSuffix) {
+		if e.Kind == packages.ListError && strings.Contains(e.Pos+msg, load.GeneratedSuffix) {
 			// go list compiled the package with our stale output, which
 			// the type check here does not see: not the user's problem.
 			continue
 		}
 		usable = false
 		if e.Pos == "" || e.Pos == "-" {
-			ds.list = append(ds.list, Diagnostic{Message: fmt.Sprintf("%s: %s", pkg.PkgPath, msg)})
+			ds.AddMessage(fmt.Sprintf("%s: %s", pkg.PkgPath, msg))
 			continue
 		}
-		ds.list = append(ds.list, Diagnostic{Message: ds.relPos(e.Pos) + ": " + msg})
+		ds.AddMessage(ds.RelPos(e.Pos) + ": " + msg)
 	}
 	return usable
 }
 
-// relPos makes the file of a "file:line:col" position relative.
-func (ds *diagnostics) relPos(pos string) string {
-	file, rest, ok := strings.Cut(pos, ":")
-	if !ok {
-		return pos
-	}
-	return ds.rel(file) + ":" + rest
-}
-
 // render renders one generated file per source file holding workflows and
 // finds the package's stale generated files.
-func (m *packageModel) render() ([]File, []string, error) {
-	sortedWorkflows(m.workflows)
-	bySource := map[string][]*Workflow{}
+func render(m *model.Package, pkg *packages.Package, exceptions map[*model.Workflow][]model.Exception) ([]File, []string, error) {
+	bySource := map[string][]*model.Workflow{}
 	var sources []string
-	for _, w := range m.workflows {
-		if bySource[w.source] == nil {
-			sources = append(sources, w.source)
+	for _, w := range m.Workflows {
+		if bySource[w.Source] == nil {
+			sources = append(sources, w.Source)
 		}
-		bySource[w.source] = append(bySource[w.source], w)
+		bySource[w.Source] = append(bySource[w.Source], w)
 	}
 	var files []File
 	want := map[string]bool{}
@@ -252,11 +267,11 @@ func (m *packageModel) render() ([]File, []string, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("read %s: %w", src, err)
 		}
-		build, err := buildConstraint(src, text)
+		build, err := emit.BuildConstraint(src, text)
 		if err != nil {
 			return nil, nil, err
 		}
-		content, err := emitFile(bySource[src], build)
+		content, err := emit.File(bySource[src], exceptions, build)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -264,7 +279,7 @@ func (m *packageModel) render() ([]File, []string, error) {
 		want[path] = true
 		files = append(files, File{Path: path, Content: content})
 	}
-	stale, err := staleFiles(m.loaded, want)
+	stale, err := staleFiles(pkg, want)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -273,12 +288,12 @@ func (m *packageModel) render() ([]File, []string, error) {
 
 // outputPath is x_resume.go for x.go.
 func outputPath(source string) string {
-	return strings.TrimSuffix(source, ".go") + generatedSuffix
+	return strings.TrimSuffix(source, ".go") + load.GeneratedSuffix
 }
 
 // sourcePath is x.go for x_resume.go.
 func sourcePath(generated string) string {
-	return strings.TrimSuffix(generated, generatedSuffix) + ".go"
+	return strings.TrimSuffix(generated, load.GeneratedSuffix) + ".go"
 }
 
 // staleFiles lists the generated files in the package's directories that
@@ -306,7 +321,7 @@ func staleFiles(pkg *packages.Package, want map[string]bool) ([]string, error) {
 		}
 		for _, e := range entries {
 			path := filepath.Join(dir, e.Name())
-			if e.IsDir() || !strings.HasSuffix(e.Name(), generatedSuffix) || want[path] {
+			if e.IsDir() || !strings.HasSuffix(e.Name(), load.GeneratedSuffix) || want[path] {
 				continue
 			}
 			if excluded[path] && excluded[sourcePath(path)] {
@@ -316,7 +331,7 @@ func staleFiles(pkg *packages.Package, want map[string]bool) ([]string, error) {
 			if err != nil {
 				return nil, fmt.Errorf("find stale generated files: %w", err)
 			}
-			if isGeneratedFile(path, src) {
+			if load.IsGeneratedFile(path, src) {
 				stale = append(stale, path)
 			}
 		}

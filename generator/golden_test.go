@@ -1,6 +1,8 @@
 package generator
 
 import (
+	"github.com/resumegen/resumegen/generator/internal/load"
+
 	"flag"
 	"os"
 	"path/filepath"
@@ -53,7 +55,7 @@ func runGoldenCase(t *testing.T, archivePath, dir string) {
 	inputs := map[string]string{}
 	want := map[string]string{}
 	for _, f := range ar.Files {
-		if f.Name == diagnosticsFile || strings.HasSuffix(f.Name, generatedSuffix) {
+		if f.Name == diagnosticsFile || strings.HasSuffix(f.Name, load.GeneratedSuffix) {
 			want[f.Name] = string(f.Data)
 		} else {
 			inputs[f.Name] = string(f.Data)
@@ -102,7 +104,7 @@ func runGoldenCase(t *testing.T, archivePath, dir string) {
 func writeArchive(t *testing.T, path string, ar *txtar.Archive, got map[string]string) {
 	var files []txtar.File
 	for _, f := range ar.Files {
-		if f.Name != diagnosticsFile && !strings.HasSuffix(f.Name, generatedSuffix) {
+		if f.Name != diagnosticsFile && !strings.HasSuffix(f.Name, load.GeneratedSuffix) {
 			files = append(files, f)
 		}
 	}

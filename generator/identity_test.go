@@ -1,6 +1,8 @@
 package generator
 
 import (
+	"github.com/resumegen/resumegen/generator/internal/load"
+
 	"bytes"
 	"encoding/json"
 	"path/filepath"
@@ -141,44 +143,6 @@ func Charge(ctx context.Context, id string) error { return nil }
 	}
 }
 
-// TestNearOption tries option names close to the new options, and names
-// that must not be taken for them.
-func TestNearOption(t *testing.T) {
-	for _, tc := range []struct {
-		field string
-		step  bool
-		want  string // part of the message
-	}{
-		{"renamed_from=X", true, "did you mean renamed-from=?"},
-		{"renamedFrom=X", true, "did you mean renamed-from=?"},
-		{"rename-from=X", true, "did you mean renamed-from=?"},
-		{"old-version-of=X", true, "belongs on //resume:workflow"},
-		{"old_version_of=X", false, "did you mean old-version-of="},
-		{"oldversionof=X", false, "did you mean old-version-of="},
-		{"old-versionof=X", false, "did you mean old-version-of="},
-		{"nmae=X", false, "did you mean name=?"},
-		{"NAME=X", false, "did you mean name=?"},
-		{"renamed-from=X", false, "belongs on //resume:step"},
-		{"key=x", false, "belongs on //resume:step"},
-		{"fast", false, `unknown option "fast" (want name=, old-version-of=)`},
-		{"version=2", false, `unknown option "version=2" (want`},
-		{"from=X", true, `unknown option "from=X" (want`},
-	} {
-		var err error
-		if tc.step {
-			_, err = parseStepOptions([]string{tc.field}, true)
-		} else {
-			_, err = parseWorkflowOptions([]string{tc.field})
-		}
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: %v, want containing %q", tc.field, err, tc.want)
-		}
-		if err != nil && strings.Contains(tc.want, "unknown option") && strings.Contains(err.Error(), "did you mean") {
-			t.Errorf("%s: %v suggests an option it is not close to", tc.field, err)
-		}
-	}
-}
-
 // TestIdentityDeterministic generates the identity golden case twice:
 // identities, aliases, old versions and renames come out byte for byte
 // the same.
@@ -189,7 +153,7 @@ func TestIdentityDeterministic(t *testing.T) {
 	}
 	inputs := map[string]string{}
 	for _, f := range ar.Files {
-		if !strings.HasSuffix(f.Name, generatedSuffix) && f.Name != diagnosticsFile {
+		if !strings.HasSuffix(f.Name, load.GeneratedSuffix) && f.Name != diagnosticsFile {
 			inputs[f.Name] = string(f.Data)
 		}
 	}

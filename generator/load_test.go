@@ -1,6 +1,8 @@
 package generator
 
 import (
+	"github.com/resumegen/resumegen/generator/internal/load"
+
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,7 +135,7 @@ func TestLoadSkipsPackagesWithoutDirectives(t *testing.T) {
 		"flow/flow.go":      "package flow\n\nimport \"context\"\n\n//resume:workflow\nfunc W(ctx context.Context) error { return S(ctx) }\n\n//resume:step\nfunc S(ctx context.Context) error { return nil }\n",
 		"broken/b.go":       "package broken\n\n// Resume: no directive here, only prose.\nvar X int = \"not an int\"\n",
 		"old/old.go":        "package old\n\n// X was a workflow once.\nfunc X() {}\n",
-		"old/old_resume.go": generatedHeader + "\n\npackage old\n\nfunc gone() { undefined() }\n",
+		"old/old_resume.go": load.GeneratedHeader + "\n\npackage old\n\nfunc gone() { undefined() }\n",
 	})
 	res, err := Generate(Config{Dir: dir, Patterns: []string{"./..."}, Env: testEnv})
 	if err != nil {

@@ -8,8 +8,9 @@ import (
 	"testing"
 )
 
-// TestManifestKeysAndExceptions checks that key= and //resume:allow reach
-// the JSON manifest, and that an exception leaves the version alone.
+// TestManifestKeysAndExceptions checks that key=, the call site and
+// //resume:allow reach the JSON manifest, and that an exception leaves the
+// version alone.
 func TestManifestKeysAndExceptions(t *testing.T) {
 	const src = `package mk
 
@@ -46,14 +47,15 @@ func S(ctx context.Context, id string) error { return nil }
 	}
 	var got []struct {
 		Version    string
-		Steps      []struct{ Name, Key string }
+		Steps      []struct{ Name, Key, Pos string }
 		Exceptions []Exception
 	}
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatal(err)
 	}
 	want := Exception{Check: "nondeterministic", What: "time.Now", Reason: "log only"}
-	if len(got) != 1 || len(got[0].Steps) != 1 || got[0].Steps[0].Key != "id" ||
+	// The call site is the one the generated code and resumectl runs show.
+	if len(got) != 1 || len(got[0].Steps) != 1 || got[0].Steps[0].Key != "id" || got[0].Steps[0].Pos != "mk/mk.go:13" ||
 		len(got[0].Exceptions) != 1 || got[0].Exceptions[0] != want {
 		t.Fatalf("manifest:\n%s", b)
 	}

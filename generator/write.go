@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/resumegen/resumegen/generator/internal/diag"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -74,9 +75,9 @@ func writeAtomic(path string, content []byte) error {
 // deleted, with file names relative to dir when possible; an empty diff
 // means the generated files are fresh.
 func (r *Result) Check(dir string) ([]byte, error) {
-	ds := &diagnostics{base: dir}
+	ds := diag.New(nil, dir)
 	if abs, err := filepath.Abs(dir); err == nil {
-		ds.base = abs
+		ds.Base = abs
 	}
 	var out bytes.Buffer
 	for _, f := range r.Files {
@@ -87,7 +88,7 @@ func (r *Result) Check(dir string) ([]byte, error) {
 		if bytes.Equal(old, f.Content) {
 			continue
 		}
-		name := ds.rel(f.Path)
+		name := ds.Rel(f.Path)
 		out.Write(unifiedDiff(name, name, old, f.Content, old != nil))
 	}
 	for _, path := range r.Stale {
@@ -95,7 +96,7 @@ func (r *Result) Check(dir string) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("check %s: %w", path, err)
 		}
-		name := ds.rel(path)
+		name := ds.Rel(path)
 		out.Write(unifiedDiff(name, "/dev/null", old, nil, true))
 	}
 	return out.Bytes(), nil

@@ -50,7 +50,10 @@ func Settle(ctx context.Context, b Batch) (Report, error) {
 			return rep, nil // early return from inside the loop
 		}
 		// Price runs first, on every iteration; Charge gets its result.
-		if err := Charge(ctx, it, quote(Price(ctx, it))); err != nil { //resume:step key=it.ID
+		// The directive marks Charge: two steps end on the next line, so
+		// it goes on a line only Charge spans.
+		if err := Charge(ctx, it, //resume:step key=it.ID
+			quote(Price(ctx, it))); err != nil {
 			return Report{}, err
 		}
 		rep.Charged++

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"embed"
 
 	"github.com/resumegen/resumegen/runtime/resume"
 )
@@ -12,7 +13,14 @@ import (
 // call goes through the resume journal. Regenerate with go generate.
 
 // A build error here means the runtime is older than this generated code.
-const _ = resume.SupportPackageIsVersion2
+const _ = resume.SupportPackageIsVersion3
+
+// The source the workflows of this file were copied from, which the
+// runtime checks before it runs one of them: an edit without go
+// generate fails loudly instead of running an old copy.
+//
+//go:embed batch.go
+var resumeSource_batch embed.FS
 
 // Settle (version 49d3878b898216f8) runs these steps, in source order:
 //
@@ -73,14 +81,14 @@ var resumeSettle = &resume.WorkflowDef{
 	Name:    "Settle",
 	Version: resumeSettleVersion,
 	Steps: []resume.StepDef{
-		{Name: "ListItems", Callee: "github.com/resumegen/resumegen/examples/batch.ListItems", Signature: "func(context.Context, string) ([]Item, error)", Policy: resume.PolicyDefault, JSON: "[]Item", Pos: "examples/batch/batch.go:42",
+		{Name: "ListItems", Callee: "github.com/resumegen/resumegen/examples/batch.ListItems", Signature: "func(context.Context, string) ([]Item, error)", Policy: resume.PolicyDefault, JSON: "[]Item", Pos: "examples/batch/batch.go:Settle+1",
 			Shape: []string{
 				"result Item: Amount int",
 				"result Item: ID string",
 			}},
-		{Name: "Charge", Callee: "github.com/resumegen/resumegen/examples/batch.Charge", Signature: "func(context.Context, Item, Quote) error", Policy: resume.PolicyDefault, JSON: "null", Key: "it.ID", Pos: "examples/batch/batch.go:53"},
-		{Name: "Price", Callee: "github.com/resumegen/resumegen/examples/batch.Price", Signature: "func(context.Context, Item) (int, error)", Policy: resume.PolicyDefault, JSON: "int", Pos: "examples/batch/batch.go:53"},
-		{Name: "Close", Callee: "github.com/resumegen/resumegen/examples/batch.Close", Signature: "func(context.Context, string) error", Policy: resume.PolicyDefault, JSON: "null", Pos: "examples/batch/batch.go:58"},
+		{Name: "Charge", Callee: "github.com/resumegen/resumegen/examples/batch.Charge", Signature: "func(context.Context, Item, Quote) error", Policy: resume.PolicyDefault, JSON: "null", Key: "it.ID", Pos: "examples/batch/batch.go:Settle+14"},
+		{Name: "Price", Callee: "github.com/resumegen/resumegen/examples/batch.Price", Signature: "func(context.Context, Item) (int, error)", Policy: resume.PolicyDefault, JSON: "int", Pos: "examples/batch/batch.go:Settle+15"},
+		{Name: "Close", Callee: "github.com/resumegen/resumegen/examples/batch.Close", Signature: "func(context.Context, string) error", Policy: resume.PolicyDefault, JSON: "null", Pos: "examples/batch/batch.go:Settle+20"},
 	},
 	Graph: resumeSettleGraph,
 	Shape: []string{
@@ -89,6 +97,9 @@ var resumeSettle = &resume.WorkflowDef{
 		"output Report: Charged int",
 		"output Report: Stopped string",
 	},
+	Source: &resume.Source{Files: resumeSource_batch, Fingerprint: "3f1abebccdedf5ab", Decls: []resume.SourceDecl{
+		{File: "batch.go", Name: "Settle"},
+	}},
 }
 
 // Run is set in init: the durable body refers back to resumeSettle through
@@ -117,7 +128,10 @@ func resumeSettleBody(ctx context.Context, b Batch) (Report, error) {
 			return rep, nil // early return from inside the loop
 		}
 		// Price runs first, on every iteration; Charge gets its result.
-		if err := resumeSettle_Charge(ctx, it, quote(resumeSettle_Price(ctx, it)), it.ID); err != nil { //resume:step key=it.ID
+		// The directive marks Charge: two steps end on the next line, so
+		// it goes on a line only Charge spans.
+		if err := resumeSettle_Charge(ctx, it, //resume:step key=it.ID
+			quote(resumeSettle_Price(ctx, it)), it.ID); err != nil {
 			return Report{}, err
 		}
 		rep.Charged++

@@ -9,7 +9,8 @@ import (
 
 // TestAnalyzer checks the diagnostics against the // want comments of
 // testdata/src/a, including a reviewed exception, a generated file that
-// must be skipped and a workflow in a test file, refused as resumegen
+// must be skipped (and that lacks the package's workflows, which vet
+// reports as stale) and a workflow in a test file, refused as resumegen
 // refuses it (analysistest loads the package's tests), and of
 // testdata/src/b: near-miss directives and checks inside helpers, and of
 // testdata/src/c: calls of workflows (child runs) refused, and of

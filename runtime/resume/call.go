@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/resumegen/resumegen/runtime/journal"
 )
 
 func call[T any](ctx context.Context, def *StepDef, key stepKey, fn func(context.Context) (T, error)) (T, error) {
@@ -18,7 +20,7 @@ func call[T any](ctx context.Context, def *StepDef, key stepKey, fn func(context
 	var out T
 	err := st.step(ctx, def, key, func(ctx context.Context) (json.RawMessage, error) {
 		v, err := fn(ctx)
-		b, encErr := encodeResult(v)
+		b, encErr := journaledValue(&v)
 		if encErr != nil {
 			// The body gets the zero value with the error, as a replay will.
 			var zero T
@@ -71,6 +73,28 @@ func (e *resultError) Error() string {
 
 func (e *resultError) Unwrap() error { return e.err }
 
+// journaledValue encodes the step's value *v for the journal and replaces
+// it with what the journal decodes, so that the body sees on the first
+// execution exactly what a resumed run will: the same value for every
+// type the generator accepts (it refuses those JSON would change), but
+// for what JSON cannot carry at all, the monotonic clock reading of a
+// time.Time and its Location beyond its UTC offset. A value that does
+// not decode back fails the attempt before it is journaled. The value is
+// encoded through its pointer, as it is decoded, so a MarshalJSON with a
+// pointer receiver is called both ways.
+func journaledValue[T any](v *T) (json.RawMessage, error) {
+	b, err := encodeResult(v)
+	if err != nil {
+		return nil, err
+	}
+	var back T
+	if err := decodeResult(b, &back); err != nil {
+		return nil, fmt.Errorf("it does not decode back as the journal will replay it: %w", err)
+	}
+	*v = back
+	return b, nil
+}
+
 // encodeResult journals a step's value: json.Marshal, refusing what would
 // not decode back to the same value. NaN and ±Inf make Marshal fail; a
 // string that is not valid UTF-8 Marshal writes as \ufffd, so only an
@@ -79,6 +103,9 @@ func encodeResult(v any) (json.RawMessage, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
+	}
+	if len(b) > journal.MaxValueBytes {
+		return nil, journal.CheckValue("the result", b)
 	}
 	if hasReplacementEscape(b) {
 		if path := invalidUTF8(reflect.ValueOf(v), "result", 0); path != "" {

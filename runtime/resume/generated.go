@@ -5,16 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"reflect"
+	"sync"
 )
 
 // This file holds the entry points that generated code (the *_resume.go
 // files resumegen writes) calls, and nothing else: the contract between
 // resumegen's output and this package. A program never calls them itself.
-// They change in step with the generator; [SupportPackageIsVersion2] makes
+// They change in step with the generator; [SupportPackageIsVersion4] makes
 // a skew between the two fail at compile time. The types generated code
 // fills in live beside their methods: [WorkflowDef], [StepDef], [Args],
-// [ErrorDef], [Policy].
+// [ErrorDef], [Policy], [Source].
 
 // SupportPackageIsVersion1 is referenced by generated code. A generated file
 // that needs a newer runtime names a constant this package does not have, so
@@ -26,6 +28,50 @@ const SupportPackageIsVersion1 = true
 // called through [Callee] and waits enter the step list; this package still
 // runs code that names [SupportPackageIsVersion1]. For generated code only.
 const SupportPackageIsVersion2 = true
+
+// SupportPackageIsVersion3 is referenced by code generated since a
+// generated file embeds the source it was made from and records its
+// fingerprint ([Source]); this package still runs code that names the
+// earlier versions, without the check. For generated code only.
+const SupportPackageIsVersion3 = true
+
+// SupportPackageIsVersion4 is referenced by code generated since a
+// workflow records the versions it descends from ([WorkflowDef.Lineage]):
+// a generated file that records a lineage names it (one without names
+// SupportPackageIsVersion3); this package still runs code that names the
+// earlier versions. For generated code only.
+const SupportPackageIsVersion4 = true
+
+// Source is the source a workflow's generated code was made from, as the
+// binary embeds it: the generated file copies the workflow's body (and
+// the helpers it calls) and records their fingerprint, and the runtime
+// computes it again from the embedded files before it starts or executes
+// a run of the workflow. A body edited without go generate then fails
+// loudly, naming the file and the command, instead of running the old
+// copy. For generated code only.
+type Source struct {
+	// Files are the embedded source files: the workflow's and its
+	// helpers', by base name.
+	Files fs.FS
+	// Decls are the declarations the generated code copied: the workflow
+	// first, then its helpers, by file and name (F, or Type.M).
+	Decls []SourceDecl
+	// Fingerprint is package fingerprint's hash of Decls when the code
+	// was generated.
+	Fingerprint string
+
+	once  sync.Once
+	stale error
+
+	linesMu   sync.Mutex
+	declLines map[string]map[string]int // by file: each declaration's line
+}
+
+// SourceDecl is one declaration a generated file copied. For generated
+// code only.
+type SourceDecl struct {
+	File, Name string
+}
 
 // Register records def as the durable form of the workflow function fn, so
 // that [Engine.Start] and [Run] accept fn itself (unless def is Old: an old

@@ -131,6 +131,44 @@ func (e *Engine) clockNow() time.Time {
 	return lo
 }
 
+// journalEarliest is the earliest the journal's clock may read now, from
+// the engine's last reading of it, without a round trip; ok is false when
+// the journal tells a clock that was never read. A journal that tells no
+// clock has the engine's.
+func (e *Engine) journalEarliest() (now time.Time, ok bool) {
+	c := &e.clock
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.resolved {
+		c.src, c.resolved = clockSource(e.journal), true
+	}
+	if c.src == nil {
+		return e.now(), true
+	}
+	if c.taken.IsZero() {
+		return time.Time{}, false
+	}
+	lo, _ := c.estimateLocked(e.now())
+	return lo, true
+}
+
+// atJournal returns a channel that receives once the journal's clock may
+// have reached t, by the engine's last reading of it (the earliest it may
+// read, as journalEarliest), on the engine's clock (WithClock). Without a
+// reading it waits for t on the engine's clock; the receiver checks again.
+func (e *Engine) atJournal(t time.Time) <-chan time.Time {
+	c := &e.clock
+	c.mu.Lock()
+	at := t
+	if c.src != nil && !c.taken.IsZero() {
+		// estimateLocked's lo reaches t when the engine's clock reads
+		// t − read + after.
+		at = t.Add(c.after.Sub(c.read))
+	}
+	c.mu.Unlock()
+	return e.at(at)
+}
+
 // clockReadTimeout bounds a reading of the journal's clock for a record.
 const clockReadTimeout = 2 * time.Second
 

@@ -29,6 +29,9 @@ func WithReceiver(r any) Option {
 // canRun says why the engine cannot execute runs of def: it is a method
 // whose receiver the engine was not given. It returns nil when it can.
 func (e *Engine) canRun(def *WorkflowDef) error {
+	if err := def.staleErr(); err != nil {
+		return err
+	}
 	if def.Receiver == nil || e.receivers[def.Receiver] != nil {
 		return nil
 	}

@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"embed"
 	"fmt"
 
 	"github.com/resumegen/resumegen/runtime/resume"
@@ -15,7 +16,14 @@ import (
 // call goes through the resume journal. Regenerate with go generate.
 
 // A build error here means the runtime is older than this generated code.
-const _ = resume.SupportPackageIsVersion2
+const _ = resume.SupportPackageIsVersion3
+
+// The source the workflows of this file were copied from, which the
+// runtime checks before it runs one of them: an edit without go
+// generate fails loudly instead of running an old copy.
+//
+//go:embed v1.go
+var resumeSource_v1 embed.FS
 
 // Pipeline is workflow rolling.Pipeline in the journal (name=); runs stored under
 // github.com/resumegen/resumegen/internal/rolling/worker.Pipeline, its earlier identity, are its too.
@@ -83,11 +91,11 @@ var resumePipeline = &resume.WorkflowDef{
 	Aliases: []string{"github.com/resumegen/resumegen/internal/rolling/worker.Pipeline"},
 	Version: resumePipelineVersion,
 	Steps: []resume.StepDef{
-		{Name: "Fetch", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Fetch", Signature: "func(context.Context, string, int) (int, error)", Policy: resume.PolicyDefault, JSON: "int", Pos: "internal/rolling/worker/v1.go:18"},
-		{Name: "Price", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Price", Signature: "func(context.Context, int) (int, error)", Policy: resume.PolicyDefault, JSON: "int", Pos: "internal/rolling/worker/v1.go:22"},
-		{Name: "Charge", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Charge", Signature: "func(context.Context, string, int) (int, error)", Policy: resume.PolicyDefault, JSON: "int", Pos: "internal/rolling/worker/v1.go:26"},
-		{Name: "Pack", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Pack", Signature: "func(context.Context, string, int) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "internal/rolling/worker/v1.go:30"},
-		{Name: "Ship", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Ship", Signature: "func(context.Context, string) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "internal/rolling/worker/v1.go:34"},
+		{Name: "Fetch", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Fetch", Signature: "func(context.Context, string, int) (int, error)", Policy: resume.PolicyDefault, JSON: "int", Pos: "internal/rolling/worker/v1.go:Pipeline+2"},
+		{Name: "Price", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Price", Signature: "func(context.Context, int) (int, error)", Policy: resume.PolicyDefault, JSON: "int", Pos: "internal/rolling/worker/v1.go:Pipeline+6"},
+		{Name: "Charge", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Charge", Signature: "func(context.Context, string, int) (int, error)", Policy: resume.PolicyDefault, JSON: "int", Pos: "internal/rolling/worker/v1.go:Pipeline+10"},
+		{Name: "Pack", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Pack", Signature: "func(context.Context, string, int) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "internal/rolling/worker/v1.go:Pipeline+14"},
+		{Name: "Ship", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Ship", Signature: "func(context.Context, string) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "internal/rolling/worker/v1.go:Pipeline+18"},
 	},
 	Graph: resumePipelineGraph,
 	Shape: []string{
@@ -96,6 +104,9 @@ var resumePipeline = &resume.WorkflowDef{
 		"output Receipt: ID string",
 		"output Receipt: Trail []string",
 	},
+	Source: &resume.Source{Files: resumeSource_v1, Fingerprint: "9d9ef38bc32c520a", Decls: []resume.SourceDecl{
+		{File: "v1.go", Name: "Pipeline"},
+	}},
 }
 
 // Run is set in init: the durable body refers back to resumePipeline through

@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"embed"
 	"fmt"
 
 	"github.com/resumegen/resumegen/runtime/resume"
@@ -15,7 +16,14 @@ import (
 // call goes through the resume journal. Regenerate with go generate.
 
 // A build error here means the runtime is older than this generated code.
-const _ = resume.SupportPackageIsVersion2
+const _ = resume.SupportPackageIsVersion4
+
+// The source the workflows of this file were copied from, which the
+// runtime checks before it runs one of them: an edit without go
+// generate fails loudly instead of running an old copy.
+//
+//go:embed v2.go
+var resumeSource_v2 embed.FS
 
 // Pipeline is workflow rolling.Pipeline in the journal (name=); runs stored under
 // github.com/resumegen/resumegen/internal/rolling/worker.Pipeline, its earlier identity, are its too.
@@ -88,13 +96,16 @@ var resumePipeline = &resume.WorkflowDef{
 	ID:      "rolling.Pipeline",
 	Aliases: []string{"github.com/resumegen/resumegen/internal/rolling/worker.Pipeline"},
 	Version: resumePipelineVersion,
+	Lineage: []string{
+		"0854326adbd4a716",
+	},
 	Steps: []resume.StepDef{
-		{Name: "Fetch", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Fetch", Signature: "func(context.Context, string, int) (int, error)", Policy: resume.PolicyDefault, JSON: "int", Pos: "internal/rolling/worker/v2.go:18"},
-		{Name: "Price", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Price", Signature: "func(context.Context, int) (int, error)", Policy: resume.PolicyDefault, JSON: "int", Pos: "internal/rolling/worker/v2.go:22"},
-		{Name: "Charge", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Charge", Signature: "func(context.Context, string, int) (int, error)", Policy: resume.PolicyDefault, JSON: "int", Pos: "internal/rolling/worker/v2.go:26"},
-		{Name: "Pack", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Pack", Signature: "func(context.Context, string, int) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "internal/rolling/worker/v2.go:30"},
-		{Name: "Ship", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Ship", Signature: "func(context.Context, string) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "internal/rolling/worker/v2.go:34"},
-		{Name: "Notify", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Notify", Signature: "func(context.Context, string, string) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "internal/rolling/worker/v2.go:38"},
+		{Name: "Fetch", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Fetch", Signature: "func(context.Context, string, int) (int, error)", Policy: resume.PolicyDefault, JSON: "int", Pos: "internal/rolling/worker/v2.go:Pipeline+2"},
+		{Name: "Price", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Price", Signature: "func(context.Context, int) (int, error)", Policy: resume.PolicyDefault, JSON: "int", Pos: "internal/rolling/worker/v2.go:Pipeline+6"},
+		{Name: "Charge", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Charge", Signature: "func(context.Context, string, int) (int, error)", Policy: resume.PolicyDefault, JSON: "int", Pos: "internal/rolling/worker/v2.go:Pipeline+10"},
+		{Name: "Pack", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Pack", Signature: "func(context.Context, string, int) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "internal/rolling/worker/v2.go:Pipeline+14"},
+		{Name: "Ship", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Ship", Signature: "func(context.Context, string) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "internal/rolling/worker/v2.go:Pipeline+18"},
+		{Name: "Notify", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Notify", Signature: "func(context.Context, string, string) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "internal/rolling/worker/v2.go:Pipeline+22"},
 	},
 	Graph: resumePipelineGraph,
 	Shape: []string{
@@ -103,6 +114,9 @@ var resumePipeline = &resume.WorkflowDef{
 		"output Receipt: ID string",
 		"output Receipt: Trail []string",
 	},
+	Source: &resume.Source{Files: resumeSource_v2, Fingerprint: "545a2f17442a1012", Decls: []resume.SourceDecl{
+		{File: "v2.go", Name: "Pipeline"},
+	}},
 }
 
 // Run is set in init: the durable body refers back to resumePipeline through

@@ -13,7 +13,7 @@ var hits int
 var registry = map[string]int{}
 
 //resume:workflow
-func W(ctx context.Context, m map[string]int) error {
+func W(ctx context.Context, m map[string]int) error { // want `workflow W has no generated code in a_resume.go: run go generate`
 	go Step(ctx, 1)         // want `step Step is called in a go statement`
 	defer Step(ctx, 2)      //resume:step name=Deferred
 	_ = time.Now()          // want `time\.Now in a workflow body gives another value`
@@ -42,7 +42,7 @@ func W(ctx context.Context, m map[string]int) error {
 }
 
 //resume:workflow
-func Sends(ctx context.Context) error {
+func Sends(ctx context.Context) error { // want `workflow Sends has no generated code in a_resume.go: run go generate`
 	return mail.Send(ctx, "b")
 }
 
