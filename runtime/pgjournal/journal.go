@@ -862,6 +862,13 @@ func (t *stepTx) Commit(ctx context.Context, s journal.StepRecord) error {
 }
 
 // Rollback abandons the transaction; after Commit it does nothing.
+//
+// A connection that is closed already has nothing to roll back: the
+// server aborts the transaction of a session that ends, and pgx closes
+// the connection of a statement whose context ended while it was on the
+// wire (the step's context, cancelled by a stop, mid-INSERT). That is no
+// failure: nothing of the transaction committed, and the step's outcome
+// is still its own.
 func (t *stepTx) Rollback() error {
 	if t.done {
 		return nil
@@ -869,7 +876,14 @@ func (t *stepTx) Rollback() error {
 	t.done = true
 	t.handle.close()
 	defer t.conn.Release()
-	return t.tx.Rollback(context.Background())
+	err := t.tx.Rollback(context.Background())
+	if err != nil && t.conn.Conn().IsClosed() {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("run %s: roll back the step's transaction: %w", t.lease.RunID, err)
+	}
+	return nil
 }
 
 // FinishRun records the run's status and releases its lease, fenced. A
