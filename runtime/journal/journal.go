@@ -421,9 +421,10 @@ type Move struct {
 // host whose processes share the file, or the one given to
 // sqlitejournal.WithClock). The engine takes every time that decides
 // something durable from it (a sleep's wake-up, an await's timeout, a
-// schedule's ticks), through the offset it measures between this clock
-// and its own, so that a process whose clock is wrong can neither cut a
-// sleep short nor start a schedule's tick early. A decorator of a journal
+// schedule's ticks, a run's deadline), through the offset it measures
+// between this clock and its own, so that a process whose clock is wrong
+// can neither cut a sleep short, start a schedule's tick early, nor stop a
+// run before its deadline. A decorator of a journal
 // passes it on by implementing it, or by an Unwrap method returning the
 // journal it wraps; without it the engine's own clock decides.
 type Clock interface {

@@ -78,13 +78,13 @@ func (r *records) matching(level slog.Level, msg string) []map[string]string {
 }
 
 // runClocks proves that every time that decides something durable (a
-// wake-up, an await's timeout, a schedule's ticks, a lease) comes from the
-// journal's clock, not from the engine's: a worker or scheduler whose
-// clock is wrong by an hour or a day cannot cut a sleep or a timeout
-// short, start a tick early or silence a schedule, and says loudly that
-// its clock is wrong. The journal's clock is the reference (for
-// PostgreSQL, the server's); the engines' clocks are skewed through
-// resume.WithClock.
+// wake-up, an await's timeout, a schedule's ticks, a run's deadline, a
+// lease) comes from the journal's clock, not from the engine's: a worker
+// or scheduler whose clock is wrong by an hour or a day cannot cut a sleep
+// or a timeout short, start a tick early, silence a schedule, or stop a
+// run before or after its deadline, and says loudly that its clock is
+// wrong. The journal's clock is the reference (for PostgreSQL, the
+// server's); the engines' clocks are skewed through resume.WithClock.
 func runClocks(t *testing.T, open func(t *testing.T) journal.Journal) {
 	ctx := context.Background()
 	skews := []time.Duration{-time.Hour, time.Hour}
@@ -163,6 +163,49 @@ func runClocks(t *testing.T, open func(t *testing.T) journal.Journal) {
 			}
 		})
 	}
+
+	t.Run("clocks: a run's deadline is the journal's: an engine an hour fast does not stop a run early, one an hour slow stops it on time", func(t *testing.T) {
+		j := open(t)
+		// An hour fast: a deadline a minute away has passed by its clock.
+		fast := newRunID(t)
+		res, err := engine(j, time.Hour).Start(resume.WithRunTimeout(ctx, time.Minute), fast, Chain, Plan{Loop: 2})
+		if err != nil || res.Status != resume.StatusSucceeded {
+			t.Errorf("a run with a minute to its deadline, on an engine an hour fast: %s %q, %v; want succeeded", res.Status, res.Error, err)
+		}
+		// An hour slow: a deadline 500ms away is an hour away by its clock.
+		slow := newRunID(t)
+		done := make(chan resume.Result, 1)
+		go func() {
+			res, _ := engine(j, -time.Hour).Start(resume.WithRunTimeout(ctx, 500*time.Millisecond), slow, Trip, TripPlan{Wait: "slow"})
+			done <- res
+		}()
+		select {
+		case res = <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatal("a run past its deadline, on an engine an hour slow, still ran 30s later")
+		}
+		if res.Status != resume.StatusFailed || !strings.Contains(res.Error, "deadline") {
+			t.Fatalf("a run past its deadline, on an engine an hour slow: %s %q; want failed past its deadline", res.Status, res.Error)
+		}
+		r, steps, err := j.LoadRun(ctx, slow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stopped := false
+		for _, s := range steps {
+			if s.StepKey != "Slow" {
+				continue
+			}
+			stopped = true
+			if s.FinishedAt.Before(r.Deadline) {
+				t.Errorf("Slow was stopped at %v, before the deadline %v by the journal's clock",
+					s.FinishedAt.Format(time.RFC3339Nano), r.Deadline.Format(time.RFC3339Nano))
+			}
+		}
+		if !stopped {
+			t.Errorf("Slow has no row: the deadline did not stop it while it executed")
+		}
+	})
 
 	t.Run("clocks: a scheduler a day fast starts no tick early, and a day slow does not silence the schedule", func(t *testing.T) {
 		j := open(t)

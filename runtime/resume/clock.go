@@ -7,7 +7,7 @@ import "time"
 // from between two readings of the journal's clock. It does not decide
 // anything durable by itself: every time that does (a [Sleep]'s wake-up,
 // an [Await]'s timeout, which ticks of a schedule ([Engine.Schedule]) are
-// due, a lease) is the journal's (journal.Clock: the PostgreSQL server's,
+// due, a run's deadline ([WithRunTimeout]), a lease) is the journal's (journal.Clock: the PostgreSQL server's,
 // the SQLite journal's). The engine reads the journal's clock at most
 // every 30 seconds and counts on from the reading by this clock, so that a
 // host whose clock is wrong by an hour sleeps, times out and schedules
