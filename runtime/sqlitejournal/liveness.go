@@ -30,7 +30,6 @@ import (
 // its owner lives. A dead owner's file stays until no running run names
 // that owner any more; the first KeepAlive of a journal opened later
 // removes it.
-
 //
 // The lock is no session: no connection carries it, so nothing but the end
 // of the process (or Release, or Close) frees it, and a held lock proves
