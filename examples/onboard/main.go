@@ -197,8 +197,10 @@ func runOnce(ctx context.Context, c config, stdout io.Writer) (int, error) {
 // wrong (see -clock-skew).
 type skewedClock time.Duration
 
+// Now is the system clock's time moved by c.
 func (c skewedClock) Now() time.Time { return time.Now().Add(time.Duration(c)) }
 
+// At fires when Now reaches t.
 func (c skewedClock) At(t time.Time) <-chan time.Time { return time.After(t.Sub(c.Now())) }
 
 // report is what -report prints: what every step did, counted in the

@@ -19,8 +19,10 @@ import (
 // still run at the system clock's pace.
 type skewedClock struct{ d time.Duration }
 
+// Now is the system clock's time moved by d.
 func (c skewedClock) Now() time.Time { return time.Now().Add(c.d) }
 
+// At fires when Now reaches t: after t minus Now of the system clock.
 func (c skewedClock) At(t time.Time) <-chan time.Time { return time.After(t.Sub(c.Now())) }
 
 // journalNow reads j's clock, the reference of durable times: the
@@ -47,9 +49,17 @@ type records struct {
 	logs []slog.Record
 }
 
+// Enabled keeps every level.
 func (r *records) Enabled(context.Context, slog.Level) bool { return true }
-func (r *records) WithAttrs([]slog.Attr) slog.Handler       { return r }
-func (r *records) WithGroup(string) slog.Handler            { return r }
+
+// WithAttrs keeps the handler as it is: the tests read the attributes of
+// each call.
+func (r *records) WithAttrs([]slog.Attr) slog.Handler { return r }
+
+// WithGroup keeps the handler as it is.
+func (r *records) WithGroup(string) slog.Handler { return r }
+
+// Handle keeps rec.
 func (r *records) Handle(_ context.Context, rec slog.Record) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()

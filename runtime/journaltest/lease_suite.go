@@ -102,6 +102,7 @@ type unreachable struct {
 
 var errUnreachable = errors.New("dial tcp: connect: connection refused (a partition)")
 
+// RenewLease fails once u is cut.
 func (u *unreachable) RenewLease(ctx context.Context, l journal.Lease, d time.Duration) error {
 	if u.cut.Load() {
 		return errUnreachable
@@ -109,6 +110,7 @@ func (u *unreachable) RenewLease(ctx context.Context, l journal.Lease, d time.Du
 	return u.Journal.RenewLease(ctx, l, d)
 }
 
+// WriteStep fails once u is cut.
 func (u *unreachable) WriteStep(ctx context.Context, l journal.Lease, s journal.StepRecord) error {
 	if u.cut.Load() {
 		return errUnreachable
@@ -116,6 +118,7 @@ func (u *unreachable) WriteStep(ctx context.Context, l journal.Lease, s journal.
 	return u.Journal.WriteStep(ctx, l, s)
 }
 
+// FinishRun fails once u is cut.
 func (u *unreachable) FinishRun(ctx context.Context, l journal.Lease, r journal.RunRecord) error {
 	if u.cut.Load() {
 		return errUnreachable
