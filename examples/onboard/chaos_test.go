@@ -182,18 +182,21 @@ func TestChaos(t *testing.T) {
 
 	// Every run succeeded or waits for a person at its once step.
 	statuses := map[string]int{}
-	rows, err := conn.Query(ctx, `SELECT status, attention_step FROM resume_runs`)
+	rows, err := conn.Query(ctx, `SELECT run_id, status, attention_step, error FROM resume_runs`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rows.Next() {
-		var status, step string
-		if err := rows.Scan(&status, &step); err != nil {
+		var id, status, step, runErr string
+		if err := rows.Scan(&id, &status, &step, &runErr); err != nil {
 			t.Fatal(err)
 		}
 		statuses[status]++
-		if status == "needs_attention" && !strings.HasPrefix(step, "NotifyOwner") {
-			t.Errorf("a run needs attention at %q, not at the once step", step)
+		switch {
+		case status == "needs_attention" && !strings.HasPrefix(step, "NotifyOwner"):
+			t.Errorf("run %s needs attention at %q, not at the once step: %s", id, step, runErr)
+		case status != "needs_attention" && status != "succeeded":
+			t.Errorf("run %s is %s: %s", id, status, runErr)
 		}
 	}
 	if rows.Err() != nil {

@@ -829,9 +829,22 @@ type StepTx interface {
 	Handle() any
 	// Commit writes s in the transaction and commits it.
 	Commit(ctx context.Context, s StepRecord) error
-	// Rollback abandons the transaction; after Commit it does nothing.
+	// Rollback abandons the transaction; after Commit it does nothing. A
+	// transaction that ended with its connection is reported as
+	// [ErrTxLost].
 	Rollback() error
 }
+
+// ErrTxLost is what a [StepTx]'s Rollback returns (wrapped) when the
+// transaction ended with its connection before it could be rolled back:
+// the server aborted it, and nothing of it committed (PostgreSQL: a
+// terminated session, a server restart, or pgx closing the connection of
+// a statement whose context ended while it was on the wire). The step's
+// attempt then has no outcome of its own: the engine journals the run's
+// stop when the run was asked to stop meanwhile, and otherwise stops the
+// run without journaling the attempt, so that it is resumed and the step
+// executes again, as after a crash.
+var ErrTxLost = errors.New("the step's transaction ended with its connection: nothing of it committed")
 
 // ErrNoJournal is the error of a read-only open (a journal's OpenReadOnly,
 // openjournal.OpenReadOnly) of a database that holds no resumegen journal:

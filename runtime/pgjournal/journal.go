@@ -863,12 +863,12 @@ func (t *stepTx) Commit(ctx context.Context, s journal.StepRecord) error {
 
 // Rollback abandons the transaction; after Commit it does nothing.
 //
-// A connection that is closed already has nothing to roll back: the
-// server aborts the transaction of a session that ends, and pgx closes
-// the connection of a statement whose context ended while it was on the
-// wire (the step's context, cancelled by a stop, mid-INSERT). That is no
-// failure: nothing of the transaction committed, and the step's outcome
-// is still its own.
+// A connection that closed has nothing to roll back: the server aborts the
+// transaction of a session that ends (terminated, restarted), and pgx
+// closes the connection of a statement whose context ended while it was
+// on the wire (the step's context, cancelled by a stop, mid-INSERT), or
+// that got a FATAL error. That is reported as journal.ErrTxLost: nothing
+// of the transaction committed.
 func (t *stepTx) Rollback() error {
 	if t.done {
 		return nil
@@ -878,12 +878,9 @@ func (t *stepTx) Rollback() error {
 	defer t.conn.Release()
 	err := t.tx.Rollback(context.Background())
 	if err != nil && t.conn.Conn().IsClosed() {
-		return nil
+		return fmt.Errorf("%w (%w)", journal.ErrTxLost, err)
 	}
-	if err != nil {
-		return fmt.Errorf("run %s: roll back the step's transaction: %w", t.lease.RunID, err)
-	}
-	return nil
+	return err
 }
 
 // FinishRun records the run's status and releases its lease, fenced. A

@@ -439,13 +439,19 @@ func (st *runState) attempt(ctx context.Context, def *StepDef, rec *journal.Step
 		err = fmt.Errorf("run %s, step %s: %w", st.run.RunID, rec.StepKey, err)
 	}
 	if err != nil {
+		stopping := stopCause(sctx) != nil && !def.Deferred
 		if tx != nil {
-			if rbErr := tx.Rollback(); rbErr != nil {
+			// A transaction lost with its connection committed nothing. It
+			// is the step's outcome only when the run's stop ended its
+			// statement; otherwise the attempt has none (the journal's
+			// connection failed, not the step): the run stops unjournaled,
+			// and its resume executes the step again.
+			if rbErr := tx.Rollback(); rbErr != nil && !(stopping && errors.Is(rbErr, journal.ErrTxLost)) {
 				return st.stopf("run %s, step %s: roll back: %w", st.run.RunID, rec.StepKey, rbErr)
 			}
 		}
 		rec.FinishedAt = st.e.clockNow()
-		if stopCause(sctx) != nil && !def.Deferred {
+		if stopping {
 			// The run was asked to stop while the step executed, and the
 			// step gave up: its outcome is the stop, its failure history.
 			rec.History = append(rec.History, journal.AttemptRecord{
