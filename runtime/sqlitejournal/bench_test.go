@@ -205,3 +205,13 @@ func BenchmarkWakeLatency(b *testing.B) {
 func BenchmarkSignalLatency(b *testing.B) {
 	journaltest.BenchSignalLatency(b, openBench(b).Journal, 200, 20*time.Millisecond)
 }
+
+// BenchmarkConcurrent: journaltest.BenchConcurrent at each rung of the
+// concurrency ladder, 20 steps a run. Target (issue 23): at 16 runs, at
+// least 3x the raw single-row commits of 16 writers; at 1 run, at least
+// 1/1.1 of them.
+func BenchmarkConcurrent(b *testing.B) {
+	for _, runs := range journaltest.ConcurrencyLadder {
+		b.Run(fmt.Sprintf("runs=%d", runs), func(b *testing.B) { journaltest.BenchConcurrent(b, openBench(b), runs, 20) })
+	}
+}
