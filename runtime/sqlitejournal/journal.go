@@ -45,7 +45,8 @@ type Journal struct {
 	// Statements on the hot path, prepared once on the writer connection.
 	writeStepStmt, finishStmt, claimStmt, entryStmt *sql.Stmt
 
-	live liveness // the owners' lock files (see KeepAlive)
+	live  liveness    // the owners' lock files (see KeepAlive)
+	group groupCommit // step rows of concurrent runs, committed together
 
 	now func() time.Time // the journal's clock (see WithClock); nil: time.Now
 }
@@ -388,11 +389,24 @@ func (j *Journal) CreateRun(ctx context.Context, r journal.RunRecord) (journal.R
 	}
 	r = r.Created()
 	lease := r.LeaseUntil.Sub(r.CreatedAt)
-	tx, err := j.db.BeginTx(ctx, nil)
+	var stored journal.RunRecord
+	var created bool
+	err := j.group.do(ctx, j, func(ctx context.Context, tx *sql.Tx) error {
+		return j.withTx(ctx, tx, func(tx *sql.Tx) error {
+			var err error
+			stored, created, err = j.createRun(ctx, tx, r, lease)
+			return err
+		})
+	})
 	if err != nil {
-		return r, false, writeLock(err)
+		return r, false, err
 	}
-	defer tx.Rollback()
+	return stored, created, nil
+}
+
+// createRun inserts r in tx unless its run id exists, and returns the
+// stored run and whether it was created.
+func (j *Journal) createRun(ctx context.Context, tx *sql.Tx, r journal.RunRecord, lease time.Duration) (journal.RunRecord, bool, error) {
 	now := j.clock()
 	if r.LeaseOwner != "" {
 		r.LeaseUntil = now.Add(lease)
@@ -415,10 +429,6 @@ func (j *Journal) CreateRun(ctx context.Context, r journal.RunRecord) (journal.R
 		return r, false, writeLock(err)
 	}
 	if n, _ := res.RowsAffected(); n == 1 {
-		if err := tx.Commit(); err != nil {
-			return r, false, writeLock(err)
-		}
-		j.commits.Add(1)
 		return r, true, nil
 	}
 	stored, err := j.run(ctx, tx, r.RunID)
@@ -700,31 +710,53 @@ const writeStepSQL = `INSERT INTO resume_steps (` + stepColumns + `)
 		error_detail = excluded.error_detail, final = excluded.final, history = excluded.history`
 
 func writeStep(ctx context.Context, stmt *sql.Stmt, l journal.Lease, s journal.StepRecord) error {
-	if err := journal.CheckStep(s); err != nil {
-		return fmt.Errorf("run %s: write a step: %w", s.RunID, err)
-	}
-	history, err := journal.EncodeHistory(s.History)
+	args, err := stepArgs(l, s)
 	if err != nil {
-		return fmt.Errorf("run %s, step %s: %w", s.RunID, s.StepKey, err)
+		return err
 	}
-	res, err := stmt.ExecContext(ctx,
-		s.RunID, s.StepKey, s.Name, string(s.Status), nullJSON(s.Result), s.Error,
-		s.Attempt, s.AttemptBase, s.Seq, ts(s.StartedAt), ts(s.FinishedAt),
-		nullJSON(s.ErrorDetail), s.Final, nullJSON(history),
-		l.RunID, l.Owner, l.Epoch)
+	res, err := stmt.ExecContext(ctx, args...)
 	if err != nil {
 		return err
 	}
 	return leaseHeld(res, l)
 }
 
-// WriteStep upserts the step's row in one commit.
-func (j *Journal) WriteStep(ctx context.Context, l journal.Lease, s journal.StepRecord) error {
-	if err := writeStep(ctx, j.writeStepStmt, l, s); err != nil {
-		return writeLock(err)
+// stepArgs checks s and returns writeStepSQL's arguments for it, fenced by l.
+func stepArgs(l journal.Lease, s journal.StepRecord) ([]any, error) {
+	if err := journal.CheckStep(s); err != nil {
+		return nil, fmt.Errorf("run %s: write a step: %w", s.RunID, err)
 	}
-	j.commits.Add(1)
-	return nil
+	history, err := journal.EncodeHistory(s.History)
+	if err != nil {
+		return nil, fmt.Errorf("run %s, step %s: %w", s.RunID, s.StepKey, err)
+	}
+	return []any{
+		s.RunID, s.StepKey, s.Name, string(s.Status), nullJSON(s.Result), s.Error,
+		s.Attempt, s.AttemptBase, s.Seq, ts(s.StartedAt), ts(s.FinishedAt),
+		nullJSON(s.ErrorDetail), s.Final, nullJSON(history),
+		l.RunID, l.Owner, l.Epoch,
+	}, nil
+}
+
+// WriteStep upserts the step's row, fenced, and returns once it is
+// durable. Rows that concurrent runs write meanwhile commit together, in
+// one transaction and one fsync (see [groupCommit]).
+func (j *Journal) WriteStep(ctx context.Context, l journal.Lease, s journal.StepRecord) error {
+	args, err := stepArgs(l, s)
+	if err != nil {
+		return err
+	}
+	return j.group.do(ctx, j, func(ctx context.Context, tx *sql.Tx) error {
+		stmt := j.writeStepStmt
+		if tx != nil {
+			stmt = tx.StmtContext(ctx, stmt)
+		}
+		res, err := stmt.ExecContext(ctx, args...)
+		if err != nil {
+			return fmt.Errorf("run %s, step %s: %w", l.RunID, s.StepKey, writeLock(err))
+		}
+		return leaseHeld(res, l)
+	})
 }
 
 // BeginStep opens a transaction for a tx step: the step's writes and its
@@ -785,8 +817,17 @@ func (j *Journal) FinishRun(ctx context.Context, l journal.Lease, r journal.RunR
 	if err := journal.CheckValue("output", r.Output); err != nil {
 		return fmt.Errorf("run %s: finish: %w", l.RunID, err)
 	}
-	if r.Status == journal.StatusWaiting && (r.WaitKind == journal.WaitSignal || r.WaitKind == journal.WaitChild) {
-		return j.inTx(ctx, func(tx *sql.Tx) error {
+	waiting := r.Status == journal.StatusWaiting && (r.WaitKind == journal.WaitSignal || r.WaitKind == journal.WaitChild)
+	return j.group.do(ctx, j, func(ctx context.Context, tx *sql.Tx) error {
+		if !waiting {
+			stmt := j.finishStmt
+			if tx != nil {
+				stmt = tx.StmtContext(ctx, stmt)
+			}
+			return j.finish(ctx, stmt, l, r)
+		}
+		return j.withTx(ctx, tx, func(tx *sql.Tx) error {
+			r := r
 			over, err := woken(ctx, tx, r)
 			if err != nil {
 				return err
@@ -796,12 +837,7 @@ func (j *Journal) FinishRun(ctx context.Context, l journal.Lease, r journal.RunR
 			}
 			return j.finish(ctx, tx.StmtContext(ctx, j.finishStmt), l, r)
 		})
-	}
-	err := j.finish(ctx, j.finishStmt, l, r)
-	if err == nil || errors.Is(err, journal.ErrLeaseLost) {
-		j.commits.Add(1)
-	}
-	return err
+	})
 }
 
 func (j *Journal) finish(ctx context.Context, stmt *sql.Stmt, l journal.Lease, r journal.RunRecord) error {
@@ -1139,6 +1175,24 @@ func acceptable(r journal.RunRecord) error {
 		return fmt.Errorf("run %s needs attention for step %s, not for a version: %w", r.RunID, r.AttentionStep, journal.ErrNotVersionStop)
 	}
 	return nil
+}
+
+// withTx calls fn in tx, a group commit's transaction, or, when tx is nil,
+// in a transaction of its own that it commits (and does not count: the
+// group commit does).
+func (j *Journal) withTx(ctx context.Context, tx *sql.Tx, fn func(*sql.Tx) error) error {
+	if tx != nil {
+		return fn(tx)
+	}
+	tx, err := j.db.BeginTx(ctx, nil)
+	if err != nil {
+		return writeLock(err)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return writeLock(tx.Commit())
 }
 
 func (j *Journal) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
