@@ -591,36 +591,59 @@ func (j *Journal) ClaimNext(ctx context.Context, c journal.ClaimNextRequest) (jo
 
 // claimNextSQL is ClaimNext's statement and its arguments at the
 // journal's time t.
+//
+// The oldest claimable run is the oldest of three: the oldest pending run,
+// the oldest running one whose lease lapsed, and the oldest waiting one
+// whose wake-up time passed. Each is found on its own, in an index that
+// yields it first (pending and running: resume_runs_by_status_created, in
+// the order wanted; waiting: resume_runs_by_wake, the due ones only), so
+// that the claim's cost does not grow with the runs pending or waiting
+// (TestClaimNextPlan): one condition OR-ing the three read every pending
+// run and sorted them.
 func (j *Journal) claimNextSQL(c journal.ClaimNextRequest, t time.Time) (string, []any) {
 	now := ts(t)
+	mine, versionsOK, vargs := claimVersions(c, t)
+	ofWorkflows := `
+				AND parent_run_id = ''
+				AND workflow IN (?` + strings.Repeat(", ?", len(c.Workflows)-1) + `)` + versionsOK
+	var workflows []any
+	for _, w := range c.Workflows {
+		workflows = append(workflows, w)
+	}
 	// A lapsed lease of a live owner is not taken, but for the claimer's
 	// own of a run it does not execute now: it lost track of that run.
 	notHeld := "1"
-	args := []any{c.Owner, ts(t.Add(c.Lease)), now, now, c.Owner}
+	var holding []any
 	if len(c.Holding) > 0 {
 		notHeld = "run_id NOT IN (?" + strings.Repeat(", ?", len(c.Holding)-1) + ")"
 		for _, id := range c.Holding {
-			args = append(args, id)
+			holding = append(holding, id)
 		}
 	}
-	args = append(args, c.Owner, j.live.dir, now)
-	for _, w := range c.Workflows {
-		args = append(args, w)
+	oldest := func(cond string) string {
+		return `SELECT * FROM (SELECT run_id, created_at FROM resume_runs
+				WHERE ` + cond + ofWorkflows + `
+				ORDER BY created_at, run_id LIMIT 1)`
 	}
-	mine, versionsOK, vargs := claimVersions(c, t)
+	args := append(vargs, c.Owner, ts(t.Add(c.Lease)), now)
+	args = append(args, workflows...)
+	args = append(append(append(args, now, c.Owner), holding...), c.Owner, j.live.dir)
+	args = append(args, workflows...)
+	args = append(append(args, now), workflows...)
 	return mine + `UPDATE resume_runs SET
 			status = 'running', attempts = attempts + 1, epoch = epoch + 1,
 			lease_owner = ?, lease_until = ?, updated_at = ?, error = '', attention_step = '', attention_kind = '',
 			wait_kind = '', wait_name = '', wake_at = CASE WHEN status = 'waiting' THEN wake_at ELSE '' END
 		WHERE run_id = (
-			SELECT run_id FROM resume_runs
-			WHERE (status = 'pending' OR (status = 'running' AND lease_until < ? AND
-					((lease_owner = ? AND ` + notHeld + `) OR (lease_owner <> ? AND NOT resume_owner_alive(?, lease_owner))))
-					OR ` + waitDue + `)
-				AND parent_run_id = ''
-				AND workflow IN (?` + strings.Repeat(", ?", len(c.Workflows)-1) + `)` + versionsOK + `
+			SELECT run_id FROM (
+				` + oldest(`status = 'pending'`) + `
+				UNION ALL
+				` + oldest(`status = 'running' AND lease_until < ? AND
+					((lease_owner = ? AND `+notHeld+`) OR (lease_owner <> ? AND NOT resume_owner_alive(?, lease_owner)))`) + `
+				UNION ALL
+				` + oldest(waitDue) + `)
 			ORDER BY created_at, run_id LIMIT 1)
-		RETURNING ` + runColumns, append(vargs, args...)
+		RETURNING ` + runColumns, args
 }
 
 // claimVersions is ClaimNext's rule for c.Versions (see
