@@ -44,11 +44,4 @@ var NextWakeSQL = nextWakeSQL
 
 // GroupWaiting is 1 for a commit under way, plus the number of writes
 // queued behind it.
-func GroupWaiting(j *Journal) int {
-	j.group.mu.Lock()
-	defer j.group.mu.Unlock()
-	if !j.group.leading {
-		return 0
-	}
-	return 1 + len(j.group.queue)
-}
+func GroupWaiting(j *Journal) int { return j.group.Waiting() }

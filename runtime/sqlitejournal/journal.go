@@ -31,6 +31,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/resumegen/resumegen/runtime/internal/groupcommit"
 	"github.com/resumegen/resumegen/runtime/journal"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -45,8 +46,8 @@ type Journal struct {
 	// Statements on the hot path, prepared once on the writer connection.
 	writeStepStmt, finishStmt, claimStmt, entryStmt *sql.Stmt
 
-	live  liveness    // the owners' lock files (see KeepAlive)
-	group groupCommit // step rows of concurrent runs, committed together
+	live  liveness                       // the owners' lock files (see KeepAlive)
+	group *groupcommit.Queue[groupWrite] // writes of concurrent runs, committed together (group.go)
 
 	now func() time.Time // the journal's clock (see WithClock); nil: time.Now
 }
@@ -110,6 +111,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Journal, error) {
 	}
 	read.SetMaxOpenConns(4)
 	j := &Journal{db: db, read: read, live: liveness{dir: path + ".owners", held: map[string]*os.File{}}}
+	j.group = groupcommit.New(maxGroup, j.commitGroup)
 	for _, o := range opts {
 		o(j)
 	}
@@ -391,7 +393,7 @@ func (j *Journal) CreateRun(ctx context.Context, r journal.RunRecord) (journal.R
 	lease := r.LeaseUntil.Sub(r.CreatedAt)
 	var stored journal.RunRecord
 	var created bool
-	err := j.group.do(ctx, j, func(ctx context.Context, tx *sql.Tx) error {
+	err := j.group.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		return j.withTx(ctx, tx, func(tx *sql.Tx) error {
 			var err error
 			stored, created, err = j.createRun(ctx, tx, r, lease)
@@ -769,7 +771,7 @@ func (j *Journal) WriteStep(ctx context.Context, l journal.Lease, s journal.Step
 	if err != nil {
 		return err
 	}
-	return j.group.do(ctx, j, func(ctx context.Context, tx *sql.Tx) error {
+	return j.group.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		stmt := j.writeStepStmt
 		if tx != nil {
 			stmt = tx.StmtContext(ctx, stmt)
@@ -841,7 +843,7 @@ func (j *Journal) FinishRun(ctx context.Context, l journal.Lease, r journal.RunR
 		return fmt.Errorf("run %s: finish: %w", l.RunID, err)
 	}
 	waiting := r.Status == journal.StatusWaiting && (r.WaitKind == journal.WaitSignal || r.WaitKind == journal.WaitChild)
-	return j.group.do(ctx, j, func(ctx context.Context, tx *sql.Tx) error {
+	return j.group.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if !waiting {
 			stmt := j.finishStmt
 			if tx != nil {
