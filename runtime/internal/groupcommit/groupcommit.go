@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 )
 
 // Write is one caller's write in a batch.
@@ -125,3 +126,27 @@ func (q *Queue[T]) lead(first *Write[T]) {
 // errPanicked is the outcome of the writes of a batch whose commit
 // panicked: whether they were written is not known.
 var errPanicked = errors.New("group commit: the batch's commit panicked; the write may or may not be durable")
+
+// Context returns a context for committing batch that ends once the
+// contexts of all its writes ended: while one caller still waits, its
+// batch goes on. It carries no values. The caller calls cancel when the
+// batch is done.
+func Context[T any](batch []*Write[T]) (context.Context, context.CancelFunc) {
+	ctx, end := context.WithCancel(context.Background())
+	var left atomic.Int64
+	left.Store(int64(len(batch)))
+	stops := make([]func() bool, 0, len(batch))
+	for _, w := range batch {
+		stops = append(stops, context.AfterFunc(w.Ctx, func() {
+			if left.Add(-1) == 0 {
+				end()
+			}
+		}))
+	}
+	return ctx, func() {
+		for _, stop := range stops {
+			stop()
+		}
+		end()
+	}
+}

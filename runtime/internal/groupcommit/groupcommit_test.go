@@ -139,3 +139,24 @@ func TestPanickingCommitPassesTheLead(t *testing.T) {
 		t.Errorf("a write after the panic: %v", err)
 	}
 }
+
+// A batch's context ends when the last of its callers' contexts ends, not
+// with the first.
+func TestContextEndsWithTheLastCaller(t *testing.T) {
+	a, cancelA := context.WithCancel(context.Background())
+	b, cancelB := context.WithCancel(context.Background())
+	ctx, cancel := Context([]*Write[int]{{Ctx: a}, {Ctx: b}})
+	defer cancel()
+	cancelA()
+	select {
+	case <-ctx.Done():
+		t.Fatal("the batch's context ended with the first caller's")
+	case <-time.After(20 * time.Millisecond):
+	}
+	cancelB()
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the batch's context outlived every caller's")
+	}
+}
