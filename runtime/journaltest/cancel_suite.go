@@ -51,7 +51,7 @@ func (j *cancelSeenLate) CancelRequested(ctx context.Context, runID string) (tim
 // resumeDying resumes run runID on an engine that "dies" at f (see
 // startDying), and reports whether it did.
 func resumeDying(j journal.Journal, runID string, f resume.Fault) (crashed bool) {
-	e := resume.NewEngine(j, resume.WithLease(150*time.Millisecond), resume.WithOwner("crasher"),
+	e := resume.NewEngine(j, resume.WithLease(crashLease), resume.WithOwner("crasher"),
 		resume.WithFault(f), resume.WithFaultAction(func() { panic(crash{f}) }), resume.WithCrashPanics(isCrash))
 	defer func() {
 		if r := recover(); r != nil {
@@ -59,12 +59,7 @@ func resumeDying(j journal.Journal, runID string, f resume.Fault) (crashed bool)
 				panic(r)
 			}
 			crashed = true
-			if l, ok := j.(journal.Liveness); ok {
-				if err := l.Release(context.Background(), "crasher"); err != nil {
-					panic(err)
-				}
-			}
-			time.Sleep(170 * time.Millisecond)
+			died(j)
 		}
 	}()
 	_, _ = e.Resume(context.Background(), runID)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/resume"
@@ -96,7 +95,7 @@ func runCodec(t *testing.T, open func(t *testing.T) journal.Journal, effectsOf f
 		j := open(t)
 		id := newRunID(t)
 		p := Plan{Loop: 3}
-		dying := resume.NewEngine(j, resume.WithCodec(codec), resume.WithLease(150*time.Millisecond), resume.WithOwner("crasher"),
+		dying := resume.NewEngine(j, resume.WithCodec(codec), resume.WithLease(crashLease), resume.WithOwner("crasher"),
 			resume.WithFaultAction(func() { panic(crash{}) }), resume.WithFault(resume.Fault{Step: "Loop#2", Point: resume.FaultBefore}))
 		func() {
 			defer func() {
@@ -109,13 +108,7 @@ func runCodec(t *testing.T, open func(t *testing.T) journal.Journal, effectsOf f
 			dying.Start(ctx, id, Chain, p)
 			t.Fatal("the engine did not die at Loop#2")
 		}()
-		if l, ok := j.(journal.Liveness); ok {
-			// The "process" ends: its liveness signal goes with it.
-			if err := l.Release(ctx, "crasher"); err != nil {
-				t.Fatal(err)
-			}
-		}
-		time.Sleep(170 * time.Millisecond) // a journal without liveness: the lease expires
+		died(j)
 		e := resume.NewEngine(j, resume.WithCodec(codec))
 		res, err := e.Resume(ctx, id)
 		if err != nil || res.Status != journal.StatusSucceeded || string(res.Output) != "5" {

@@ -91,7 +91,7 @@ func startCrashing(t *testing.T, j journal.Journal, runID string, p Plan, f resu
 // workflow panics with crash, and reports whether it did. A dead engine's
 // leases have expired when it returns.
 func startDying(j journal.Journal, runID string, wf, input any, f resume.Fault) (crashed bool) {
-	opts := []resume.Option{resume.WithLease(150 * time.Millisecond), resume.WithOwner("crasher"),
+	opts := []resume.Option{resume.WithLease(crashLease), resume.WithOwner("crasher"),
 		resume.WithFaultAction(func() { panic(crash{f}) }), resume.WithCrashPanics(isCrash)}
 	if f.Step != "" {
 		opts = append(opts, resume.WithFault(f))
@@ -103,19 +103,29 @@ func startDying(j journal.Journal, runID string, wf, input any, f resume.Fault) 
 				panic(r)
 			}
 			crashed = true
-			// The process "ends": its liveness signal goes, and its runs
-			// are taken over at once (a journal without liveness: once
-			// the lease expired).
-			if l, ok := journal.Find[journal.Liveness](j); ok {
-				if err := l.Release(context.Background(), "crasher"); err != nil {
-					panic(err)
-				}
-			}
-			time.Sleep(170 * time.Millisecond) // let the dead engine's lease expire
+			died(j)
 		}
 	}()
 	_, _ = e.Start(context.Background(), runID, wf, input)
 	return false
+}
+
+// crashLease is the lease of the engines that "die" in the suite. Long
+// enough that a step's start under load keeps the third of it a step
+// needs (with 150 ms, a machine at load 8 stopped runs before their fault
+// struck), short enough that waiting it out after each death costs little.
+const crashLease = 400 * time.Millisecond
+
+// died ends the "process" of the engines owned by "crasher" on j: its
+// liveness signal goes, so that its runs are taken over at once, and
+// (for a journal without liveness) its leases expire.
+func died(j journal.Journal) {
+	if l, ok := journal.Find[journal.Liveness](j); ok {
+		if err := l.Release(context.Background(), "crasher"); err != nil {
+			panic(err)
+		}
+	}
+	time.Sleep(crashLease + 20*time.Millisecond)
 }
 
 // Run runs the conformance suite against the journal h opens.
