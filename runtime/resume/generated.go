@@ -35,6 +35,13 @@ const SupportPackageIsVersion2 = true
 // earlier versions, without the check. For generated code only.
 const SupportPackageIsVersion3 = true
 
+// SupportPackageIsVersion4 is referenced by code generated since helpers
+// of other packages get shared durable copies, which find their steps
+// with [Site] and register their source with [RegisterSource]; this
+// package still runs code that names the earlier versions. For generated
+// code only.
+const SupportPackageIsVersion4 = true
+
 // Source is the source a workflow's generated code was made from, as the
 // binary embeds it: the generated file copies the workflow's body (and
 // the helpers it calls) and records their fingerprint, and the runtime
@@ -60,7 +67,66 @@ type Source struct {
 // SourceDecl is one declaration a generated file copied. For generated
 // code only.
 type SourceDecl struct {
+	// Package is the import path of the declaration's package when it is
+	// not the workflow's: a helper of another package, whose shared copy
+	// lives there and whose source that package's generated code
+	// registers ([RegisterSource]).
+	Package string
+	// File is the base name of the declaring file; Name the function's
+	// (F, or Type.M).
 	File, Name string
+}
+
+// RegisterSource records files, the source embedded by a generated file
+// of the package at import path pkg that holds shared copies of its
+// helpers, so that the workflows of other packages calling those helpers
+// can fingerprint them ([Source]). For generated code only.
+func RegisterSource(pkg string, files fs.FS) {
+	sources.Lock()
+	defer sources.Unlock()
+	sources.byPkg[pkg] = append(sources.byPkg[pkg], files)
+}
+
+// sources are the embedded source files of the packages holding shared
+// copies, filled by generated init functions and read-only afterwards.
+var sources = struct {
+	sync.RWMutex
+	byPkg map[string][]fs.FS
+}{byPkg: map[string][]fs.FS{}}
+
+// readSource reads file from the source registered for pkg.
+func readSource(pkg, file string) ([]byte, error) {
+	sources.RLock()
+	defer sources.RUnlock()
+	fsys := sources.byPkg[pkg]
+	if len(fsys) == 0 {
+		return nil, fmt.Errorf("package %s registered no source: its generated file holding the copied helpers is missing or older than this code", pkg)
+	}
+	var err error
+	for _, f := range fsys {
+		var b []byte
+		if b, err = fs.ReadFile(f, file); err == nil {
+			return b, nil
+		}
+	}
+	return nil, err
+}
+
+// Site returns the StepDef of the call site site in the definition of the
+// workflow whose run ctx holds: a shared copy's wrapper journals its step
+// under it. A site the running workflow does not have fails the step,
+// naming both, when it is executed: the copy is newer or older than the
+// workflow's generated code. Outside a run the StepDef is not used: the
+// step's function is called as written. For generated code only.
+func Site(ctx context.Context, site string) *StepDef {
+	st := stateFrom(ctx)
+	if st == nil {
+		return &StepDef{Name: site, Site: site}
+	}
+	if def := st.def.sites[site]; def != nil {
+		return def
+	}
+	return &StepDef{Name: site, Site: site, missing: true}
 }
 
 // Register records def as the durable form of the workflow function fn, so
@@ -71,6 +137,7 @@ type SourceDecl struct {
 // version twice, and when an alias names another workflow. For generated
 // code only.
 func Register(fn any, def *WorkflowDef) {
+	def.indexSites()
 	key := funcName(fn)
 	if key == "" {
 		panic(fmt.Sprintf("resume: Register(%T): not a function", fn))

@@ -63,17 +63,36 @@ func (p *Pass) PosString(pos token.Pos) string { return p.errors.PosString(pos) 
 func (p *Pass) Rel(name string) string { return p.errors.Rel(name) }
 
 // Nondet reports a non-deterministic operation (what, without its
-// position) of workflow w at pos, unless a //resume:allow on its line
-// records it as a reviewed exception.
-func (p *Pass) Nondet(pkg *model.Package, w *model.Workflow, pos token.Pos, what, msg string) {
-	at := pkg.Load.Fset.Position(pos)
-	line := directive.Line{File: at.Filename, Line: at.Line}
-	if a, ok := pkg.Directives.Allows[line]; ok {
-		p.used[line] = true
-		p.exceptions[w] = append(p.exceptions[w], model.Exception{Check: "nondeterministic", What: what, Reason: a.Reason})
-		return
+// position) of workflow w at pos, in the function in, unless a
+// //resume:allow records it as a reviewed exception: on its line, or on
+// the line of a call on the way to it from the workflow body (the call of
+// in, the call of the function calling in, and so on), where a reviewer
+// of the body sees it.
+func (p *Pass) Nondet(in *model.Func, w *model.Workflow, pos token.Pos, what, msg string) {
+	for at, f := pos, in; ; at, f = f.EnteredAt, f.From {
+		if p.allowAt(f.Pkg, at, w, what) {
+			return
+		}
+		if f.From == nil || !f.EnteredAt.IsValid() {
+			break
+		}
 	}
 	p.Errorf(pos, "%s", msg)
+}
+
+// allowAt records, when the line of pos (in a file of pkg) ends with a
+// //resume:allow, the exception it makes for w, and reports whether it
+// does.
+func (p *Pass) allowAt(pkg *model.Package, pos token.Pos, w *model.Workflow, what string) bool {
+	at := pkg.Load.Fset.Position(pos)
+	line := directive.Line{File: at.Filename, Line: at.Line}
+	a, ok := pkg.Directives.Allows[line]
+	if !ok {
+		return false
+	}
+	p.used[line] = true
+	p.exceptions[w] = append(p.exceptions[w], model.Exception{Check: "nondeterministic", What: what, Reason: a.Reason})
+	return true
 }
 
 // Result is what a run of the checks found besides its diagnostics.

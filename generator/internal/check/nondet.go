@@ -72,25 +72,25 @@ var Nondeterministic = &Check{
 					if n.Tok == token.ASSIGN {
 						for _, lhs := range []ast.Expr{n.Key, n.Value} {
 							if lhs != nil {
-								globalWrite(p, pkg, w, lhs, in.Via())
+								globalWrite(p, pkg, w, lhs, in)
 							}
 						}
 					}
 				case *ast.AssignStmt:
 					if n.Tok != token.DEFINE {
 						for _, lhs := range n.Lhs {
-							globalWrite(p, pkg, w, lhs, in.Via())
+							globalWrite(p, pkg, w, lhs, in)
 						}
 					}
 				case *ast.IncDecStmt:
-					globalWrite(p, pkg, w, n.X, in.Via())
+					globalWrite(p, pkg, w, n.X, in)
 				case *ast.CallExpr:
-					if _, marked := pkg.Directives.Sites[n.Lparen]; !marked {
+					if _, marked := in.Pkg.Directives.Sites[n.Lparen]; !marked {
 						// A call marked //resume:step is journaled: its outcome is
 						// replayed, whatever it is (time.Now, os.Hostname).
-						nondetCall(p, pkg, w, n, in.Via())
+						nondetCall(p, pkg, w, n, in)
 					}
-					builtinWrite(p, pkg, w, n, in.Via())
+					builtinWrite(p, pkg, w, n, in)
 				}
 			})
 		})
@@ -99,8 +99,9 @@ var Nondeterministic = &Check{
 
 // nondetCall refuses a call whose outcome differs when the run resumes.
 // via says, for a call in a helper, how the workflow reaches it, else "".
-func nondetCall(p *Pass, pkg *model.Package, w *model.Workflow, call *ast.CallExpr, via string) {
-	fn, ok := typeutil.Callee(pkg.Load.TypesInfo, call).(*types.Func)
+func nondetCall(p *Pass, pkg *model.Package, w *model.Workflow, call *ast.CallExpr, in *model.Func) {
+	via := in.Via()
+	fn, ok := typeutil.Callee(in.Info(), call).(*types.Func)
 	if !ok || fn.Pkg() == nil || fn.Type().(*types.Signature).Recv() != nil {
 		return
 	}
@@ -114,10 +115,10 @@ func nondetCall(p *Pass, pkg *model.Package, w *model.Workflow, call *ast.CallEx
 	}
 	what := fn.Pkg().Name() + "." + fn.Name()
 	if kind == nondetWait {
-		p.Nondet(pkg, w, call.Pos(), what, fmt.Sprintf("%s in a workflow body%s %s, and holds a worker while it waits: %s", what, via, nondetMessages[kind], durableWait(fn.Name())))
+		p.Nondet(in, w, call.Pos(), what, fmt.Sprintf("%s in a workflow body%s %s, and holds a worker while it waits: %s", what, via, nondetMessages[kind], durableWait(fn.Name())))
 		return
 	}
-	p.Nondet(pkg, w, call.Pos(), what, fmt.Sprintf("%s in a workflow body%s %s: make it a step so its result is journaled: end its line with //resume:step name=NAME, or move it into a //resume:step function", what, via, nondetMessages[kind]))
+	p.Nondet(in, w, call.Pos(), what, fmt.Sprintf("%s in a workflow body%s %s: make it a step so its result is journaled: end its line with //resume:step name=NAME, or move it into a //resume:step function", what, via, nondetMessages[kind]))
 }
 
 // durableWait is the way out of a real-time wait of package time (name)
@@ -139,8 +140,9 @@ func durableWait(name string) string {
 // range clause's =, or the builtins delete, clear and copy) into a
 // package-level variable or into what one holds: a field, an element, a
 // map entry, or what a package-level pointer points to.
-func globalWrite(p *Pass, pkg *model.Package, w *model.Workflow, lhs ast.Expr, via string) {
-	v := rootVar(pkg.Load.TypesInfo, lhs)
+func globalWrite(p *Pass, pkg *model.Package, w *model.Workflow, lhs ast.Expr, in *model.Func) {
+	via := in.Via()
+	v := rootVar(in.Info(), lhs)
 	if v == nil || v.Pkg() == nil || v.Parent() != v.Pkg().Scope() {
 		return
 	}
@@ -149,20 +151,20 @@ func globalWrite(p *Pass, pkg *model.Package, w *model.Workflow, lhs ast.Expr, v
 		name = v.Pkg().Name() + "." + name
 	}
 	what := "write to package-level variable " + name
-	p.Nondet(pkg, w, lhs.Pos(), what, fmt.Sprintf("%s in a workflow body%s: the body runs again from the start when the run resumes, so the write happens again while the steps before it do not; keep the state in a local variable, or move the write into a //resume:step function", what, via))
+	p.Nondet(in, w, lhs.Pos(), what, fmt.Sprintf("%s in a workflow body%s: the body runs again from the start when the run resumes, so the write happens again while the steps before it do not; keep the state in a local variable, or move the write into a //resume:step function", what, via))
 }
 
 // builtinWrite applies globalWrite to what delete, clear and copy write
 // into: their first argument.
-func builtinWrite(p *Pass, pkg *model.Package, w *model.Workflow, call *ast.CallExpr, via string) {
+func builtinWrite(p *Pass, pkg *model.Package, w *model.Workflow, call *ast.CallExpr, in *model.Func) {
 	id, ok := ast.Unparen(call.Fun).(*ast.Ident)
 	if !ok || len(call.Args) == 0 {
 		return
 	}
-	if b, ok := pkg.Load.TypesInfo.Uses[id].(*types.Builtin); ok {
+	if b, ok := in.Info().Uses[id].(*types.Builtin); ok {
 		switch b.Name() {
 		case "delete", "clear", "copy":
-			globalWrite(p, pkg, w, call.Args[0], via)
+			globalWrite(p, pkg, w, call.Args[0], in)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"github.com/resumegen/resumegen/runtime/resume"
+	"go/ast"
 	"go/build/constraint"
 	"go/format"
 	"go/parser"
@@ -36,10 +37,11 @@ import (
 //	//go:build !purego && linux
 //
 //	package billing
-func File(ws []*model.Workflow, exceptions map[*model.Workflow][]model.Exception, build constraint.Expr) ([]byte, error) {
-	first := ws[0]
-	imports := newImportSet(first.Pkg().Load, first.File)
-	f := jen.NewFilePathName(first.Package, first.Pkg().Load.Name)
+func File(src Source, exceptions map[*model.Workflow][]model.Exception, build constraint.Expr) ([]byte, error) {
+	ws := src.Workflows
+	lp := src.Package.Load
+	imports := newImportSet(lp, src.File)
+	f := jen.NewFilePathName(lp.PkgPath, lp.Name)
 	if build == nil {
 		f.HeaderComment(load.GeneratedHeader)
 	} else {
@@ -51,25 +53,68 @@ func File(ws []*model.Workflow, exceptions map[*model.Workflow][]model.Exception
 	// file's imports and the package's own declarations.
 	rt := imports.named(runtimeapi.Path, "resume")
 
-	f.Comment(fmt.Sprintf("// This file is the durable form of the workflows in %s: each step\n"+
-		"// call goes through the resume journal. Regenerate with go generate.", filepath.Base(first.Source)))
+	base := filepath.Base(src.Name)
+	switch {
+	case len(ws) > 0 && len(src.Shared) > 0:
+		f.Comment(fmt.Sprintf("// This file is the durable form of the workflows in %s, and of its helpers\n"+
+			"// that workflows of any package call: each step call goes through the\n// resume journal. Regenerate with go generate.", base))
+	case len(ws) > 0:
+		f.Comment(fmt.Sprintf("// This file is the durable form of the workflows in %s: each step\n"+
+			"// call goes through the resume journal. Regenerate with go generate.", base))
+	default:
+		f.Comment(fmt.Sprintf("// This file is the durable form of the helpers in %s that workflows of\n"+
+			"// any package call: each step call goes through the resume journal.\n// Regenerate with go generate.", base))
+	}
 	f.Line()
 	f.Comment("A build error here means the runtime is older than this generated code.")
-	f.Const().Id("_").Op("=").Id(rt).Dot("SupportPackageIsVersion3")
+	f.Const().Id("_").Op("=").Id(rt).Dot(supportVersion(src))
 	f.Line()
-	embedSource(f, ws, imports)
+	embedSource(f, src, imports)
 
 	for _, w := range ws {
-		e := &workflowEmitter{w: w, imports: imports, exceptions: exceptions[w]}
+		e := newWorkflowEmitter(w, imports, exceptions[w])
 		if err := e.emit(f); err != nil {
+			return nil, err
+		}
+	}
+	if len(src.Shared) > 0 {
+		if err := sharedCopies(f, src, imports); err != nil {
 			return nil, err
 		}
 	}
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {
-		return nil, fmt.Errorf("render generated code for %s: %w", first.Source, err)
+		return nil, fmt.Errorf("render generated code for %s: %w", src.Name, err)
 	}
 	return addImports(buf.Bytes(), imports.needed())
+}
+
+// Source is what the generated file of one source file holds: the
+// workflows declared in it and the shared copies of its helpers.
+type Source struct {
+	// Package is the file's package; Name its path and File its syntax.
+	Package *model.Package
+	Name    string
+	File    *ast.File
+	// Workflows are the workflows declared in it, in source order.
+	Workflows []*model.Workflow
+	// Shared are the shared copies of its helpers (model.Helper.Shared),
+	// in source order.
+	Shared []*model.Helper
+}
+
+// supportVersion is the runtime constant the file names: the newest
+// whose API the file uses.
+func supportVersion(src Source) string {
+	if len(src.Shared) > 0 {
+		return "SupportPackageIsVersion4"
+	}
+	for _, w := range src.Workflows {
+		if len(w.Shared) > 0 {
+			return "SupportPackageIsVersion4"
+		}
+	}
+	return "SupportPackageIsVersion3"
 }
 
 // embedSource emits the variable embedding the source files the workflows
@@ -82,21 +127,24 @@ func File(ws []*model.Workflow, exceptions map[*model.Workflow][]model.Exception
 //	//
 //	//go:embed helpers.go onboard.go
 //	var resumeSource_onboard embed.FS
-func embedSource(f *jen.File, ws []*model.Workflow, imports *importSet) {
+func embedSource(f *jen.File, src Source, imports *importSet) {
 	var files []string
-	for _, w := range ws {
+	for _, w := range src.Workflows {
 		for _, d := range w.SourceDecls {
-			if !slices.Contains(files, d.File) {
+			if d.Package == "" && !slices.Contains(files, d.File) {
 				files = append(files, d.File)
 			}
 		}
+	}
+	if len(src.Shared) > 0 && !slices.Contains(files, filepath.Base(src.Name)) {
+		files = append(files, filepath.Base(src.Name))
 	}
 	sort.Strings(files)
 	f.Comment("// The source the workflows of this file were copied from, which the\n" +
 		"// runtime checks before it runs one of them: an edit without go\n" +
 		"// generate fails loudly instead of running an old copy.\n//\n" +
 		"//go:embed " + strings.Join(files, " "))
-	f.Var().Id(model.SourceVarName(ws[0].Source)).Id(imports.named("embed", "embed") + ".FS")
+	f.Var().Id(model.SourceVarName(src.Name)).Id(imports.named("embed", "embed") + ".FS")
 	f.Line()
 }
 
@@ -149,11 +197,35 @@ func addImports(src []byte, needed [][2]string) ([]byte, error) {
 	return out, nil
 }
 
-// workflowEmitter emits the declarations of one workflow.
+// workflowEmitter emits the declarations of one workflow, or (with w nil)
+// the wrappers of a shared copy's journaled calls.
 type workflowEmitter struct {
 	w          *model.Workflow
 	imports    *importSet
 	exceptions []model.Exception
+	// ref is the StepDef a wrapper of s journals under, named in a
+	// wrapper whose context is ctx: &resumeW.Steps[i], or for a shared
+	// copy's call resume.Site(ctx, ID); owner says whose step it is, for
+	// comments ("Onboard", "the workflow calling NotifyAll").
+	ref   func(s *model.Step, ctx string) jen.Code
+	owner string
+}
+
+// newWorkflowEmitter is the emitter of w's declarations.
+func newWorkflowEmitter(w *model.Workflow, imports *importSet, exceptions []model.Exception) *workflowEmitter {
+	return &workflowEmitter{w: w, imports: imports, exceptions: exceptions, owner: w.Name,
+		ref: func(s *model.Step, ctx string) jen.Code {
+			return jen.Op("&").Id(w.DefName()).Dot("Steps").Index(jen.Lit(s.Index))
+		}}
+}
+
+// reserved is the package-level name a wrapper's locals must not shadow:
+// the workflow's definition, which it names.
+func (e *workflowEmitter) reserved() string {
+	if e.w == nil {
+		return ""
+	}
+	return e.w.DefName()
 }
 
 func (e *workflowEmitter) typ(t types.Type) string { return types.TypeString(t, e.imports.qualifier) }
@@ -192,8 +264,8 @@ func (e *workflowEmitter) emit(f *jen.File) error {
 		f.Line()
 	}
 	for _, s := range e.w.Steps {
-		if s.Wait != runtimeapi.NotWait {
-			continue // the runtime journals it: no wrapper
+		if s.Wait != runtimeapi.NotWait || s.Shared != nil {
+			continue // the runtime journals it, or the shared copy's wrapper does
 		}
 		if s.Child {
 			e.childWrapper(f, s)
@@ -327,8 +399,8 @@ func (e *workflowEmitter) guards(f *jen.File) {
 	defs := []jen.Code{jen.Id("_").Id(e.typ(e.funcType(w))).Op("=").Id(e.funcExpr(w))}
 	seen := map[string]bool{w.Package + "." + w.Name: true} // a recursive child call
 	for _, s := range w.Steps {
-		if seen[s.Callee] {
-			continue
+		if seen[s.Callee] || s.Shared != nil {
+			continue // a callee in a shared copy may be unexported in its package
 		}
 		seen[s.Callee] = true
 		sig := model.BareSignature(s.Sig)
@@ -437,6 +509,10 @@ func (e *workflowEmitter) source() jen.Code {
 	w := e.w
 	var decls []jen.Code
 	for _, d := range w.SourceDecls {
+		if d.Package != "" {
+			decls = append(decls, jen.Line().Values(jen.Id("Package").Op(":").Lit(d.Package), jen.Id("File").Op(":").Lit(d.File), jen.Id("Name").Op(":").Lit(d.Name)))
+			continue
+		}
 		decls = append(decls, jen.Line().Values(jen.Id("File").Op(":").Lit(d.File), jen.Id("Name").Op(":").Lit(d.Name)))
 	}
 	decls = append(decls, jen.Line())
@@ -484,6 +560,9 @@ func (e *workflowEmitter) stepFields(d *resume.StepDef) []jen.Code {
 	}
 	if d.Pos != "" {
 		fields = append(fields, jen.Id("Pos").Op(":").Lit(d.Pos))
+	}
+	if d.Site != "" {
+		fields = append(fields, jen.Id("Site").Op(":").Lit(d.Site))
 	}
 	if len(d.Shape) > 0 {
 		fields = append(fields, shapeField(d.Shape))
@@ -656,7 +735,6 @@ func (l *localNames) pick(name, fallback string) string {
 //		})
 //	}
 func (e *workflowEmitter) wrapper(f *jen.File, s *model.Step) {
-	w := e.w
 	sig := s.Sig
 	params := sig.Params()
 	ws := e.wrapperSig(s)
@@ -706,7 +784,7 @@ func (e *workflowEmitter) wrapper(f *jen.File, s *model.Step) {
 	// step a double: the closure names its context for it.
 	innerCtx := jen.Id(ctx).Add(ctxType)
 	target = e.rt("Callee").Call(jen.Id(ctx), target)
-	stepRef := jen.Op("&").Id(w.DefName()).Dot("Steps").Index(jen.Lit(s.Index))
+	stepRef := e.ref(s, ctx)
 	desc := s.Policy
 	if t := s.Opts.Tuning(); t != "" {
 		desc += ", " + strings.ReplaceAll(t, " ", ", ")
@@ -720,20 +798,20 @@ func (e *workflowEmitter) wrapper(f *jen.File, s *model.Step) {
 		if len(s.OutArgs) > 0 {
 			what = "with what the\n// step wrote through its pointer parameters: a replay writes it back"
 		}
-		f.Comment(fmt.Sprintf("// %s journals step %s of %s (%s), %s.", s.Wrapper, s.Name, w.Name, desc, what))
+		f.Comment(fmt.Sprintf("// %s journals step %s of %s (%s), %s.", s.Wrapper, s.Name, e.owner, desc, what))
 		f.Func().Id(s.Wrapper).Params(wparams...).Params(results...).Block(
 			e.outBody(s, names, ctx, innerCtx, stepRef, keyArg, target, inner, argNames)...)
 		f.Line()
 		return
 	}
 	if !s.HasErr {
-		f.Comment(fmt.Sprintf("// %s journals step %s of %s (%s). The step returns no\n// error: a failure it cannot return (its panic, or the run stopping)\n// unwinds the durable body.", s.Wrapper, s.Name, w.Name, desc))
+		f.Comment(fmt.Sprintf("// %s journals step %s of %s (%s). The step returns no\n// error: a failure it cannot return (its panic, or the run stopping)\n// unwinds the durable body.", s.Wrapper, s.Name, e.owner, desc))
 		f.Func().Id(s.Wrapper).Params(wparams...).Params(results...).Block(
 			e.noErrBody(s, names, ctx, innerCtx, stepRef, keyArg, target, inner, resultTypes)...)
 		f.Line()
 		return
 	}
-	f.Comment(fmt.Sprintf("%s journals step %s of %s (%s).", s.Wrapper, s.Name, w.Name, desc))
+	f.Comment(fmt.Sprintf("%s journals step %s of %s (%s).", s.Wrapper, s.Name, e.owner, desc))
 	f.Func().Id(s.Wrapper).Params(wparams...).Params(results...).Block(
 		jen.Return(journal.Call(append(append([]jen.Code{jen.Id(ctx), stepRef}, keyArg...),
 			jen.Func().Params(innerCtx).Params(results...).Block(
@@ -810,7 +888,7 @@ func (e *workflowEmitter) outType(f *jen.File, s *model.Step, resultTypes, param
 	case len(s.Values) == 1 && len(s.OutArgs) > 0:
 		what = "its result and what it wrote\n// through its pointer parameters"
 	}
-	f.Comment(fmt.Sprintf("// %s is what step %s of %s journals: %s.", s.OutTypeName(), s.Name, e.w.Name, what))
+	f.Comment(fmt.Sprintf("// %s is what step %s of %s journals: %s.", s.OutTypeName(), s.Name, e.owner, what))
 	f.Type().Id(s.OutTypeName()).Struct(fields...)
 	f.Line()
 }
@@ -971,7 +1049,7 @@ func (e *workflowEmitter) wrapperSig(s *model.Step) wrapperSig {
 // of the workflow's definition, the key's conversion and every identifier
 // in the wrapper's types.
 func (e *workflowEmitter) wrapperNames(s *model.Step, ws wrapperSig) *localNames {
-	names := e.locals(e.w.DefName())
+	names := e.locals(e.reserved())
 	if s.KeyExpr != nil && s.KeyExpr.Conversion() != "" {
 		names.taken[s.KeyExpr.Conversion()] = true // string(key), int64(key), ...
 	}

@@ -73,7 +73,8 @@ func Model(t testing.TB, src string) *model.Package {
 	for _, d := range ds.Items() {
 		t.Errorf("directive stage: %s", d)
 	}
-	return model.Build(pkg, dirs, calls.New(pkg, dirs))
+	srcs := []calls.Package{{Load: pkg, Directives: dirs}}
+	return model.NewModule(calls.New(srcs...), srcs...).Package(pkg.Types).Build()
 }
 
 // Run runs the checks on the model of src and returns their refusals and
