@@ -78,12 +78,26 @@
 //     a channel the body does not own: one it does own (makes with :=,
 //     sends to, closes, measures and ranges over, and hands to nothing
 //     else) yields the body's own values in the body's order), operations
-//     outside steps whose outcome differs on resume (clocks and timers of
-//     package time, math/rand and math/rand/v2 except seeded constructors,
-//     crypto/rand, the environment and file reads of os and io/ioutil, and
-//     writes to package-level variables or into what they hold, with =,
-//     op=, ++, --, a range clause's =, delete, clear or copy; a local
-//     aliasing one is not traced), duplicate step names, generated
+//     outside steps whose outcome differs on resume, in the body and in
+//     every helper it reaches, of any package of the module, with the
+//     whole path in the message ("rand.Intn in util.Pick, called from
+//     workflow Onboard along Onboard → util.Pick → rand.Intn"): calls the
+//     table of the standard library judges so (clocks and timers of
+//     package time, math/rand and math/rand/v2 except seeded
+//     constructors, crypto/rand, the environment, file reads, the
+//     network, other programs, databases, input: nondet.go) and calls of
+//     other modules the second table lists (uuid.New, ulid.Make, ...) or
+//     that take no argument and return a value; writes to package-level
+//     variables or into what they hold, with =, op=, ++, --, a range
+//     clause's =, delete, clear or copy (a local aliasing one is not
+//     traced); a range over a map or a map's iterator whose body may
+//     depend on the order (one that only counts, sums integers, sets or
+//     deletes its own key's entry, or appends to a slice it sorts next,
+//     does not); a go statement and a select of more than one case; and a
+//     read of a package-level variable of the module that a function of
+//     the module writes. Calls through function values and interface
+//     methods, and methods of other modules' types, are not judged.
+//     Then duplicate step names, generated
 //     identifiers that collide with the package's, and package-level
 //     declarations shadowing a predeclared identifier the generated code
 //     names (any, error and nil always; a key's string, int64 or uint64
@@ -171,8 +185,10 @@
 //
 //	//resume:allow nondeterministic reason="only logged"
 //
-// at the end of the offending line in a workflow body. The reason is a
-// mandatory non-empty Go string literal. The directive silences every
+// at the end of the offending line in a workflow body or a helper it
+// reaches, or at the end of the line of a call on the way to it from the
+// body (x := util.Pick(names) //resume:allow ...: a reviewer of the body
+// sees it there). The reason is a mandatory non-empty Go string literal. The directive silences every
 // non-determinism diagnostic of its line (placement, type and name errors
 // cannot be allowed); one that silences nothing is an error. Each
 // silenced diagnostic is listed, without its position, in the manifest

@@ -6,11 +6,13 @@
 package pipetest
 
 import (
+	"fmt"
 	"go/ast"
 	"go/importer"
 	"go/parser"
 	"go/token"
 	"go/types"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -87,6 +89,121 @@ func Run(t testing.TB, checks []*check.Check, src string) (errors, warnings []di
 	return ds.Sorted(), ws.Sorted()
 }
 
+// Module type-checks the files of several packages of the module
+// example.com/p, by path ("p.go" is package example.com/p, "util/u.go"
+// package example.com/p/util), imports among them resolved from source,
+// and returns the model of example.com/p with the others read beside it,
+// as the loader reads the main module's packages. A type error, or what
+// the directive stage reports, fails the test.
+func Module(t testing.TB, files map[string]string) *model.Package {
+	t.Helper()
+	env.Lock()
+	defer env.Unlock()
+	if env.fset == nil {
+		env.fset = token.NewFileSet()
+		env.imp = importer.ForCompiler(env.fset, "source", nil)
+	}
+	byPkg := map[string][]*ast.File{}
+	var names []string
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		f, err := parser.ParseFile(env.fset, name, files[name], parser.ParseComments)
+		if err != nil {
+			t.Fatalf("parse %s: %v", name, err)
+		}
+		path := "example.com/p"
+		if dir := filepath.ToSlash(filepath.Dir(name)); dir != "." {
+			path += "/" + dir
+		}
+		byPkg[path] = append(byPkg[path], f)
+	}
+	loaded := map[string]*load.Package{}
+	var check func(path string) (*types.Package, error)
+	imp := importerFunc(func(path string) (*types.Package, error) {
+		if _, ok := byPkg[path]; ok {
+			return check(path)
+		}
+		return env.imp.Import(path)
+	})
+	check = func(path string) (*types.Package, error) {
+		if lp := loaded[path]; lp != nil {
+			return lp.Types, nil
+		}
+		info := &types.Info{
+			Types: map[ast.Expr]types.TypeAndValue{}, Defs: map[*ast.Ident]types.Object{},
+			Uses: map[*ast.Ident]types.Object{}, Implicits: map[ast.Node]types.Object{},
+			Selections: map[*ast.SelectorExpr]*types.Selection{}, Scopes: map[ast.Node]*types.Scope{},
+			Instances: map[*ast.Ident]types.Instance{}, FileVersions: map[*ast.File]string{},
+		}
+		pkg, err := (&types.Config{Importer: imp}).Check(path, env.fset, byPkg[path], info)
+		if err != nil {
+			t.Fatalf("type-check %s: %v", path, err)
+		}
+		loaded[path] = &load.Package{PkgPath: path, Name: pkg.Name(), Fset: env.fset, Files: byPkg[path], Types: pkg, TypesInfo: info}
+		return pkg, nil
+	}
+	var pkgs []*load.Package
+	var paths []string
+	for path := range byPkg {
+		paths = append(paths, path)
+	}
+	sort.Strings(paths)
+	for _, path := range paths {
+		check(path)
+	}
+	for _, path := range paths {
+		pkgs = append(pkgs, loaded[path])
+	}
+	load.NewModule("example.com/p", "", pkgs...)
+	ds := diag.New(env.fset, "")
+	var srcs []calls.Package
+	for _, lp := range pkgs {
+		srcs = append(srcs, calls.Package{Load: lp, Directives: directive.Scan(lp, ds)})
+	}
+	for _, d := range ds.Items() {
+		t.Errorf("directive stage: %s", d)
+	}
+	return model.NewModule(calls.New(srcs...), srcs...).Package(loaded["example.com/p"].Types).Build()
+}
+
+type importerFunc func(path string) (*types.Package, error)
+
+func (f importerFunc) Import(path string) (*types.Package, error) { return f(path) }
+
+// RunChecks runs the checks on m and returns their refusals and
+// warnings, sorted, and what they found.
+func RunChecks(t testing.TB, checks []*check.Check, m *model.Package) (errors, warnings []diag.Diagnostic, found check.Result) {
+	t.Helper()
+	ds, ws := diag.New(m.Load.Fset, ""), diag.New(m.Load.Fset, "")
+	found = check.Run(checks, []*model.Package{m}, ds, ws, false)
+	return ds.Sorted(), ws.Sorted(), found
+}
+
+// WantModule is Want for the packages of Module: the want comments of
+// every file count, and the check runs on the model of example.com/p.
+func WantModule(t *testing.T, c *check.Check, files map[string]string) {
+	t.Helper()
+	m := Module(t, files)
+	ds, ws := diag.New(m.Load.Fset, ""), diag.New(m.Load.Fset, "")
+	check.Run([]*check.Check{c}, []*model.Package{m}, ds, ws, false)
+	wants := map[string]map[int]*regexp.Regexp{}
+	for name, src := range files {
+		wants[name] = parseWants(t, name, src)
+	}
+	matchWants(t, c, ds.Sorted(), func(d diag.Diagnostic) *regexp.Regexp {
+		return wants[d.Pos.Filename][d.Pos.Line]
+	}, func(report func(file string, line int, re *regexp.Regexp)) {
+		for name, byLine := range wants {
+			for l, re := range byLine {
+				report(name, l, re)
+			}
+		}
+	})
+}
+
 var wantRE = regexp.MustCompile(`// want(next)? (".*")\s*$`)
 
 // Want runs one check on src and compares its refusals with the
@@ -96,6 +213,19 @@ var wantRE = regexp.MustCompile(`// want(next)? (".*")\s*$`)
 // write the want on the line before as `// wantnext "regexp"`.
 func Want(t *testing.T, c *check.Check, src string) {
 	t.Helper()
+	wants := parseWants(t, "p.go", src)
+	errs, _ := Run(t, []*check.Check{c}, src)
+	matchWants(t, c, errs, func(d diag.Diagnostic) *regexp.Regexp { return wants[d.Pos.Line] },
+		func(report func(file string, line int, re *regexp.Regexp)) {
+			for l, re := range wants {
+				report("p.go", l, re)
+			}
+		})
+}
+
+// parseWants reads the want comments of a file, by line.
+func parseWants(t testing.TB, name, src string) map[int]*regexp.Regexp {
+	t.Helper()
 	wants := map[int]*regexp.Regexp{}
 	for i, line := range strings.Split(src, "\n") {
 		m := wantRE.FindStringSubmatch(line)
@@ -104,7 +234,7 @@ func Want(t *testing.T, c *check.Check, src string) {
 		}
 		pat, err := strconv.Unquote(m[2])
 		if err != nil {
-			t.Fatalf("line %d: bad want %s: %v", i+1, m[2], err)
+			t.Fatalf("%s:%d: bad want %s: %v", name, i+1, m[2], err)
 		}
 		line := i + 1
 		if m[1] != "" {
@@ -112,24 +242,34 @@ func Want(t *testing.T, c *check.Check, src string) {
 		}
 		wants[line] = regexp.MustCompile(pat)
 	}
-	errs, _ := Run(t, []*check.Check{c}, src)
-	matched := map[int]bool{}
+	return wants
+}
+
+// matchWants compares the refusals with the wants: each refusal must
+// match the want of its line (want), and each want (all) be matched.
+func matchWants(t *testing.T, c *check.Check, errs []diag.Diagnostic, want func(diag.Diagnostic) *regexp.Regexp, all func(func(file string, line int, re *regexp.Regexp))) {
+	t.Helper()
+	type at struct {
+		file string
+		line int
+	}
+	matched := map[at]bool{}
 	for _, d := range errs {
-		re := wants[d.Pos.Line]
+		re := want(d)
 		if re == nil || !re.MatchString(d.Message) {
 			t.Errorf("%s: unexpected diagnostic of %s: %s", d.Pos, c.Name, d.Message)
 			continue
 		}
-		matched[d.Pos.Line] = true
+		matched[at{d.Pos.Filename, d.Pos.Line}] = true
 	}
-	var lines []int
-	for l := range wants {
-		lines = append(lines, l)
-	}
-	sort.Ints(lines)
-	for _, l := range lines {
-		if !matched[l] {
-			t.Errorf("p.go:%d: no diagnostic of %s matching %q", l, c.Name, wants[l])
+	var missing []string
+	all(func(file string, line int, re *regexp.Regexp) {
+		if !matched[at{file, line}] {
+			missing = append(missing, fmt.Sprintf("%s:%d: no diagnostic of %s matching %q", file, line, c.Name, re))
 		}
+	})
+	sort.Strings(missing)
+	for _, m := range missing {
+		t.Error(m)
 	}
 }

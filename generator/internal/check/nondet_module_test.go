@@ -1,0 +1,121 @@
+package check_test
+
+import (
+	"testing"
+
+	"github.com/resumegen/resumegen/generator/internal/check"
+	"github.com/resumegen/resumegen/generator/internal/pipetest"
+)
+
+// TestNondeterministicAcrossPackages refuses non-determinism reached from
+// a workflow body through helpers of other packages of the module, at the
+// helper's line, with the whole path from the workflow; not inside a step
+// (a call-site //resume:step on the call in the body, or in the helper),
+// and not where a //resume:allow stands at a call on the way (listed as
+// an exception). The standard library is judged by the table: a call of
+// the network, of another program, of a database is refused; strings is
+// not.
+func TestNondeterministicAcrossPackages(t *testing.T) {
+	pipetest.WantModule(t, check.Nondeterministic, map[string]string{
+		"p.go": `package p
+
+import (
+	"context"
+	"strings"
+
+	"example.com/p/util"
+)
+
+//resume:workflow
+func Onboard(ctx context.Context, names []string) error {
+	_ = util.Pick(names)
+	_ = util.Pick(names) //resume:step name=Pick
+	_ = util.Stamp()     //resume:allow nondeterministic reason="only logged"
+	_ = util.Hosts(ctx)
+	_ = strings.ToUpper(names[0])
+	return Done(ctx)
+}
+
+//resume:step
+func Done(ctx context.Context) error { return nil }
+`,
+		"util/util.go": `package util
+
+import (
+	"context"
+	"database/sql"
+	"math/rand"
+	"net/http"
+	"os/exec"
+	"time"
+
+	"example.com/p/util/deep"
+)
+
+// Pick picks a name at random.
+func Pick(names []string) string {
+	return names[rand.Intn(len(names))] // want "rand\\.Intn in util\\.Pick, called from workflow Onboard along Onboard → util\\.Pick → rand\\.Intn, gives another value when the run resumes"
+}
+
+// Stamp is the time.
+func Stamp() time.Time { return deep.Now() }
+
+// Hosts asks the network, a program and a database.
+func Hosts(ctx context.Context) error {
+	_, _ = http.Get("http://example.com/")             // want "http\\.Get in util\\.Hosts, called from workflow Onboard along Onboard → util\\.Hosts → http\\.Get, talks to the network"
+	_ = exec.Command("hostname").Run()                  // want "exec\\.Cmd\\.Run in util\\.Hosts, .* runs another program"
+	var db *sql.DB
+	_, _ = db.QueryContext(ctx, "select 1")              // want "sql\\.DB\\.QueryContext in util\\.Hosts, .* queries a database"
+	_, _ = (&http.Client{}).Get("http://example.com/") // want "http\\.Client\\.Get in util\\.Hosts, .* talks to the network"
+	return nil
+}
+`,
+		"util/deep/deep.go": `package deep
+
+import "time"
+
+// Now is the time, two packages down.
+func Now() time.Time { return time.Now() }
+`,
+	})
+}
+
+// TestNondeterministicAllowedAtTheCall checks that the //resume:allow at
+// the call in the body of a helper whose non-determinism lies two
+// packages down is listed as a reviewed exception, with what it allows.
+func TestNondeterministicAllowedAtTheCall(t *testing.T) {
+	m := pipetest.Module(t, map[string]string{
+		"p.go": `package p
+
+import (
+	"context"
+
+	"example.com/p/util"
+)
+
+//resume:workflow
+func W(ctx context.Context) error {
+	_ = util.Stamp() //resume:allow nondeterministic reason="only logged"
+	return nil
+}
+`,
+		"util/util.go": `package util
+
+import "time"
+
+// Stamp is the time.
+func Stamp() time.Time { return time.Now() }
+`,
+	})
+	errs, _, found := pipetest.RunChecks(t, []*check.Check{check.Nondeterministic}, m)
+	if len(errs) > 0 {
+		t.Fatalf("refused: %v", errs)
+	}
+	var got []string
+	for _, x := range found.Exceptions[m.Workflows[0]] {
+		got = append(got, x.Check+": "+x.What+": "+x.Reason)
+	}
+	if want := "nondeterministic: time.Now: only logged"; len(got) != 1 || got[0] != want {
+		t.Errorf("exceptions = %q, want [%q]", got, want)
+	}
+}
