@@ -234,9 +234,25 @@
 //     write its result through them: its wrapper journals a generated
 //     struct resumeW_<step>Out holding the result and each pointee after
 //     the call, and writes the pointees back from it, which on replay
-//     restores what the first execution wrote. A pointee JSON cannot carry
-//     entirely (an unexported or json:"-" field) and a variadic pointer
-//     parameter are refused, as is a call-site step on a method with a
+//     restores what the first execution wrote. A step whose code (read
+//     from the module's source, through its own calls; the standard
+//     library by a table: sort.Strings sorts, strings.Join reads) writes
+//     into a slice or a map the body hands it journals it the same way,
+//     after the call, in the same struct (copy(s, out.Arg2); the map
+//     emptied and refilled), and its canonical line says so
+//     (writes-back=arg2): the version changes when the code starts or
+//     stops writing. A step that appends to a slice it is handed (which
+//     may write past its length), writes into a slice or map JSON cannot
+//     carry, or whose elements are references, writes through a struct it
+//     is handed, or uses the body's own channel, closure or writer, is
+//     refused with the fix (return the value instead), as is a callee
+//     whose code is not read (another module's, an interface method no
+//     method of the module implements) taking a slice, a map or a struct
+//     holding one; an interface method's implementations in the module
+//     decide for it. A value the call makes ([]byte(s), a composite
+//     literal, make) is no one else's and is not looked at. A pointee JSON
+//     cannot carry entirely (an unexported or json:"-" field) and a
+//     variadic pointer parameter are refused, as is a call-site step on a method with a
 //     pointer receiver whose type has exported fields (cmd.Run(), then
 //     cmd.Stdout): the receiver's state is not journaled. A declared step
 //     method's receiver is a dependency (a client, *sql.DB) and is not

@@ -29,6 +29,7 @@ type Analysis struct {
 	fset     *token.FileSet
 	reachers []Reacher
 	foreign  *foreignReach
+	params   *params
 }
 
 // Package is one package of an analysis: its source and its directives.

@@ -143,6 +143,18 @@ func (g *Graph) StepCall(fn *types.Func) *ast.CallExpr {
 	return g.witness[fn.Origin()]
 }
 
+// Methods lists the methods named name declared with a body in the
+// packages of the graph, by position.
+func (g *Graph) Methods(name string) []*types.Func {
+	var out []*types.Func
+	for _, fn := range g.sortedDecls() {
+		if fn.Name() == name && fn.Type().(*types.Signature).Recv() != nil {
+			out = append(out, fn)
+		}
+	}
+	return out
+}
+
 // Reachers lists the functions and methods of the graph that may reach a
 // step, by position.
 func (g *Graph) Reachers() []*types.Func {

@@ -13,6 +13,7 @@ var All = []*Check{
 	Concurrency,
 	PackageState,
 	StepTypes,
+	StepRefs,
 	Keys,
 	Waits,
 	Children,

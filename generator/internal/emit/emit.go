@@ -303,6 +303,9 @@ func (e *workflowEmitter) manifest(f *jen.File) {
 			if s.KeyExpr != nil {
 				policy += " key=" + s.Opts.Key
 			}
+			if len(s.RefArgs) > 0 {
+				policy += " writes-back=" + s.WritesBack()
+			}
 			if len(s.RenamedFrom) > 0 {
 				policy += " renamed-from " + strings.Join(s.RenamedFrom, ",")
 			}
@@ -795,8 +798,13 @@ func (e *workflowEmitter) wrapper(f *jen.File, s *model.Step) {
 	if s.NeedsOut() {
 		e.outType(f, s, resultTypes, paramTypes, argNames)
 		what := "its results together"
-		if len(s.OutArgs) > 0 {
+		switch {
+		case len(s.OutArgs) > 0 && len(s.RefArgs) > 0:
+			what = "with what the\n// step wrote through its pointer parameters and into the slices and maps\n// it was handed: a replay writes it back"
+		case len(s.OutArgs) > 0:
 			what = "with what the\n// step wrote through its pointer parameters: a replay writes it back"
+		case len(s.RefArgs) > 0:
+			what = "with what the\n// step wrote into the slices and maps it was handed: a replay writes it back"
 		}
 		f.Comment(fmt.Sprintf("// %s journals step %s of %s (%s), %s.", s.Wrapper, s.Name, e.owner, desc, what))
 		f.Func().Id(s.Wrapper).Params(wparams...).Params(results...).Block(
@@ -879,6 +887,10 @@ func (e *workflowEmitter) outType(f *jen.File, s *model.Step, resultTypes, param
 		name, key := model.OutField(i)
 		fields = append(fields, jen.Id(name).Id(paramTypes[i]).Tag(map[string]string{"json": key}).Comment("*"+argNames[i]+" after the call"))
 	}
+	for _, i := range s.RefArgs {
+		name, key := model.OutField(i)
+		fields = append(fields, jen.Id(name).Id(paramTypes[i]).Tag(map[string]string{"json": key}).Comment(argNames[i]+" after the call"))
+	}
 	what := "what it wrote through its pointer\n// parameters"
 	switch {
 	case len(s.Values) > 1 && len(s.OutArgs) > 0:
@@ -887,6 +899,17 @@ func (e *workflowEmitter) outType(f *jen.File, s *model.Step, resultTypes, param
 		what = "its results"
 	case len(s.Values) == 1 && len(s.OutArgs) > 0:
 		what = "its result and what it wrote\n// through its pointer parameters"
+	}
+	if len(s.RefArgs) > 0 {
+		what = "what it wrote into the slices and maps it\n// was handed"
+		switch {
+		case len(s.OutArgs) > 0:
+			what = "what it wrote through its pointer\n// parameters and into the slices and maps it was handed"
+		case len(s.Values) > 1:
+			what = "its results and what it wrote\n// into the slices and maps it was handed"
+		case len(s.Values) == 1:
+			what = "its result and what it wrote\n// into the slices and maps it was handed"
+		}
 	}
 	f.Comment(fmt.Sprintf("// %s is what step %s of %s journals: %s.", s.OutTypeName(), s.Name, e.owner, what))
 	f.Type().Id(s.OutTypeName()).Struct(fields...)
@@ -931,7 +954,7 @@ func (e *workflowEmitter) outBody(s *model.Step, names *localNames, ctx string, 
 	if len(lhs) > 0 {
 		callStmt = jen.List(lhs...).Op(":=").Add(target.Clone().Call(inner...))
 	}
-	for _, i := range s.OutArgs {
+	for _, i := range append(append([]int(nil), s.OutArgs...), s.RefArgs...) {
 		name, _ := model.OutField(i)
 		fields = append(fields, jen.Id(name).Op(":").Id(argNames[i]))
 	}
@@ -947,6 +970,9 @@ func (e *workflowEmitter) outBody(s *model.Step, names *localNames, ctx string, 
 			jen.Op("*").Id(argNames[i]).Op("=").Op("*").Id(out).Dot(name),
 		))
 	}
+	for _, i := range s.RefArgs {
+		stmts = append(stmts, e.writeBack(s, i, names, out, argNames[i]))
+	}
 	var rets []jen.Code
 	for n := range s.Values {
 		name, _ := s.ResultField(n)
@@ -961,6 +987,33 @@ func (e *workflowEmitter) outBody(s *model.Step, names *localNames, ctx string, 
 		stmts = append(stmts, jen.Return(rets...))
 	}
 	return stmts
+}
+
+// writeBack restores, from the journaled out, the slice or map the step
+// wrote into (its i-th parameter, named arg). On the first execution that
+// is what the step left there; on replay the journaled one:
+//
+//	copy(recs, out.Arg2)
+//
+//	if seen != nil && out.Arg3 != nil {
+//		for k := range seen {
+//			delete(seen, k)
+//		}
+//		for k, v := range out.Arg3 {
+//			seen[k] = v
+//		}
+//	}
+func (e *workflowEmitter) writeBack(s *model.Step, i int, names *localNames, out, arg string) jen.Code {
+	name, _ := model.OutField(i)
+	field := jen.Id(out).Dot(name)
+	if _, isMap := s.Sig.Params().At(i).Type().Underlying().(*types.Map); !isMap {
+		return jen.Copy(jen.Id(arg), field)
+	}
+	k, v := names.pick("k", "k"), names.pick("v", "v")
+	return jen.If(jen.Id(arg).Op("!=").Nil().Op("&&").Add(field.Clone()).Op("!=").Nil()).Block(
+		jen.For(jen.Id(k).Op(":=").Range().Id(arg)).Block(jen.Delete(jen.Id(arg), jen.Id(k))),
+		jen.For(jen.List(jen.Id(k), jen.Id(v)).Op(":=").Range().Add(field.Clone())).Block(jen.Id(arg).Index(jen.Id(k)).Op("=").Id(v)),
+	)
 }
 
 // keyConversion returns how the wrapper converts its key parameter, named

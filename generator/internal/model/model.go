@@ -280,6 +280,14 @@ type Step struct {
 	// of those journaled after the call and written back on replay.
 	Pointers []Pointer
 	OutArgs  []int
+	// Refs are the callee's other parameters through which the step may
+	// change what the body handed it (a slice, a map, a channel, a
+	// function, a writer, a struct holding one), with what the callee's
+	// code may do through them; RefArgs the indices of the slices and maps
+	// journaled after the call and written back on replay (copied into the
+	// body's slice, the body's map emptied and refilled).
+	Refs    []Ref
+	RefArgs []int
 	// KeyExpr is the call site's key=EXPR, type-checked in the call's
 	// scope, or nil.
 	KeyExpr *Key
@@ -333,8 +341,53 @@ type Pointer struct {
 }
 
 // NeedsOut reports whether the step journals a generated out type: it
-// writes through pointer parameters, or returns more than one value.
-func (s *Step) NeedsOut() bool { return len(s.OutArgs) > 0 || len(s.Values) > 1 }
+// writes through pointer parameters or into slices and maps it is handed,
+// or returns more than one value.
+func (s *Step) NeedsOut() bool { return len(s.OutArgs) > 0 || len(s.RefArgs) > 0 || len(s.Values) > 1 }
+
+// WritesBack lists the journaled slices and maps as the manifest and the
+// version show them: "arg2,arg3".
+func (s *Step) WritesBack() string {
+	var out []string
+	for _, i := range s.RefArgs {
+		_, key := OutField(i)
+		out = append(out, key)
+	}
+	return strings.Join(out, ",")
+}
+
+// Ref is a parameter of a step's callee, not a pointer, through which the
+// step may change what the body handed it.
+type Ref struct {
+	// Index is the parameter's index; Type its type; Kind what it is.
+	Index int
+	Type  types.Type
+	Kind  RefKind
+	// Use is what the callee's code may do through it (calls.Unknown for a
+	// callee whose body the generator does not read).
+	Use calls.Use
+	// Unread says the callee's body is not read (another module's, an
+	// interface method's): what it does is not known.
+	Unread bool
+	// Owned says the argument is the body's own: a local variable or a
+	// parameter of the function holding the call, a function literal or a
+	// method value, rather than package-level state or a dependency.
+	Owned bool
+	// Err says why JSON cannot carry a slice or map the step writes into.
+	Err error
+}
+
+// RefKind is what kind of reference a Ref is.
+type RefKind int
+
+const (
+	RefSlice  RefKind = iota // a slice: its elements
+	RefMap                   // a map: its entries
+	RefChan                  // a channel
+	RefFunc                  // a function, which may be a closure over the body's state
+	RefWriter                // an io.Writer-like interface
+	RefHolder                // a struct or array holding a slice, a map or a pointer
+)
 
 // OutField is the field of the out type holding the pointee of the i-th
 // parameter; its JSON key is "argN" with N counted from 1, so that

@@ -112,6 +112,7 @@ func (s *search) call(n *ast.CallExpr, pl place, fr *Func) bool {
 	}
 	if st := fr.Pkg.stepAt(w.pkg.Load.Types, n); st != nil {
 		st.In, st.Deferred = fr, s.deferred > 0
+		st.fillOwned()
 		if fr.Shared && st.Wait == runtimeapi.NotWait {
 			if h, _ := p.Module.sharedCopy(fr.Fn); h != nil {
 				if site := h.SiteAt(n.Lparen); site != nil {

@@ -101,6 +101,10 @@ func (p *Package) stepAt(self *types.Package, call *ast.CallExpr) *Step {
 	s.CanonSig = types.TypeString(bare, nil)
 	s.Signature = types.TypeString(bare, NameQualifier(self))
 	stepTypes(s, self)
+	if s.ResultsValid {
+		p.stepRefs(s, self)
+		s.JSON = journaledType(s, s.Sig.Params(), NameQualifier(self))
+	}
 	if opts.Key != "" {
 		s.KeyExpr = p.key(opts, call)
 		if sig.Variadic() {
@@ -154,7 +158,6 @@ func stepTypes(s *Step, self *types.Package) {
 		}
 		s.Pointers = append(s.Pointers, pt)
 	}
-	s.JSON = journaledType(s, params, q)
 }
 
 // dependencyTypes are standard-library types with exported fields that a
@@ -215,7 +218,7 @@ func journaledType(s *Step, params *types.Tuple, q types.Qualifier) string {
 		return "null"
 	}
 	var fields []string
-	for _, i := range s.OutArgs {
+	for _, i := range append(append([]int(nil), s.OutArgs...), s.RefArgs...) {
 		_, key := OutField(i)
 		fields = append(fields, key+" "+r.Type(params.At(i).Type()))
 	}
@@ -345,6 +348,7 @@ func (p *Package) childAt(self *types.Package, call *ast.CallExpr, fn *types.Fun
 	s.CanonSig = types.TypeString(bare, nil)
 	s.Signature = types.TypeString(bare, NameQualifier(self))
 	q := NameQualifier(self)
+	p.stepRefs(s, self) // the children check refuses what the child writes into
 	// The parent journals the child's output as this step's result.
 	s.JSON = journaledType(s, sig.Params(), q)
 	if res := sig.Results(); res.Len() == 2 {
