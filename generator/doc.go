@@ -217,7 +217,19 @@
 //     stale check compares the version and the fingerprint the same way;
 //   - an init function setting resumeW.Run (which decodes the run's input
 //     and calls the durable body) and calling resume.Register(W, resumeW),
-//     so user code never names a generated identifier;
+//     so user code never needs a generated identifier to run W;
+//   - the run handle WRun (Type_MRun for a method; not for an old
+//     version), a struct of an engine and a run id, with one method per
+//     event W's steps await, SignalNAME(ctx, payload T), NAME the event's
+//     letters and digits capitalized ("payment-received":
+//     SignalPaymentReceived; two events with one method, or one with none,
+//     are refused), T the Await's type argument, and Wait(ctx) returning
+//     W's output (or only its error). They call resume.SignalRun and
+//     resume.WaitRun, which refuse a run of another workflow: a misspelt
+//     event, a payload of another type, an event the workflow's child
+//     awaits sent to the parent's handle, are compile errors. User code may
+//     name WRun before the file exists: the generator, which reads its
+//     own output as empty, does not count that as a type error;
 //   - func resumeWBody: a deep copy of W's declaration, comments kept,
 //     where only the callee of each step call is replaced by its wrapper.
 //     Arguments therefore stay where they were and Go evaluates them in the

@@ -294,3 +294,43 @@ func ErrorType[E error](id string) ErrorDef {
 		},
 	}
 }
+
+// SignalRun sends the event name with payload to run runID of the
+// workflow def, as [Engine.Signal] does, after checking that the run is
+// one of def's. Generated run handles call it, with the payload type the
+// workflow's [Await] of name declares, so a wrong name or payload type
+// does not compile. For generated code only.
+func SignalRun(ctx context.Context, e *Engine, def *WorkflowDef, runID, name string, payload any) error {
+	if err := checkWorkflow(ctx, e, def, runID); err != nil {
+		return fmt.Errorf("signal %s: %w", name, err)
+	}
+	return e.Signal(ctx, runID, name, payload)
+}
+
+// WaitRun waits for run runID of the workflow def to finish, as
+// [Engine.Wait] does, and returns its output decoded as Out, after
+// checking that the run is one of def's. For generated code only.
+func WaitRun[Out any](ctx context.Context, e *Engine, def *WorkflowDef, runID string) (Out, error) {
+	var out Out
+	if err := checkWorkflow(ctx, e, def, runID); err != nil {
+		return out, fmt.Errorf("wait: %w", err)
+	}
+	res, err := e.Wait(ctx, runID)
+	if err != nil {
+		return out, err
+	}
+	if err := res.Decode(&out); err != nil {
+		return out, fmt.Errorf("run %s: output: %w", runID, err)
+	}
+	return out, nil
+}
+
+// WaitRun0 is [WaitRun] for a workflow that returns only an error. For
+// generated code only.
+func WaitRun0(ctx context.Context, e *Engine, def *WorkflowDef, runID string) error {
+	if err := checkWorkflow(ctx, e, def, runID); err != nil {
+		return fmt.Errorf("wait: %w", err)
+	}
+	_, err := e.Wait(ctx, runID)
+	return err
+}

@@ -16,6 +16,7 @@ var All = []*Check{
 	StepRefs,
 	Keys,
 	Waits,
+	Handles,
 	Children,
 	Placement,
 	Names,

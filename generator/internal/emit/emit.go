@@ -104,18 +104,9 @@ type Source struct {
 }
 
 // supportVersion is the runtime constant the file names: the newest
-// whose API the file uses.
-func supportVersion(src Source) string {
-	if len(src.Shared) > 0 {
-		return "SupportPackageIsVersion4"
-	}
-	for _, w := range src.Workflows {
-		if len(w.Shared) > 0 {
-			return "SupportPackageIsVersion4"
-		}
-	}
-	return "SupportPackageIsVersion3"
-}
+// whose API the file uses (shared copies' resume.Site, run handles'
+// resume.SignalRun).
+func supportVersion(src Source) string { return "SupportPackageIsVersion4" }
 
 // embedSource emits the variable embedding the source files the workflows
 // of the file were copied from, which the runtime fingerprints again
@@ -247,6 +238,7 @@ func (e *workflowEmitter) emit(f *jen.File) error {
 	e.guards(f)
 	e.def(f)
 	e.init(f)
+	e.handle(f)
 	body, err := durableBody(e.w, e.imports)
 	if err != nil {
 		return err

@@ -135,6 +135,9 @@ func (p *Package) name(w *Workflow) {
 // declares for w, in the order the collision check reports them.
 func (w *Workflow) GeneratedNames() []string {
 	names := []string{w.DefName(), w.VersionName(), w.BodyName(), w.GraphName()}
+	if !w.Old {
+		names = append(names, w.HandleName())
+	}
 	for _, s := range w.Steps {
 		if s.Wait != 0 || s.Shared != nil {
 			continue

@@ -21,6 +21,7 @@ import (
 	"go/types"
 	"path/filepath"
 	"strings"
+	"unicode"
 
 	"github.com/resumegen/resumegen/generator/internal/calls"
 	"github.com/resumegen/resumegen/generator/internal/directive"
@@ -598,6 +599,38 @@ func (w *Workflow) Pkg() *Package { return w.pkg }
 // file of the source file named source.
 func SourceVarName(source string) string {
 	return "resumeSource_" + SanitizeIdent(strings.TrimSuffix(filepath.Base(source), ".go"))
+}
+
+// HandleName is the workflow's run handle, the type generated code
+// declares for user code to name a run of it by: ApproveRun,
+// Service_OnboardRun.
+func (w *Workflow) HandleName() string { return load.RunHandleName(w.Name) }
+
+// IsAwait reports whether the journaled call is a resume.Await.
+func (s *Step) IsAwait() bool { return s.Wait == runtimeapi.Await }
+
+// SignalMethod is the run handle's method sending the event an Await
+// waits for: Signal and the event name's letters and digits, each run of
+// them capitalized ("payment-received" → SignalPaymentReceived); "" when
+// the name has none.
+func (s *Step) SignalMethod() string {
+	var b strings.Builder
+	up := true
+	for _, r := range s.Name {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			up = true
+			continue
+		}
+		if up {
+			r = unicode.ToUpper(r)
+			up = false
+		}
+		b.WriteRune(r)
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "Signal" + b.String()
 }
 
 // DefName, VersionName, BodyName and GraphName are the identifiers the
