@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 
 	"github.com/dave/jennifer/jen"
-
 )
 
 // handle emits the workflow's run handle: a type naming one run, with a
