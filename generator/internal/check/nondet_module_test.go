@@ -1,6 +1,7 @@
 package check_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/resumegen/resumegen/generator/internal/check"
@@ -117,5 +118,41 @@ func Stamp() time.Time { return time.Now() }
 	}
 	if want := "nondeterministic: time.Now: only logged"; len(got) != 1 || got[0] != want {
 		t.Errorf("exceptions = %q, want [%q]", got, want)
+	}
+}
+
+// TestSharedNames refuses a shared copy whose generated name collides
+// with a declaration of the helper's package.
+func TestSharedNames(t *testing.T) {
+	m := pipetest.Module(t, map[string]string{
+		"p.go": `package p
+
+import (
+	"context"
+
+	"example.com/p/util"
+)
+
+//resume:workflow
+func W(ctx context.Context) error { return util.NotifyAll(ctx) }
+`,
+		"util/util.go": `package util
+
+import "context"
+
+// Resume_NotifyAll is the user's own.
+func Resume_NotifyAll() {}
+
+// NotifyAll calls a step.
+func NotifyAll(ctx context.Context) error { return Send(ctx) }
+
+//resume:step
+func Send(ctx context.Context) error { return nil }
+`,
+	})
+	util := m.Module.Package(m.Load.Module.Package("example.com/p/util").Types)
+	errs, _, _ := pipetest.RunChecks(t, []*check.Check{check.GeneratedNames}, util)
+	if len(errs) != 1 || !strings.Contains(errs[0].Message, "the generated identifier Resume_NotifyAll of its shared copy collides with the declaration at util/util.go:6:6") {
+		t.Errorf("refusals = %v", errs)
 	}
 }
