@@ -5,6 +5,7 @@ import (
 	"go/token"
 	"go/types"
 	"sort"
+	"strings"
 
 	"golang.org/x/tools/go/types/typeutil"
 
@@ -30,6 +31,8 @@ type Analysis struct {
 	reachers []Reacher
 	foreign  *foreignReach
 	params   *params
+	// modulePath is the main module's path, "" when unknown.
+	modulePath string
 }
 
 // Package is one package of an analysis: its source and its directives.
@@ -46,6 +49,9 @@ func New(pkgs ...Package) *Analysis {
 	var sets []*directive.Set
 	for _, p := range pkgs {
 		a.fset = p.Load.Fset
+		if p.Load.Module != nil && p.Load.Module.Path != "" {
+			a.modulePath = p.Load.Module.Path
+		}
 		a.sets[p.Load.Types] = p.Directives
 		sets = append(sets, p.Directives)
 		for _, f := range p.Load.Files {
@@ -144,8 +150,15 @@ func (a *Analysis) findReachers() []Reacher {
 // ForeignReach says how fn, a function or method of a package not read
 // from source (of another module) that is not a step, may reach a step
 // ("calls step Notify"), or "" when it cannot; see foreignReach.
+//
+// A package of the main module that was not read from source (go vet's
+// analyzer could not type-check it) is not judged by name: the generator,
+// which reads it, does.
 func (a *Analysis) ForeignReach(fn *types.Func) string {
 	if a.foreign == nil || a.sets[fn.Pkg()] != nil || fn.Pkg() == nil || load.IsRuntimePath(fn.Pkg().Path()) {
+		return ""
+	}
+	if path := fn.Pkg().Path(); a.modulePath != "" && (path == a.modulePath || strings.HasPrefix(path, a.modulePath+"/")) {
 		return ""
 	}
 	return a.foreign.reach(fn)

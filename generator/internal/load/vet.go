@@ -53,6 +53,7 @@ func ForVet(fset *token.FileSet, files []*ast.File, pkg *types.Package, info *ty
 		return lp
 	}
 	lp.ModuleDir = v.modDir
+	lp.Module = NewModule(v.modPath, v.modDir, lp)
 	var module []*Package
 	for _, imp := range pkg.Imports() {
 		if v.inModule(imp.Path()) {
@@ -62,7 +63,7 @@ func ForVet(fset *token.FileSet, files []*ast.File, pkg *types.Package, info *ty
 		}
 	}
 	if len(module) == 0 || v.failed {
-		return lp
+		return lp // the module's path tells the checks not to judge its packages by name
 	}
 	// The package itself again, against the module's source types.
 	again := newInfo()
