@@ -28,6 +28,8 @@ type Foreign struct {
 	// Fset holds the positions of the files parsed here.
 	Fset   *token.FileSet
 	parsed map[string]*ast.File
+	// marked says whether a file holds the text of a directive.
+	marked map[string]bool
 	steps  map[*types.Func]*StepOptions
 	flows  map[*types.Func]*Directive
 }
@@ -37,7 +39,7 @@ type Foreign struct {
 // the main module, "" when unknown.
 func NewForeign(fset *token.FileSet, moduleDir string) *Foreign {
 	return &Foreign{fset: fset, moduleDir: moduleDir, Fset: token.NewFileSet(), parsed: map[string]*ast.File{},
-		steps: map[*types.Func]*StepOptions{}, flows: map[*types.Func]*Directive{}}
+		marked: map[string]bool{}, steps: map[*types.Func]*StepOptions{}, flows: map[*types.Func]*Directive{}}
 }
 
 // Step returns the options of a //resume:step on the declaration of fn,
@@ -94,7 +96,7 @@ func (f *Foreign) directive(fn *types.Func, verb string) *Directive {
 func (f *Foreign) doc(fn *types.Func) *ast.CommentGroup {
 	pos := f.fset.Position(fn.Pos())
 	name := pos.Filename
-	if !f.Readable(name) {
+	if !f.Readable(name) || !f.hasMark(name) {
 		return nil
 	}
 	file := f.Parse(name)
@@ -116,6 +118,18 @@ func (f *Foreign) ModuleDir() string { return f.moduleDir }
 // ObjectFile is the file declaring obj, a package-level object loaded
 // from export data.
 func (f *Foreign) ObjectFile(obj types.Object) string { return f.fset.Position(obj.Pos()).Filename }
+
+// hasMark reports whether the file holds the text "resume:", which every
+// directive holds: one without it is not parsed for directives.
+func (f *Foreign) hasMark(name string) bool {
+	m, ok := f.marked[name]
+	if !ok {
+		src, err := os.ReadFile(name)
+		m = err == nil && bytes.Contains(src, []byte("resume:"))
+		f.marked[name] = m
+	}
+	return m
+}
 
 // Parse parses a file of another package once, with comments, or returns
 // nil when it does not parse at all. A file without the text "resume:"
