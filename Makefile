@@ -5,7 +5,7 @@ GO ?= go
 # RESUME_REQUIRE_POSTGRES=1).
 WITH_POSTGRES ?= scripts/with-postgres.sh
 
-.PHONY: demo test generate check bench
+.PHONY: demo test deps generate check bench fuzz
 
 # demo narrates a workflow killed with SIGKILL and resumed, once per step
 # guarantee, and checks that nothing ran more often than promised.
@@ -17,11 +17,21 @@ demo:
 # tests (golden files that compile, the journal conformance suite, the
 # crash matrix with real processes). The tests run beside a throwaway
 # PostgreSQL server, for the PostgreSQL journal.
+# It says first, and again at the end, which of PostgreSQL, Chromium and
+# PgBouncer are missing (the tests that need them skip) and how to install
+# them.
 test:
+	@scripts/check-deps.sh
 	$(GO) vet ./...
 	GOOS=windows GOARCH=amd64 $(GO) vet ./runtime/resume
 	$(GO) tool resumegen -check ./...
 	$(WITH_POSTGRES) $(GO) test -count=1 ./...
+	@scripts/check-deps.sh
+
+# deps says which programs the tests need are missing, and how to install
+# them.
+deps:
+	@scripts/check-deps.sh
 
 # generate regenerates every *_resume.go file.
 generate:
@@ -42,3 +52,17 @@ bench:
 	$(WITH_POSTGRES) $(GO) test -run '^$$' -bench 'IdleWaiting|Latency' -benchtime 1x -count 3 ./runtime/...
 	$(WITH_POSTGRES) $(GO) test -run '^$$' -bench ClaimIdle -benchtime 300x -count 3 ./runtime/...
 	$(GO) test -run '^$$' -bench GenerateVsVet -benchtime 5x -count 5 ./cmd/resumegen/
+
+# fuzz runs the differential fuzzer's long budget (internal/difffuzz):
+# FUZZ_PROGRAMS random workflow programs, issue 18's holes included, each
+# run uninterrupted, crashed at every step boundary in process and killed
+# with SIGKILL in real processes, and compared within each policy. It prints
+# programs, crash cases, refusals, divergences and duplicate effects; a new
+# failure is shrunk and kept as a seed in internal/difffuzz/testdata/seeds.
+# Minutes to an hour (400 programs: about half an hour on 2 cores).
+FUZZ_PROGRAMS ?= 400
+FUZZ_SEED ?= $(shell date +%s)
+fuzz:
+	FUZZ_PROGRAMS=$(FUZZ_PROGRAMS) FUZZ_SEED=$(FUZZ_SEED) FUZZ_KILLS=3 FUZZ_HOLES=1 FUZZ_SHRINK=8 FUZZ_KEEP=1 \
+		FUZZ_REPORT=$${FUZZ_REPORT:-$${TMPDIR:-/tmp}/difffuzz-report.txt} \
+		$(GO) test -count=1 -timeout 4h -run '^TestDifferential$$' -v ./internal/difffuzz/

@@ -28,7 +28,10 @@
 //     _resume.go, first line the generated header) are parsed as empty
 //     files of their package, so a stale or broken generated file never
 //     blocks regeneration; code that names what generated code declares
-//     for it (a workflow's run handle) is not an error there. Tests are
+//     for it (a workflow's run handle) is not an error there. The
+//     workflow definitions they record are read, without types, as plain
+//     data (load.Prior: identity, version, lineage, steps), the history
+//     the model needs (see Lineage). Tests are
 //     not loaded: generating x_resume_test.go for a workflow in x_test.go
 //     would mean go list -test and type-checking every package's tests
 //     and their imports on every run. Instead each package directory's
@@ -59,7 +62,9 @@
 //     closure, a select, a map range, a deferred call), the helpers to
 //     copy, every function entered, the error tests of the bodies, the
 //     JSON shapes of what is journaled, the version, the identity in the
-//     journal and the names of what the generated code declares. Methods
+//     journal, the lineage (the versions it descends from, read from the
+//     generated files) and the names of what the generated code declares.
+//     Methods
 //     promoted through embedding and interface methods are steps like any
 //     method; a call of a generic function or of a method of a generic
 //     type is a step of its instantiation: the instantiated types enter
@@ -85,19 +90,20 @@
 //     table of the standard library judges so (clocks and timers of
 //     package time, math/rand and math/rand/v2 except seeded
 //     constructors, crypto/rand, the environment, file reads, the
-//     network, other programs, databases, input: nondet.go) and calls of
-//     other modules the second table lists (uuid.New, ulid.Make, ...) or
-//     that take no argument and return a value; writes to package-level
-//     variables or into what they hold, with =, op=, ++, --, a range
-//     clause's =, delete, clear or copy (a local aliasing one is not
-//     traced); a range over a map or a map's iterator whose body may
-//     depend on the order (one that only counts, sums integers, sets or
-//     deletes its own key's entry, or appends to a slice it sorts next,
-//     does not); a go statement and a select of more than one case; and a
-//     read of a package-level variable of the module that a function of
-//     the module writes. Calls through function values and interface
-//     methods, and methods of other modules' types, are not judged.
-//     Then duplicate step names, generated
+//     network, other programs, databases, input: nondet.go), each also
+//     used as a value (now := time.Now), as is crypto/rand.Reader, unless
+//     passed straight to a step, and calls of other modules the second
+//     table lists (uuid.New, ulid.Make, ...) or that take no argument and
+//     return a value; writes to package-level variables or into what they
+//     hold, with =, op=, ++, --, a range clause's =, delete, clear or copy
+//     (a local aliasing one is not traced); a range over a map or a map's
+//     iterator whose body may depend on the order (one that only counts,
+//     sums integers, sets or deletes its own key's entry, or appends to a
+//     slice it sorts next, does not); a go statement and a select of more
+//     than one case; and a read of a package-level variable of the module
+//     that a function of the module writes. Calls through function values
+//     and interface methods, and methods of other modules' types, are not
+//     judged. Then duplicate step names, generated
 //     identifiers that collide with the package's, and package-level
 //     declarations shadowing a predeclared identifier the generated code
 //     names (any, error and nil always; a key's string, int64 or uint64
@@ -198,7 +204,8 @@
 // # Generated shape
 //
 // A generated file x_resume.go starts with a reference to
-// resume.SupportPackageIsVersion3 (an older runtime fails to compile) and
+// resume.SupportPackageIsVersion5 (an older runtime, without run handles,
+// shared copies or lineages, fails to compile), and
 // var resumeSource_x embed.FS, embedding (//go:embed) the source files its
 // workflows were copied from. For a workflow W it then holds, in this
 // order:
@@ -266,7 +273,8 @@
 //     cannot carry entirely (an unexported or json:"-" field) and a
 //     variadic pointer parameter are refused, as is a call-site step on a method with a
 //     pointer receiver whose type has exported fields (cmd.Run(), then
-//     cmd.Stdout): the receiver's state is not journaled. A declared step
+//     cmd.Stdout) or is no struct (type List []string; l.Load()): the
+//     receiver's state is not journaled. A declared step
 //     method's receiver is a dependency (a client, *sql.DB) and is not
 //     journaled either.
 //
@@ -281,7 +289,8 @@
 // errors.As, errors.AsType, a type assertion or a type switch case on an
 // error (resume.ErrorType). A test a replayed error could not answer is
 // refused at its position: a target that is not a package-level error
-// variable, an interface type not every error satisfies, an error type
+// variable, an interface type not every error satisfies, a type
+// parameter (whatever its constraint), an error type
 // whose value JSON cannot carry (unexported or json:"-" fields, fields of
 // func, channel or interface type other than error; exported fields of
 // type error are journaled as errors of their own) or that the generated
@@ -365,8 +374,10 @@
 // does one at the end of the line of a call on the way to it. Refused,
 // with the fix: a call of a helper that runs steps from a go statement, a
 // closure, a select or a map range; a helper that cannot be copied (a
-// generic helper, one reached through an embedded field or as a method
-// expression); a function that runs steps (or is one) used as a value; a
+// generic helper that runs steps, one reached through an embedded field
+// or as a method expression); a function of the package or of another
+// package of the module that runs steps (or is one, an interface method
+// declared a step too) used as a value; a
 // call through a function value when such a function has its type (as a
 // function, method value or method expression); a call of an interface
 // method, not itself a step, that such a method implements; and a call of
@@ -428,6 +439,38 @@
 // another module, under a //resume:step, and in the body of a function
 // declared //resume:step. time.Sleep and the timers of package time are
 // refused with resume.Sleep as the way out.
+//
+// # Lineage
+//
+// The runtime orders versions by the code's history, never by the order
+// the journal first saw them: a worker takes the runs of its own versions
+// and of the versions in their lineage (resume.WorkflowDef.Lineage), and
+// leaves every other version's runs alone. The model computes a
+// workflow's lineage from the definitions recorded in the generated files
+// of the run's packages before this run rewrites them (package load reads
+// them): those of its identity (its ID, or an identity either one lists
+// as an alias), its own output file's first, then the others by file (a
+// workflow moved to another file, or with name= to another package
+// generated in the same run). The lineage is each recorded current
+// version followed by its recorded lineage, then the versions of
+// descends-from= (what no generated file records: a move from another
+// module, a lost file), then the old versions the package keeps
+// (old-version-of=) and recorded ones; without the workflow's own version
+// (a reverted step list), cut to resume.LineageLimit. An old version's
+// lineage is the one recorded for its version. The emitter writes it one
+// version a line, newest first (Lineage: []string{...}), so a step-list
+// change adds one line to the diff, and unchanged code regenerates the
+// same bytes. It does not enter the version.
+//
+// When a workflow's recorded definition has, at some place of its step
+// list, a step whose name is gone and the new list has there a step of
+// the same callee (or the callee renamed with it) and signature under a
+// new name without renamed-from=, check likelyrenames warns at the call
+// (package deploy's LikelyRenames, the rule the runtime parks runs by).
+// A warning, not a refusal: the runtime never takes such a rename as safe,
+// and a refusal could only be silenced by regenerating once more. A
+// generated file that does not parse (a merge conflict) is warned about
+// too (check priors): the lineage it records may be lost.
 //
 // # Near-miss directives
 //

@@ -12,11 +12,13 @@ type manifestWorkflow struct {
 	// ID is the workflow's identity in the journal (see Workflow.ID);
 	// Aliases its earlier identities; OldVersionOf, for an old version,
 	// the Go name of the workflow it is a version of.
-	ID           string         `json:"id"`
-	Aliases      []string       `json:"aliases,omitempty"`
-	OldVersionOf string         `json:"old_version_of,omitempty"`
-	Version      string         `json:"version"`
-	Steps        []manifestStep `json:"steps"`
+	ID           string   `json:"id"`
+	Aliases      []string `json:"aliases,omitempty"`
+	OldVersionOf string   `json:"old_version_of,omitempty"`
+	Version      string   `json:"version"`
+	// Lineage lists the versions the workflow descends from, newest first.
+	Lineage []string       `json:"lineage,omitempty"`
+	Steps   []manifestStep `json:"steps"`
 	// Shape is the JSON shape of the run's input and output, one field a
 	// line, as hashed into the version.
 	Shape []string `json:"shape,omitempty"`
@@ -45,6 +47,9 @@ type manifestStep struct {
 	JSON string `json:"json,omitempty"`
 	// RenamedFrom are the step's earlier names (renamed-from=).
 	RenamedFrom []string `json:"renamed_from,omitempty"`
+	// Deferred marks a step reached from a deferred call: a compensation,
+	// which executes while a cancelled or expired run unwinds.
+	Deferred bool `json:"deferred,omitempty"`
 	// Pos is the step's call site, "dir/file.go:42" relative to the
 	// module root, as the generated code and resumectl runs show it.
 	Pos string `json:"pos,omitempty"`
@@ -56,7 +61,7 @@ func (r *Result) Manifest() ([]byte, error) {
 	out := []manifestWorkflow{}
 	for _, w := range r.Workflows {
 		mw := manifestWorkflow{Package: w.Package, Workflow: w.Name, ID: w.ID, Aliases: w.Aliases, OldVersionOf: w.OldVersionOf,
-			Version: w.Version, Steps: []manifestStep{}, Shape: w.Shape, Exceptions: w.Exceptions}
+			Version: w.Version, Lineage: w.Lineage, Steps: []manifestStep{}, Shape: w.Shape, Exceptions: w.Exceptions}
 		for _, s := range w.Steps {
 			ms := manifestStep{Name: s.Name, Callee: s.Callee, Signature: s.Signature, Policy: s.Policy, Attempts: s.Attempts}
 			if s.BackoffMin != 0 || s.BackoffMax != 0 {
@@ -66,7 +71,7 @@ func (r *Result) Manifest() ([]byte, error) {
 				ms.Timeout = s.Timeout.String()
 			}
 			ms.Key, ms.RenamedFrom = s.Key, s.RenamedFrom
-			ms.Shape, ms.JSON, ms.Pos = s.Shape, s.JSON, s.Pos
+			ms.Shape, ms.JSON, ms.Pos, ms.Deferred = s.Shape, s.JSON, s.Pos, s.Deferred
 			mw.Steps = append(mw.Steps, ms)
 		}
 		out = append(out, mw)

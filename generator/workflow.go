@@ -32,6 +32,10 @@ type Workflow struct {
 	// Version is the hash of the step signature list: the first 16 hex
 	// digits of the SHA-256 of Canonical.
 	Version string
+	// Lineage lists the versions the workflow descends from, newest first,
+	// read from the package's generated files before this run (see
+	// resume.WorkflowDef.Lineage); it does not enter the version.
+	Lineage []string
 	// Canonical is the text Version hashes: the workflow's signature and
 	// the JSON shape of its input and output, then one line per journaled
 	// call site with the shape of what it journals.
@@ -47,11 +51,15 @@ type Workflow struct {
 	// Graph is the workflow's step graph, a Mermaid flowchart; it does
 	// not enter the version.
 	Graph string
-	// Definition is the resume.WorkflowDef the generated code registers
-	// (without Run, Receiver and Errors, which only code holds): what a
-	// worker running this code stores in the journal.
-	Definition *resume.WorkflowDef
+
+	model *model.Workflow
 }
+
+// Definition returns the resume.WorkflowDef the generated code registers
+// (without Run, Receiver, Errors and Source, which only code holds): what a
+// worker running this code stores in the journal. Each call returns a new
+// value, which the caller may change.
+func (w *Workflow) Definition() *resume.WorkflowDef { return w.model.Definition() }
 
 // Step is one journaled call site of a workflow: a step, a child
 // workflow's call or a wait.
@@ -83,6 +91,9 @@ type Step struct {
 	// Pos is the call site, "dir/file.go:42" relative to the module root,
 	// or "" when the module root is unknown.
 	Pos string
+	// Deferred marks a step reached from a deferred call: a compensation,
+	// which executes while a cancelled or expired run unwinds.
+	Deferred bool
 }
 
 // Exception is a reviewed exception to the non-determinism checks,
@@ -92,10 +103,10 @@ type Exception = model.Exception
 // publicWorkflow is the tools' view of a modelled workflow.
 func publicWorkflow(w *model.Workflow, exceptions []model.Exception) *Workflow {
 	pw := &Workflow{Package: w.Package, Name: w.Name, ID: w.ID, Aliases: w.Aliases, Old: w.Old, OldVersionOf: w.OldVersionOf,
-		Version: w.Version, Canonical: model.Canonical(w), Shape: w.Shape, Exceptions: exceptions, Graph: w.Graph, Definition: w.Definition()}
+		Version: w.Version, Lineage: w.Lineage, Canonical: model.Canonical(w), Shape: w.Shape, Exceptions: exceptions, Graph: w.Graph, model: w}
 	for _, s := range w.Steps {
 		ps := &Step{Name: s.Name, Callee: s.Callee, Signature: s.Signature, Policy: s.Policy, Attempts: max(s.Opts.Attempts, 1),
-			Timeout: s.Opts.Timeout, Key: s.Key, RenamedFrom: s.RenamedFrom, Shape: s.Shape, JSON: s.JSON, Pos: s.Pos}
+			Timeout: s.Opts.Timeout, Key: s.Key, RenamedFrom: s.RenamedFrom, Shape: s.Shape, JSON: s.JSON, Pos: s.Pos, Deferred: s.Deferred}
 		if s.Opts.HasBackoff {
 			ps.BackoffMin, ps.BackoffMax = s.Opts.BackoffMin, s.Opts.BackoffMax
 		}

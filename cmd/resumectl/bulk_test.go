@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/resumegen/resumegen/internal/runops"
+	"github.com/resumegen/resumegen/internal/termesc"
 
 	"os/exec"
 	"path/filepath"
@@ -123,7 +125,7 @@ func TestBulkRefusesUntilConfirmed(t *testing.T) {
 // person types answer.
 func ctlAt(answer string, args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
-	c := &cli{ctx: context.Background(), stdout: escWriter{&out}, stderr: escWriter{&errb}, now: time.Now,
+	c := &cli{ctx: runops.WithActor(context.Background(), cliActor()), stdout: termesc.Writer(&out, false), stderr: termesc.Writer(&errb, false), now: time.Now,
 		stdin: strings.NewReader(answer), tty: true}
 	var cmd *command
 	name := "runs " + args[1]
@@ -132,7 +134,7 @@ func ctlAt(answer string, args ...string) (int, string, string) {
 			cmd = &k
 		}
 	}
-	code := c.exec(cmd, args[2:])
+	code := c.exec(cmd, args[2:], options{})
 	return code, out.String(), errb.String()
 }
 

@@ -3,25 +3,30 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/resumegen/resumegen/generator"
+	"github.com/resumegen/resumegen/internal/termesc"
 	"github.com/resumegen/resumegen/runtime/deploy"
 	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/resume"
 )
 
-// unfinished are the statuses of runs a deploy's code will meet again.
-var unfinished = []journal.Status{journal.StatusPending, journal.StatusRunning, journal.StatusNeedsAttention, journal.StatusFailed}
+// unfinished are the statuses of runs a deploy's code will meet again:
+// runs that run or will (pending, running), that wait for a time, an event
+// or a child (waiting: the new code resumes them when the wait ends), that
+// wait for a person (needs_attention) or a retry (failed).
+var unfinished = []journal.Status{journal.StatusPending, journal.StatusRunning, journal.StatusWaiting, journal.StatusNeedsAttention, journal.StatusFailed}
 
 // Verdicts of check-deploy on an unfinished run.
 const (
 	verdictContinues = "continues"  // on its own version, which the code has
 	verdictMoves     = "moves"      // continues on the code's version: package deploy's rule
 	verdictStops     = "would stop" // parks on a version change
-	verdictWaits     = "waits"      // pinned to a version newer than the code's
+	verdictWaits     = "waits"      // pinned to a version the code does not descend from
 	verdictStranded  = "stranded"   // its workflow is not in the code
 )
 
@@ -73,8 +78,12 @@ type oldVersion struct {
 
 type deployJSON struct {
 	OK bool `json:"ok"`
-	// Checked counts the unfinished runs.
-	Checked int `json:"checked"`
+	// Checked counts the unfinished runs; Counts counts them by status,
+	// and Waiting the waiting ones by what they wait for (sleep, signal,
+	// child, start).
+	Checked int            `json:"checked"`
+	Counts  map[string]int `json:"counts"`
+	Waiting map[string]int `json:"waiting"`
 	// Runs gives the verdict on each unfinished run, oldest first.
 	Runs     []deployRun   `json:"runs"`
 	Stopping []stoppingRun `json:"stopping"`
@@ -95,10 +104,22 @@ type codeWorkflow struct {
 	old []*generator.Workflow
 }
 
+// descendsFrom reports whether version is older than the code's current
+// version by the code's lineage (its own, or an old version's it keeps),
+// as the engine decides it.
+func (cw *codeWorkflow) descendsFrom(version string) bool {
+	for _, w := range append([]*generator.Workflow{cw.cur}, cw.old...) {
+		if slices.Contains(w.Lineage, version) {
+			return true
+		}
+	}
+	return false
+}
+
 // codeDef is the resume.WorkflowDef the generated code registers for w:
 // the generator's own model of it, from which it renders the generated
 // literal, so the two cannot disagree.
-func codeDef(w *generator.Workflow) *resume.WorkflowDef { return w.Definition }
+func codeDef(w *generator.Workflow) *resume.WorkflowDef { return w.Definition() }
 
 // codeManifest renders the code's manifest of w exactly as the generated
 // code's resume.WorkflowDef.Manifest does.
@@ -200,7 +221,8 @@ type storedDef struct {
 
 // deployCheck gives the verdict of the code ws on every unfinished run.
 func (c *cli) deployCheck(j journal.Journal, ws []*generator.Workflow) (deployJSON, error) {
-	out := deployJSON{Runs: []deployRun{}, Stopping: []stoppingRun{}, Diffs: []deployDiff{}, Old: []oldVersion{}, Stranded: []string{}}
+	out := deployJSON{Runs: []deployRun{}, Stopping: []stoppingRun{}, Diffs: []deployDiff{}, Old: []oldVersion{}, Stranded: []string{},
+		Counts: map[string]int{}, Waiting: map[string]int{}}
 	k := &checker{c: c, j: j, code: codeWorkflows(ws), defs: map[string]storedDef{}, diffs: map[string]int{}, out: &out}
 	runs, err := j.ListRuns(c.ctx, journal.RunFilter{Statuses: unfinished})
 	if err != nil {
@@ -212,6 +234,10 @@ func (c *cli) deployCheck(j journal.Journal, ws []*generator.Workflow) (deployJS
 			return out, err
 		}
 		out.Runs = append(out.Runs, v)
+		out.Counts[string(r.Status)]++
+		if r.Status == journal.StatusWaiting {
+			out.Waiting[r.WaitKind]++
+		}
 	}
 	out.Checked = len(runs)
 	k.countOld()
@@ -244,17 +270,13 @@ func (k *checker) verdict(r journal.RunRecord) (deployRun, error) {
 			return v, nil
 		}
 	}
+	if !cw.descendsFrom(r.Version) {
+		v.Verdict, v.Why = verdictWaits, "waits for version "+r.Version+": the code's version "+cur.Version+" does not descend from it (not in its lineage: a newer version, or another line of the code), so its workers leave the run to a process that has it"
+		return v, nil
+	}
 	from, err := k.stored(r.Workflow, r.Version)
 	if err != nil {
 		return v, err
-	}
-	to, err := k.stored(r.Workflow, cur.Version)
-	if err != nil {
-		return v, err
-	}
-	if from.found && to.found && from.m.Seq > to.m.Seq {
-		v.Verdict, v.Why = verdictWaits, "waits for version "+r.Version+": no code here has it (the code's version "+cur.Version+" is older)"
-		return v, nil
 	}
 	return k.decide(v, r, from, cur)
 }
@@ -272,7 +294,10 @@ func (k *checker) decide(v deployRun, r journal.RunRecord, from storedDef, cur *
 		for i, s := range steps {
 			keys[i] = s.StepKey
 		}
-		d = deploy.Decide(from.def, codeDef(cur).Definition(), keys)
+		// A run a process entered may have executed a step's effect
+		// without its row: check-deploy reads it as the engine's next
+		// claim will.
+		d = deploy.Decide(from.def, codeDef(cur).Definition(), deploy.Run{Keys: keys, Entered: r.Attempts > 0})
 	}
 	if d.Continues {
 		v.Verdict, v.To, v.Why = verdictMoves, cur.Version, d.Why
@@ -372,6 +397,7 @@ func (c *cli) printDeploy(out deployJSON) {
 			t.row(r.RunID, shortName(r.Workflow), c.paint(statusColor(r.Status), r.Status), r.Version, c.paint(verdictColor(r.Verdict), verdictText(r)))
 		}
 		t.flush()
+		fmt.Fprintln(c.stdout, countLine(out))
 	}
 	for _, d := range out.Diffs {
 		fmt.Fprintf(c.stdout, "\n%s %s -> %s (runs %s):\n", shortName(d.Workflow), d.From, d.To, strings.Join(d.Runs, ", "))
@@ -396,6 +422,29 @@ func (c *cli) printDeploy(out deployJSON) {
 	}
 }
 
+// countLine says how many unfinished runs check-deploy checked, by
+// status: "checked 4 unfinished run(s): 1 pending, 2 waiting (1 signal,
+// 1 sleep), 1 needs_attention".
+func countLine(out deployJSON) string {
+	var parts []string
+	for _, s := range unfinished {
+		n := out.Counts[string(s)]
+		if n == 0 {
+			continue
+		}
+		part := fmt.Sprintf("%d %s", n, s)
+		if s == journal.StatusWaiting {
+			var kinds []string
+			for _, k := range slices.Sorted(maps.Keys(out.Waiting)) {
+				kinds = append(kinds, fmt.Sprintf("%d %s", out.Waiting[k], esc(k)))
+			}
+			part += " (" + strings.Join(kinds, ", ") + ")"
+		}
+		parts = append(parts, part)
+	}
+	return fmt.Sprintf("checked %d unfinished run(s): %s", out.Checked, strings.Join(parts, ", "))
+}
+
 // verdictText is a run's verdict as the table shows it.
 func verdictText(r deployRun) string {
 	switch r.Verdict {
@@ -411,14 +460,14 @@ func verdictText(r deployRun) string {
 	return r.Why
 }
 
-func verdictColor(v string) string {
+func verdictColor(v string) termesc.Colour {
 	switch v {
 	case verdictContinues, verdictMoves:
-		return green
+		return termesc.Green
 	case verdictStops, verdictStranded:
-		return red
+		return termesc.Red
 	}
-	return yellow
+	return termesc.Yellow
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -522,7 +522,7 @@ func TestCancelRunning(t *testing.T) {
 			t.Fatalf("after a refused cancel: %s, want running", st)
 		}
 		msg := e.mustCtl("runs", "cancel", "slow", "-running")
-		if !strings.Contains(msg, "stops at its next step") {
+		if !strings.Contains(msg, "stops within a second") || !strings.Contains(msg, "is being cancelled") {
 			t.Errorf("cancel -running said %q", msg)
 		}
 		select {

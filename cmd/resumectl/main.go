@@ -7,7 +7,7 @@
 //
 // Usage:
 //
-//	resumectl runs list [-status S[,S]] [-workflow W] [-version V] [-since DURATION]
+//	resumectl runs list [-status S[,S]] [-workflow W] [-version V] [-since DURATION] [-limit N] [-oldest]
 //	resumectl runs show ID
 //	resumectl runs watch ID [-interval D]
 //	resumectl runs resolve ID STEP -done [-result JSON]
@@ -18,6 +18,9 @@
 //	resumectl runs signal ID NAME JSON [-unawaited]
 //	resumectl check-deploy [packages]
 //	resumectl schedules list
+//	resumectl ui [-addr A] [-write] [-public -token-file FILE] [-allow-host NAME]
+//	resumectl version
+//	resumectl help [COMMAND]
 //
 // FILTER is any of -workflow W, -version V, -status S[,S], with -dry-run
 // or -yes (see Bulk actions).
@@ -25,12 +28,28 @@
 // Every command takes -db, a SQLite file, a postgres:// (postgresql://)
 // URL or a key=value PostgreSQL DSN ("host=db user=app dbname=app"),
 // defaulting to the RESUME_DB environment variable, and -json, which
-// prints the command's result as JSON instead of aligned tables. Flags may
-// come before or after the arguments. Colour is used only when standard
-// output is a terminal and NO_COLOR is not set. Control characters in
-// every value printed are escaped (\n, \u001b, ...), so that no run id or
-// error can forge a row or drive the terminal. No message contains a
-// database password.
+// prints the command's result as JSON instead of aligned tables (complete
+// records: the same fields for a step in runs show and runs watch). These
+// flags, and -key-file and -unsealed (see Sealed journals), may come
+// before the command (resumectl -db app.db runs list) or after it, before
+// or after its arguments; given twice, the later wins. 'resumectl help',
+// -h and 'resumectl COMMAND -h' print help on standard output (exit 0); a
+// usage error prints what is wrong and the command's usage line on
+// standard error (exit 2). resumectl version prints the module version it
+// was built from and the generated code its runtime runs. Colour is used
+// only when standard output is a terminal and NO_COLOR is not set. Every
+// byte from the journal that reaches the terminal is escaped by one
+// function (internal/termesc): C0 and C1 controls (ESC, so CSI and OSC
+// sequences), DEL, the bidi overrides and isolates and bytes that are not
+// UTF-8 show as \n, \u001b, \xff, ..., so that no run id or error can
+// forge a row or drive the terminal; the only escape sequences written
+// are resumectl's own colours. No message contains a database password.
+//
+// Every action that changes a run (resolve, retry, cancel,
+// accept-version, signal; from here or from the web UI) is recorded in
+// the journal (resume_actions) in the action's own transaction: which,
+// with what detail, by whom (here the operating-system user), from where
+// (here the host name), when. runs show lists them.
 //
 // resumectl never creates a journal: a SQLite path that does not exist is
 // an error, and so is a database that holds no journal (exit status 2).
@@ -41,7 +60,8 @@
 //
 // # Runs
 //
-// runs list shows, oldest first, each run's id, workflow (short name:
+// runs list shows, newest first (as the web UI; -oldest for oldest
+// first, -limit N for at most N), each run's id, workflow (short name:
 // package, dot, function), version, status, current step (the step waiting
 // for a person, or the last journaled step), attempts (entries of a
 // process into the run) and age. -status takes pending, running,
@@ -83,9 +103,12 @@
 // own executes no step again. It also makes pending again a run parked on
 // a journal row that could not be used, once a person repaired the row
 // (runs show marks such rows). runs show lists each step's failed attempts.
-// runs cancel marks an unfinished run cancelled (one a
-// live worker is executing only with -running: the worker stops at its
-// next step, and a step executing at that moment may still complete); runs
+// runs cancel stops an unfinished run and its child runs (one a live
+// worker is executing only with -running: the worker notices within a
+// second, and cancels the context of the step executing): a run with
+// nothing to unwind is cancelled at once, any other unwinds when a worker
+// takes it, executing only the steps its workflow calls from defer (its
+// compensations), and ends cancelled; runs
 // accept-version moves a run stopped on a version change to the newest
 // stored version of its workflow (or -to V; -version V is the same with a
 // run id), pending, recording the move as the operator's. resumectl has
@@ -101,6 +124,21 @@
 // event, or one its child run awaits; -unawaited keeps it anyway, for a
 // run that will move to a version that does), and for a payload that
 // does not have the shape of what the run's version awaits under NAME.
+//
+// # Sealed journals
+//
+// A journal a program seals (resume.WithCodec with resume.NewKeyring)
+// records the ids of its keys (resume_keys). resumectl reads them when it
+// opens the journal. Given the keys, -key-file FILE, else the file named
+// by RESUME_KEY_FILE, else RESUME_KEYS holding them (ID:BASE64 entries,
+// comma- or line-separated, the sealing key first, as resume.ParseKeys
+// reads them), it shows the values it can open and seals what it writes
+// (signal payloads, resolutions) as a worker would; runs show says
+// "sealed: keys ...". Without them it shows sealed values as (encrypted)
+// and refuses runs signal, runs resolve and ui -write: a plaintext value
+// on a sealed journal is what the workers park as tampered. -unsealed
+// writes it in plaintext anyway, with a warning (for workers that read
+// with resume.ReadUnsealed).
 //
 // # Bulk actions
 //
@@ -151,7 +189,20 @@
 // the runs with counts, filters, search and paging, each run's journal
 // as a timeline, and, with -write only, the actions of runs resolve,
 // retry, cancel, accept-version and signal, each confirmed first and
-// checked as here. Without -write it opens the journal read-only.
+// checked as here, and recorded with the signed-in user and the remote
+// address. Without -write it opens the journal read-only.
+//
+// It answers only to loopback addresses and localhost, any port, the
+// -addr address, and each -allow-host NAME: a request for another host
+// (an attacker's page whose name resolves to 127.0.0.1) is refused before
+// anything is read. -public requires authentication, and ui refuses to
+// start without it: -token-file FILE (or RESUME_UI_TOKEN) holds a token
+// or password of 16 bytes or more that a person types on the login form
+// (the session cookie is HttpOnly, SameSite=Strict, Secure with
+// -secure-cookie behind a TLS proxy, and lasts -session-ttl) or a script
+// sends as Authorization: Bearer; behind a reverse proxy that signs
+// people in, -proxy-header X-Forwarded-User is believed only on requests
+// from a -trusted-proxy address or CIDR, and refused from any other.
 //
 // # Exit status
 //

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/resumegen/resumegen/internal/termesc"
 	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/resume"
 )
@@ -28,71 +29,79 @@ func colorful(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0 && os.Getenv("TERM") != "dumb"
 }
 
-// ANSI colours, each five bytes long, so that a coloured column stays
-// aligned in a tabwriter (which counts the bytes of escape sequences).
-const (
-	red     = "\x1b[31m"
-	green   = "\x1b[32m"
-	yellow  = "\x1b[33m"
-	cyan    = "\x1b[36m"
-	grey    = "\x1b[90m"
-	plain   = "\x1b[39m"
-	noColor = "\x1b[0m"
-)
-
-// paint colours s when the output is a terminal.
-func (c *cli) paint(color, s string) string {
+// paint colours s (escaped) when the output is a terminal: the colour is
+// a mark that only the output's termesc.Writer turns into an escape
+// sequence.
+func (c *cli) paint(color termesc.Colour, s string) termesc.Styled {
 	if !c.color {
-		return s
+		return termesc.Styled(termesc.String(s))
 	}
-	return color + s + noColor
+	return termesc.Paint(color, s)
 }
 
-func statusColor(s string) string {
+func statusColor(s string) termesc.Colour {
 	switch {
 	case strings.HasPrefix(s, string(journal.StatusSucceeded)):
-		return green
+		return termesc.Green
 	case strings.HasPrefix(s, string(journal.StatusFailed)):
-		return red
+		return termesc.Red
 	case strings.HasPrefix(s, string(journal.StatusNeedsAttention)), s == string(journal.StepInFlight):
-		return yellow
+		return termesc.Yellow
 	case strings.HasPrefix(s, string(journal.StatusRunning)):
-		return cyan
+		return termesc.Cyan
 	case strings.HasPrefix(s, string(journal.StatusCancelled)):
-		return grey
+		return termesc.Grey
 	}
-	return plain
+	return termesc.Plain
 }
 
 // table writes aligned rows.
 type table struct {
-	tw *tabwriter.Writer
+	tw    *tabwriter.Writer
+	cells []any
 }
 
 func (c *cli) table(header ...string) *table {
 	t := &table{tw: tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)}
 	if len(header) > 0 {
-		t.row(header...)
+		for _, h := range header {
+			t.cells = append(t.cells, h)
+		}
+		t.row(t.cells...)
+		t.cells = nil
 	}
 	return t
 }
 
-// row writes one row; each cell is escaped (escKeepColour), so that a
-// value holding a tab, a newline or an escape sequence stays in its cell.
-func (t *table) row(cells ...string) {
+// row writes one row. A cell is a string, escaped (termesc.String) so
+// that a value holding a tab, a newline or an escape sequence stays in its
+// cell, or a termesc.Styled (from paint), escaped already.
+func (t *table) row(cells ...any) {
+	out := make([]string, len(cells))
 	for i, c := range cells {
-		cells[i] = escKeepColour(c)
+		switch c := c.(type) {
+		case termesc.Styled:
+			out[i] = string(c)
+		case string:
+			out[i] = termesc.String(c)
+		default:
+			out[i] = termesc.String(fmt.Sprint(c))
+		}
 	}
-	fmt.Fprintln(t.tw, strings.Join(cells, "\t"))
+	fmt.Fprintln(t.tw, strings.Join(out, "\t"))
 }
 
 func (t *table) flush() error { return t.tw.Flush() }
 
-// writeJSON prints v as indented JSON.
+// writeJSON prints v as indented JSON, with the characters a terminal
+// acts on that encoding/json leaves raw escaped (termesc.JSON).
 func (c *cli) writeJSON(v any) error {
-	enc := json.NewEncoder(c.stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = c.stdout.Write(append(termesc.JSON(b), '\n'))
+	return err
 }
 
 // shortName is a workflow's package name, dot, function name:
@@ -137,9 +146,10 @@ func stamp(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04:05.000")
 }
 
-// preview shortens s to n characters on one line.
+// preview shortens s, escaped (termesc.String) and folded onto one line,
+// to n characters.
 func preview(s string, n int) string {
-	s = oneLine(s)
+	s = esc(oneLine(s))
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
@@ -152,9 +162,9 @@ func (c *cli) printDiff(lines []resume.ManifestChange) {
 	for _, l := range lines {
 		switch l.Op {
 		case "+":
-			fmt.Fprintln(c.stdout, "  "+c.paint(green, l.String()))
+			fmt.Fprintln(c.stdout, "  "+c.paint(termesc.Green, l.String()))
 		case "-":
-			fmt.Fprintln(c.stdout, "  "+c.paint(red, l.String()))
+			fmt.Fprintln(c.stdout, "  "+c.paint(termesc.Red, l.String()))
 		default:
 			fmt.Fprintln(c.stdout, "    "+l.Step)
 		}

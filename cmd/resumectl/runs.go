@@ -76,6 +76,8 @@ func listFlags(fs *flag.FlagSet) {
 	fs.String("workflow", "", "only runs of this workflow: qualified name, package.Function or Function")
 	fs.String("version", "", "only runs of this workflow version")
 	fs.Duration("since", 0, "only runs created within this `duration` (e.g. 24h)")
+	fs.Int("limit", 0, "list at most `N` runs (0: all)")
+	fs.Bool("oldest", false, "list the oldest runs first (default: the newest first, as the web UI)")
 }
 
 // flagValue reads back a flag registered by a command's flags function.
@@ -103,12 +105,23 @@ func runsList(c *cli, o *options, args []string) error {
 	}
 	since, _ := time.ParseDuration(flagValue(fs, "since"))
 	workflow := flagValue(fs, "workflow")
+	limit, err := strconv.Atoi(flagValue(fs, "limit"))
+	if err != nil || limit < 0 {
+		return usagef("-limit %s: want a count, 0 for all", flagValue(fs, "limit"))
+	}
+	f.Newest = flagValue(fs, "oldest") != "true"
+	if since > 0 {
+		f.CreatedAfter = c.now().Add(-since)
+	}
+	if workflow == "" {
+		f.Limit = limit // with -workflow, the name is matched here, then cut
+	}
 	j, err := c.openReadOnly(o)
 	if err != nil {
 		return err
 	}
 	defer j.Close()
-	runs, err := j.ListRuns(c.ctx, f)
+	runs, err := c.listRuns(o, j, f)
 	if err != nil {
 		return fmt.Errorf("list runs: %w", err)
 	}
@@ -121,6 +134,9 @@ func runsList(c *cli, o *options, args []string) error {
 		if since > 0 && r.CreatedAt.Before(c.now().Add(-since)) {
 			continue
 		}
+		if limit > 0 && len(out) == limit {
+			break
+		}
 		out = append(out, c.runJSON(r, nil))
 		shown = append(shown, r)
 	}
@@ -128,7 +144,7 @@ func runsList(c *cli, o *options, args []string) error {
 		return c.writeJSON(out)
 	}
 	if len(out) == 0 {
-		fmt.Fprintln(c.stdout, "no runs")
+		fmt.Fprintln(c.stdout, "no runs (resumectl runs list -h lists the filters)")
 		return nil
 	}
 	t := c.table("RUN", "WORKFLOW", "VERSION", "STATUS", "STEP", "ATTEMPTS", "AGE")
@@ -226,6 +242,26 @@ type showJSON struct {
 	Problem string `json:"problem,omitempty"`
 	// Kept are the signals sent to the run that no await consumed yet.
 	Kept []keptJSON `json:"kept_signals,omitempty"`
+	// Actions lists the operators' write actions on the run (resumectl,
+	// the web UI), oldest first: who, what, when, from where.
+	Actions []actionRecordJSON `json:"actions"`
+	// SealedKeys lists the ids of the keys that seal the journal (none:
+	// its values are plain); Opened says that resumectl held keys and
+	// shows the values it could open. Note says what did not open.
+	SealedKeys []string `json:"sealed_keys,omitempty"`
+	Opened     bool     `json:"opened,omitempty"`
+	Note       string   `json:"note,omitempty"`
+}
+
+// actionRecordJSON is one operator's action on a run, as show prints it.
+type actionRecordJSON struct {
+	Seq    int64     `json:"seq"`
+	Action string    `json:"action"`
+	Detail string    `json:"detail,omitempty"`
+	By     string    `json:"by"`
+	From   string    `json:"from"`
+	Via    string    `json:"via"`
+	At     time.Time `json:"at"`
 }
 
 func runsShow(c *cli, o *options, args []string) error {
@@ -234,11 +270,11 @@ func runsShow(c *cli, o *options, args []string) error {
 		return err
 	}
 	defer j.Close()
-	r, steps, err := j.LoadRun(c.ctx, runID)
+	r, steps, note, err := c.loadRun(o, j, runID)
 	if err != nil {
 		return err
 	}
-	out := showJSON{Run: c.runJSON(r, steps), Input: storedJSON(r.Input), Output: storedJSON(r.Output), Error: r.Error, LeaseOwner: r.LeaseOwner,
+	out := showJSON{Note: note, SealedKeys: o.sealed.keys, Opened: o.sealed.opened, Run: c.runJSON(r, steps), Input: storedJSON(r.Input), Output: storedJSON(r.Output), Error: r.Error, LeaseOwner: r.LeaseOwner,
 		Parent: r.Parent, Steps: []stepJSON{}, Moves: r.Moves, Problem: r.Problem()}
 	if out.Moves == nil {
 		out.Moves = []journal.Move{}
@@ -264,26 +300,16 @@ func runsShow(c *cli, o *options, args []string) error {
 	if !r.LeaseUntil.IsZero() && r.LeaseOwner != "" {
 		out.LeaseUntil = &r.LeaseUntil
 	}
+	acts, err := runops.Actions(c.ctx, j, runID)
+	if err != nil {
+		return fmt.Errorf("run %s: %w", runID, err)
+	}
+	out.Actions = []actionRecordJSON{}
+	for _, a := range acts {
+		out.Actions = append(out.Actions, actionRecordJSON{Seq: a.Seq, Action: a.Action, Detail: a.Detail, By: a.Actor, From: a.Origin, Via: a.Via, At: a.At})
+	}
 	for _, s := range steps {
-		sj := stepJSON{Seq: s.Seq, StepKey: s.StepKey, Name: s.Name, Status: string(s.Status), Attempt: s.Attempt,
-			StartedAt: s.StartedAt, Result: storedJSON(s.Result), Error: s.Error, Final: s.Final, ErrorDetail: storedJSON(s.ErrorDetail),
-			Problem: s.Problem(), Where: where[s.Name]}
-		if sj.Problem == "" && len(s.Result) > 0 && !json.Valid(s.Result) {
-			sj.Problem = "result is not JSON"
-		}
-		for _, a := range s.History {
-			aj := attemptJSON{Attempt: a.Attempt, StartedAt: a.StartedAt, Error: a.Error, Permanent: a.Permanent}
-			if !a.FinishedAt.IsZero() {
-				fin := a.FinishedAt
-				aj.FinishedAt = &fin
-			}
-			sj.Attempts = append(sj.Attempts, aj)
-		}
-		if !s.FinishedAt.IsZero() {
-			fin := s.FinishedAt
-			ms := float64(s.FinishedAt.Sub(s.StartedAt)) / float64(time.Millisecond)
-			sj.FinishedAt, sj.DurationMS = &fin, &ms
-		}
+		sj := stepRecordJSON(s, where[s.Name])
 		out.Steps = append(out.Steps, sj)
 	}
 	if r.Status == journal.StatusNeedsAttention && r.AttentionKind == journal.AttentionKindVersion {
@@ -298,6 +324,31 @@ func runsShow(c *cli, o *options, args []string) error {
 	}
 	c.printRun(r, out)
 	return nil
+}
+
+// stepRecordJSON is one journal row as show and watch print it with
+// -json; where is its call site ("" when unknown).
+func stepRecordJSON(s journal.StepRecord, where string) stepJSON {
+	sj := stepJSON{Seq: s.Seq, StepKey: s.StepKey, Name: s.Name, Status: string(s.Status), Attempt: s.Attempt,
+		StartedAt: s.StartedAt, Result: storedJSON(s.Result), Error: s.Error, Final: s.Final, ErrorDetail: storedJSON(s.ErrorDetail),
+		Problem: s.Problem(), Where: where}
+	if sj.Problem == "" && len(s.Result) > 0 && !json.Valid(s.Result) {
+		sj.Problem = "result is not JSON"
+	}
+	for _, a := range s.History {
+		aj := attemptJSON{Attempt: a.Attempt, StartedAt: a.StartedAt, Error: a.Error, Permanent: a.Permanent}
+		if !a.FinishedAt.IsZero() {
+			fin := a.FinishedAt
+			aj.FinishedAt = &fin
+		}
+		sj.Attempts = append(sj.Attempts, aj)
+	}
+	if !s.FinishedAt.IsZero() {
+		fin := s.FinishedAt
+		ms := float64(s.FinishedAt.Sub(s.StartedAt)) / float64(time.Millisecond)
+		sj.FinishedAt, sj.DurationMS = &fin, &ms
+	}
+	return sj
 }
 
 // storedJSON is a JSON column as show prints it: as stored when it is
@@ -363,6 +414,16 @@ func (c *cli) printRun(r journal.RunRecord, out showJSON) {
 		t.row("waits for", waitText(r))
 	}
 	t.row("attempts", strconv.Itoa(r.Attempts))
+	if len(out.SealedKeys) > 0 {
+		how := "values sealed: give the keys (-key-file, $RESUME_KEY_FILE or $RESUME_KEYS) to see them"
+		if out.Opened {
+			how = "values opened with the keys given"
+		}
+		t.row("sealed", "keys "+keyList(out.SealedKeys)+"; "+how)
+	}
+	if out.Note != "" {
+		t.row("note", out.Note)
+	}
 	t.row("created", stamp(r.CreatedAt)+" UTC ("+age(now, r.CreatedAt)+" ago)")
 	t.row("updated", stamp(r.UpdatedAt)+" UTC ("+age(now, r.UpdatedAt)+" ago)")
 	if r.LeaseOwner != "" {
@@ -408,7 +469,7 @@ func (c *cli) printRun(r journal.RunRecord, out showJSON) {
 			if s.Problem != "" {
 				what = "unreadable: " + s.Problem
 			}
-			cells := []string{strconv.FormatInt(s.Seq, 10), s.StepKey, c.paint(statusColor(s.Status), s.Status), strconv.Itoa(s.Attempt),
+			cells := []any{strconv.FormatInt(s.Seq, 10), s.StepKey, c.paint(statusColor(s.Status), s.Status), strconv.Itoa(s.Attempt),
 				stamp(s.StartedAt), duration(s.StartedAt, fin)}
 			if hasWhere(out.Steps) {
 				cells = append(cells, orDash(s.Where))
@@ -420,6 +481,7 @@ func (c *cli) printRun(r journal.RunRecord, out showJSON) {
 	}
 	c.printMoves(out.Moves)
 	c.printKeptSignals(out.Kept)
+	c.printActions(out.Actions)
 	c.printManifest(r.Version, out.Manifest)
 	if len(out.Children) > 0 {
 		fmt.Fprintln(c.stdout)
@@ -449,7 +511,7 @@ func (c *cli) printRun(r journal.RunRecord, out showJSON) {
 			r.AttentionStep, r.RunID, r.AttentionStep, r.RunID)
 	case r.Status == journal.StatusNeedsAttention && r.AttentionKind == journal.AttentionKindChild:
 		fmt.Fprintf(c.stdout, "\nIts child run %s needs a person: settle it there (resumectl runs show %s); this run then continues by itself.\n",
-			resume.ChildRunID(r.RunID, r.AttentionStep), resume.ChildRunID(r.RunID, r.AttentionStep))
+			resume.ChildRunOf(r, r.AttentionStep), resume.ChildRunOf(r, r.AttentionStep))
 	case r.Status == journal.StatusNeedsAttention && r.AttentionKind == journal.AttentionKindJournal && r.AttentionStep == "":
 		fmt.Fprintf(c.stdout, "\nThe run's own row cannot be used as stored: nothing executes until it is repaired in the database (resume_runs, run_id %s), then: resumectl runs retry %s   (or: resumectl runs cancel %s)\n",
 			r.RunID, r.RunID, r.RunID)
@@ -480,6 +542,20 @@ func (c *cli) printMoves(moves []journal.Move) {
 			from, to = shortName(m.FromWorkflow)+" "+from, shortName(m.Workflow)+" "+to
 		}
 		t.row(from, to, m.By, stamp(m.At), oneLine(m.Why))
+	}
+	t.flush()
+}
+
+// printActions lists the operators' actions on the run, oldest first.
+func (c *cli) printActions(acts []actionRecordJSON) {
+	if len(acts) == 0 {
+		return
+	}
+	fmt.Fprintln(c.stdout)
+	fmt.Fprintln(c.stdout, "Operators' actions:")
+	t := c.table("AT (UTC)", "ACTION", "DETAIL", "BY", "FROM", "VIA")
+	for _, a := range acts {
+		t.row(stamp(a.At), a.Action, orDash(a.Detail), a.By, a.From, a.Via)
 	}
 	t.flush()
 }
@@ -550,6 +626,9 @@ func runsResolve(c *cli, o *options, args []string) error {
 		return err
 	}
 	defer j.Close()
+	if err := c.canWriteValue(o, "the step's resolution"); err != nil {
+		return err
+	}
 	a, err := runops.Resolve(c.ctx, j, args[0], args[1], done, redo, result)
 	if err != nil {
 		return err
@@ -606,7 +685,7 @@ func cancelOne(c *cli, j journal.Journal, runID string, running bool) (actionJSO
 }
 
 func cancelFlags(fs *flag.FlagSet) {
-	fs.Bool("running", false, "also cancel a run a live worker is executing: it stops at its next step; a step executing now may still complete its effect")
+	fs.Bool("running", false, "also cancel a run a live worker is executing: it notices within a second, the step executing then has its context cancelled, and the run unwinds")
 	fs.String("version", "", "with a filter: only runs pinned to this `version`")
 	bulkFlags(fs)
 }
@@ -677,7 +756,10 @@ func runsSignal(c *cli, o *options, args []string) error {
 		return err
 	}
 	defer j.Close()
-	a, err := runops.SignalWith(c.ctx, j, args[0], args[1], args[2], resume.SignalOptions{Unawaited: flagValue(o.fs, "unawaited") == "true"})
+	if err := c.canWriteValue(o, "the signal's payload"); err != nil {
+		return err
+	}
+	a, err := runops.SignalWith(c.ctx, j, args[0], args[1], args[2], signalOptions(o))
 	if err != nil {
 		return err
 	}

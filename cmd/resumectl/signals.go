@@ -8,11 +8,17 @@ import (
 	"time"
 
 	"github.com/resumegen/resumegen/runtime/journal"
+	"github.com/resumegen/resumegen/runtime/resume"
 )
 
 // signalFlags are runs signal's own flags.
 func signalFlags(fs *flag.FlagSet) {
 	fs.Bool("unawaited", false, "keep the signal even though the run's version never awaits its name (for a run that will move to a version that does)")
+}
+
+// signalOptions are the engine's options runs signal's flags set.
+func signalOptions(o *options) resume.SignalOptions {
+	return resume.SignalOptions{Unawaited: flagValue(o.fs, "unawaited") == "true"}
 }
 
 // keptJSON is a signal sent to a run that no await has consumed yet.

@@ -65,7 +65,9 @@ func addScoreField(src string) (string, bool) {
 func asIs(src string) (string, bool) { return src, true }
 
 // codeDir makes (once per name) a fixture module of the example with the
-// edit, generated but not built: code for check-deploy to read.
+// edit, generated but not built: code for check-deploy to read. The
+// example is generated as it is first, as the deployed code was, so that
+// the edited code's generated file records the lineage a user's would.
 func codeDir(t *testing.T, name string, change edit) string {
 	t.Helper()
 	fixturesMu.Lock()
@@ -80,6 +82,9 @@ func codeDir(t *testing.T, name string, change edit) string {
 		f.err = func() error {
 			m, err := fixture.FromExample("../..", "onboard", f.dir)
 			if err != nil {
+				return err
+			}
+			if err := m.Go("generate", "./..."); err != nil {
 				return err
 			}
 			src, err := m.ReadFile("onboard.go")
@@ -329,7 +334,7 @@ func TestDeployContinues(t *testing.T) {
 		// Rolled back: a run pinned to the new version waits for it.
 		e.mustExample(newBin, "r3", -9, "-crash", "ScoreAll:before")
 		_, v = e.checkDeploy(codeDir(t, "asis", asIs), 0)
-		if want := "waits : waits for version " + newVersion + ": no code here has it"; !strings.HasPrefix(v["r3"], want) {
+		if want := "waits : waits for version " + newVersion + ": the code's version " + oldVersion + " does not descend from it"; !strings.HasPrefix(v["r3"], want) {
 			t.Errorf("check-deploy with the old code on r3: %q, want %q", v["r3"], want)
 		}
 	})
@@ -464,20 +469,28 @@ func TestDeployDrainsOldVersion(t *testing.T) {
 }
 
 // TestDeployNamedIdentity: the code names its workflow with the identity
-// its runs are stored under (name=) from another package: the runs are not
-// stranded; a run with no step journaled moves, and so does a run that
-// journaled a step: its callee moved with the workflow's package.
+// its runs are stored under (name=) from another module, and the version
+// it descends from (descends-from=: no generated file of the module
+// records it): the runs are not stranded; a run with no step journaled
+// moves, and so does a run that journaled a step: its callee moved with
+// the workflow's package. Without descends-from= the runs wait.
 func TestDeployNamedIdentity(t *testing.T) {
 	backends(t, func(t *testing.T, e env) {
 		e.mustExample(onboardBin, "r1", -9, "-crash", "FetchRecords:before")
 		e.mustExample(onboardBin, "r2", -9, "-crash", "ScoreAll:before")
-		id := e.list()["r1"].Workflow
-		named := codeDir(t, "named", func(src string) (string, bool) {
-			const d = "//resume:workflow\nfunc Onboard("
+		id, version := e.list()["r1"].Workflow, e.list()["r1"].Version
+		const d = "//resume:workflow\nfunc Onboard("
+		orphan := codeDir(t, "named-no-lineage", func(src string) (string, bool) {
 			return strings.Replace(src, d, "//resume:workflow name="+id+"\nfunc Onboard(", 1), strings.Contains(src, d)
 		})
+		if _, v := e.checkDeploy(orphan, 0); !strings.HasPrefix(v["r1"], "waits : waits for version "+version) {
+			t.Errorf("check-deploy without descends-from= on r1: %q, want it to wait", v["r1"])
+		}
+		named := codeDir(t, "named", func(src string) (string, bool) {
+			return strings.Replace(src, d, "//resume:workflow name="+id+" descends-from="+version+"\nfunc Onboard(", 1), strings.Contains(src, d)
+		})
 		c, v := e.checkDeploy(named, 0)
-		if len(c.Stranded) != 0 || !strings.HasPrefix(v["r1"], "moves ") || !strings.HasSuffix(v["r1"], ": no step journaled") {
+		if len(c.Stranded) != 0 || !strings.HasPrefix(v["r1"], "moves ") || !strings.Contains(v["r1"], ": no step journaled (package ") {
 			t.Errorf("check-deploy on r1: %q (stranded %v)", v["r1"], c.Stranded)
 		}
 		if !strings.HasPrefix(v["r2"], "moves ") || !strings.Contains(v["r2"], "step FetchRecords journaled") || !strings.Contains(v["r2"], " moved to ") {
@@ -507,6 +520,35 @@ func TestDeployRename(t *testing.T) {
 		_, v := e.checkDeploy(renamed, 0)
 		if !strings.HasPrefix(v["r1"], "moves ") || !strings.HasSuffix(v["r1"], "(renamed FetchRecords -> LoadRecords)") {
 			t.Errorf("check-deploy on r1: %q, want a move naming the rename", v["r1"])
+		}
+	})
+}
+
+// TestDeployPlainRename: FetchRecords renamed LoadRecords without
+// renamed-from=, at its place and of the same signature, is a likely
+// rename: check-deploy says a run killed between FetchRecords's effect and
+// its row (nothing journaled, but entered) would stop, naming the fix, and
+// exits 1.
+func TestDeployPlainRename(t *testing.T) {
+	_, oldBin, _ := buildFixture(t, "step", insertStep) // oldBin is the example as committed
+	renamed := codeDir(t, "plainrename", func(src string) (string, bool) {
+		for _, r := range [][2]string{
+			{"\tdata, err := FetchRecords(ctx, in)\n", "\tdata, err := LoadRecords(ctx, in)\n"},
+			{"//resume:step\nfunc FetchRecords(", "//resume:step\nfunc LoadRecords("},
+		} {
+			if !strings.Contains(src, r[0]) {
+				return src, false
+			}
+			src = strings.Replace(src, r[0], r[1], 1)
+		}
+		return src, true
+	})
+	backends(t, func(t *testing.T, e env) {
+		e.mustExample(oldBin, "r1", -9, "-crash", "FetchRecords:effect")
+		c, v := e.checkDeploy(renamed, 1)
+		if !strings.HasPrefix(v["r1"], "would stop : step 1 FetchRecords: looks like step FetchRecords renamed LoadRecords") ||
+			!strings.Contains(v["r1"], "add renamed-from=FetchRecords to it") || c.OK {
+			t.Errorf("check-deploy on r1: %q (ok %v), want a stop naming the likely rename and its fix", v["r1"], c.OK)
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/resumegen/resumegen/internal/termesc"
 	"github.com/resumegen/resumegen/runtime/journal"
 )
 
@@ -50,7 +51,12 @@ func runsWatch(c *cli, o *options, args []string) error {
 		switch r.Status {
 		case journal.StatusSucceeded:
 			return nil
-		case journal.StatusFailed, journal.StatusCancelled, journal.StatusNeedsAttention:
+		case journal.StatusFailed, journal.StatusNeedsAttention:
+			if !o.json {
+				fmt.Fprintf(c.stderr, "resumectl runs watch: run %s is %s: resumectl runs show %s says why and what to run next\n", esc(runID), statusText(r), esc(shellArg(runID)))
+			}
+			return reported{exitFail}
+		case journal.StatusCancelled:
 			return reported{exitFail}
 		}
 		select {
@@ -89,7 +95,7 @@ func (w *watcher) show(r journal.RunRecord, steps []journal.StepRecord) error {
 	if w.o.json {
 		return w.line(watchEvent{Run: r.RunID, At: w.c.now().UTC(), Status: string(r.Status), Error: r.Error})
 	}
-	line := fmt.Sprintf("%s  run %s  %s", stamp(w.c.now()), r.RunID, w.c.paint(statusColor(st), st))
+	line := fmt.Sprintf("%s  run %s  %s", stamp(w.c.now()), esc(r.RunID), w.c.paint(statusColor(st), st))
 	if r.Error != "" && r.Status != journal.StatusRunning {
 		line += "  " + preview(oneLine(r.Error), 100)
 	}
@@ -99,14 +105,18 @@ func (w *watcher) show(r journal.RunRecord, steps []journal.StepRecord) error {
 
 // line prints v as JSON on one line.
 func (w *watcher) line(v any) error {
-	return json.NewEncoder(w.c.stdout).Encode(v)
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.c.stdout.Write(append(termesc.JSON(b), '\n'))
+	return err
 }
 
 // step prints one step row that appeared or changed.
 func (w *watcher) step(r journal.RunRecord, s journal.StepRecord) error {
 	if w.o.json {
-		sj := stepJSON{Seq: s.Seq, StepKey: s.StepKey, Name: s.Name, Status: string(s.Status), Attempt: s.Attempt,
-			StartedAt: s.StartedAt, Result: storedJSON(s.Result), Error: s.Error, Final: s.Final, Problem: s.Problem()}
+		sj := stepRecordJSON(s, "")
 		return w.line(watchEvent{Run: r.RunID, At: w.c.now().UTC(), Step: &sj})
 	}
 	what := ""
@@ -119,7 +129,7 @@ func (w *watcher) step(r journal.RunRecord, s journal.StepRecord) error {
 		what = "executing"
 	}
 	_, err := fmt.Fprintf(w.c.stdout, "%s  step %-3s %-24s %-10s attempt %s  %-8s %s\n", stamp(w.c.now()), strconv.FormatInt(s.Seq, 10),
-		s.StepKey, w.c.paint(statusColor(string(s.Status)), string(s.Status)), strconv.Itoa(s.Attempt),
+		esc(s.StepKey), w.c.paint(statusColor(string(s.Status)), string(s.Status)), strconv.Itoa(s.Attempt),
 		duration(s.StartedAt, s.FinishedAt), preview(what, 60))
 	return err
 }

@@ -15,7 +15,7 @@ import (
 // call goes through the resume journal. Regenerate with go generate.
 
 // A build error here means the runtime is older than this generated code.
-const _ = resume.SupportPackageIsVersion4
+const _ = resume.SupportPackageIsVersion5
 
 // The source the workflows of this file were copied from, which the
 // runtime checks before it runs one of them: an edit without go
@@ -104,17 +104,17 @@ var resumeApprove = &resume.WorkflowDef{
 	Name:    "Approve",
 	Version: resumeApproveVersion,
 	Steps: []resume.StepDef{
-		{Name: "Submit", Callee: "github.com/resumegen/resumegen/examples/approval.Submit", Signature: "func(context.Context, Expense) error", Policy: resume.PolicyDefault, JSON: "null", Pos: "examples/approval/approval.go:54"},
-		{Name: "resume.Sleep", Callee: "github.com/resumegen/resumegen/runtime/resume.Sleep", Signature: "func(context.Context, time.Duration) error", Policy: resume.PolicyDefault, Pos: "examples/approval/approval.go:57"},
-		{Name: "Remind", Callee: "github.com/resumegen/resumegen/examples/approval.Remind", Signature: "func(context.Context, Expense) error", Policy: resume.PolicyOnce, JSON: "null", Pos: "examples/approval/approval.go:60"},
-		{Name: "approval", Callee: "github.com/resumegen/resumegen/runtime/resume.Await", Signature: "func(context.Context, string, time.Duration) (Decision, error)", Policy: resume.PolicyDefault, JSON: "Decision", Pos: "examples/approval/approval.go:75",
+		{Name: "Submit", Callee: "github.com/resumegen/resumegen/examples/approval.Submit", Signature: "func(context.Context, Expense) error", Policy: resume.PolicyDefault, JSON: "null", Pos: "examples/approval/approval.go:Approve+1"},
+		{Name: "resume.Sleep", Callee: "github.com/resumegen/resumegen/runtime/resume.Sleep", Signature: "func(context.Context, time.Duration) error", Policy: resume.PolicyDefault, Pos: "examples/approval/approval.go:Approve+4"},
+		{Name: "Remind", Callee: "github.com/resumegen/resumegen/examples/approval.Remind", Signature: "func(context.Context, Expense) error", Policy: resume.PolicyOnce, JSON: "null", Pos: "examples/approval/approval.go:Approve+7"},
+		{Name: "approval", Callee: "github.com/resumegen/resumegen/runtime/resume.Await", Signature: "func(context.Context, string, time.Duration) (Decision, error)", Policy: resume.PolicyDefault, JSON: "Decision", Pos: "examples/approval/approval.go:decide+1",
 			Shape: []string{
 				"result Decision: approved bool",
 				"result Decision: by string",
 				"result Decision: note string omitempty",
 			}},
-		{Name: "Pay", Callee: "github.com/resumegen/resumegen/examples/approval.Pay", Signature: "func(context.Context, Expense) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "examples/approval/approval.go:84"},
-		{Name: "Tell", Callee: "github.com/resumegen/resumegen/examples/approval.Tell", Signature: "func(context.Context, string, Outcome) error", Policy: resume.PolicyOnce, JSON: "null", Pos: "examples/approval/approval.go:67"},
+		{Name: "Pay", Callee: "github.com/resumegen/resumegen/examples/approval.Pay", Signature: "func(context.Context, Expense) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "examples/approval/approval.go:decide+10"},
+		{Name: "Tell", Callee: "github.com/resumegen/resumegen/examples/approval.Tell", Signature: "func(context.Context, string, Outcome) error", Policy: resume.PolicyOnce, JSON: "null", Pos: "examples/approval/approval.go:Approve+14"},
 	},
 	Graph: resumeApproveGraph,
 	Shape: []string{

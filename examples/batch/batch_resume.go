@@ -13,7 +13,7 @@ import (
 // call goes through the resume journal. Regenerate with go generate.
 
 // A build error here means the runtime is older than this generated code.
-const _ = resume.SupportPackageIsVersion4
+const _ = resume.SupportPackageIsVersion5
 
 // The source the workflows of this file were copied from, which the
 // runtime checks before it runs one of them: an edit without go
@@ -81,14 +81,14 @@ var resumeSettle = &resume.WorkflowDef{
 	Name:    "Settle",
 	Version: resumeSettleVersion,
 	Steps: []resume.StepDef{
-		{Name: "ListItems", Callee: "github.com/resumegen/resumegen/examples/batch.ListItems", Signature: "func(context.Context, string) ([]Item, error)", Policy: resume.PolicyDefault, JSON: "[]Item", Pos: "examples/batch/batch.go:42",
+		{Name: "ListItems", Callee: "github.com/resumegen/resumegen/examples/batch.ListItems", Signature: "func(context.Context, string) ([]Item, error)", Policy: resume.PolicyDefault, JSON: "[]Item", Pos: "examples/batch/batch.go:Settle+1",
 			Shape: []string{
 				"result Item: Amount int",
 				"result Item: ID string",
 			}},
-		{Name: "Charge", Callee: "github.com/resumegen/resumegen/examples/batch.Charge", Signature: "func(context.Context, Item, Quote) error", Policy: resume.PolicyDefault, JSON: "null", Key: "it.ID", Pos: "examples/batch/batch.go:55"},
-		{Name: "Price", Callee: "github.com/resumegen/resumegen/examples/batch.Price", Signature: "func(context.Context, Item) (int, error)", Policy: resume.PolicyDefault, JSON: "int", Pos: "examples/batch/batch.go:56"},
-		{Name: "Close", Callee: "github.com/resumegen/resumegen/examples/batch.Close", Signature: "func(context.Context, string) error", Policy: resume.PolicyDefault, JSON: "null", Pos: "examples/batch/batch.go:61"},
+		{Name: "Charge", Callee: "github.com/resumegen/resumegen/examples/batch.Charge", Signature: "func(context.Context, Item, Quote) error", Policy: resume.PolicyDefault, JSON: "null", Key: "it.ID", Pos: "examples/batch/batch.go:Settle+14"},
+		{Name: "Price", Callee: "github.com/resumegen/resumegen/examples/batch.Price", Signature: "func(context.Context, Item) (int, error)", Policy: resume.PolicyDefault, JSON: "int", Pos: "examples/batch/batch.go:Settle+15"},
+		{Name: "Close", Callee: "github.com/resumegen/resumegen/examples/batch.Close", Signature: "func(context.Context, string) error", Policy: resume.PolicyDefault, JSON: "null", Pos: "examples/batch/batch.go:Settle+20"},
 	},
 	Graph: resumeSettleGraph,
 	Shape: []string{

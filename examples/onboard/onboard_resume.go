@@ -14,7 +14,7 @@ import (
 // call goes through the resume journal. Regenerate with go generate.
 
 // A build error here means the runtime is older than this generated code.
-const _ = resume.SupportPackageIsVersion4
+const _ = resume.SupportPackageIsVersion5
 
 // The source the workflows of this file were copied from, which the
 // runtime checks before it runs one of them: an edit without go
@@ -91,21 +91,21 @@ var resumeOnboard = &resume.WorkflowDef{
 	Name:    "Onboard",
 	Version: resumeOnboardVersion,
 	Steps: []resume.StepDef{
-		{Name: "FetchRecords", Callee: "github.com/resumegen/resumegen/examples/onboard.FetchRecords", Signature: "func(context.Context, Input) ([]Record, error)", Policy: resume.PolicyDefault, JSON: "[]Record", Pos: "examples/onboard/onboard.go:49",
+		{Name: "FetchRecords", Callee: "github.com/resumegen/resumegen/examples/onboard.FetchRecords", Signature: "func(context.Context, Input) ([]Record, error)", Policy: resume.PolicyDefault, JSON: "[]Record", Pos: "examples/onboard/onboard.go:Onboard+1",
 			Shape: []string{
 				"result Record: ID string",
 				"result Record: Owner string",
 				"result Record: Value int",
 			}},
-		{Name: "ScoreAll", Callee: "github.com/resumegen/resumegen/examples/onboard.ScoreAll", Signature: "func(context.Context, []Record) ([]Score, error)", Policy: resume.PolicyDefault, Attempts: 5, BackoffMin: 200 * time.Millisecond, BackoffMax: 30 * time.Second, JSON: "[]Score", Pos: "examples/onboard/onboard.go:53",
+		{Name: "ScoreAll", Callee: "github.com/resumegen/resumegen/examples/onboard.ScoreAll", Signature: "func(context.Context, []Record) ([]Score, error)", Policy: resume.PolicyDefault, Attempts: 5, BackoffMin: 200 * time.Millisecond, BackoffMax: 30 * time.Second, JSON: "[]Score", Pos: "examples/onboard/onboard.go:Onboard+5",
 			Shape: []string{
 				"result Score: Owner string",
 				"result Score: Points int",
 				"result Score: RecordID string",
 			}},
-		{Name: "WriteScores", Callee: "github.com/resumegen/resumegen/examples/onboard.WriteScores", Signature: "func(context.Context, []Score) error", Policy: resume.PolicyTx, JSON: "null", Pos: "examples/onboard/onboard.go:57"},
-		{Name: "NotifyOwner", Callee: "github.com/resumegen/resumegen/examples/onboard.NotifyOwner", Signature: "func(context.Context, Owner) error", Policy: resume.PolicyOnce, JSON: "null", Pos: "examples/onboard/onboard.go:62"},
-		{Name: "MarkComplete", Callee: "github.com/resumegen/resumegen/examples/onboard.MarkComplete", Signature: "func(context.Context, string) error", Policy: resume.PolicyDefault, JSON: "null", Pos: "examples/onboard/onboard.go:67"},
+		{Name: "WriteScores", Callee: "github.com/resumegen/resumegen/examples/onboard.WriteScores", Signature: "func(context.Context, []Score) error", Policy: resume.PolicyTx, JSON: "null", Pos: "examples/onboard/onboard.go:Onboard+9"},
+		{Name: "NotifyOwner", Callee: "github.com/resumegen/resumegen/examples/onboard.NotifyOwner", Signature: "func(context.Context, Owner) error", Policy: resume.PolicyOnce, JSON: "null", Pos: "examples/onboard/onboard.go:Onboard+14"},
+		{Name: "MarkComplete", Callee: "github.com/resumegen/resumegen/examples/onboard.MarkComplete", Signature: "func(context.Context, string) error", Policy: resume.PolicyDefault, JSON: "null", Pos: "examples/onboard/onboard.go:Onboard+19"},
 	},
 	Graph: resumeOnboardGraph,
 	Shape: []string{

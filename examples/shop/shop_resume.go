@@ -14,7 +14,7 @@ import (
 // call goes through the resume journal. Regenerate with go generate.
 
 // A build error here means the runtime is older than this generated code.
-const _ = resume.SupportPackageIsVersion4
+const _ = resume.SupportPackageIsVersion5
 
 // The source the workflows of this file were copied from, which the
 // runtime checks before it runs one of them: an edit without go
@@ -28,7 +28,7 @@ var resumeSource_shop embed.FS
 //	now          time.Now        func() time.Time                                 default
 //	Shop.Quote   (*Shop).Quote   func(context.Context, Order) (int, bool, error)  default
 //	Shop.Charge  (*Shop).Charge  func(context.Context, string, int) error         default
-//	Shop.Refund  (*Shop).Refund  func(context.Context, string, int) error         default
+//	Shop.Refund  (*Shop).Refund  func(context.Context, string, int) error         default deferred
 //	Shop.Ship    (*Shop).Ship    func(context.Context, Order) error               once
 //	Shop.Wrap    (*Shop).Wrap    func(context.Context, string) string             default
 //
@@ -94,12 +94,12 @@ var resumeShop_Checkout = &resume.WorkflowDef{
 	Name:    "Shop.Checkout",
 	Version: resumeShop_CheckoutVersion,
 	Steps: []resume.StepDef{
-		{Name: "now", Callee: "time.Now", Signature: "func() time.Time", Policy: resume.PolicyDefault, JSON: "time.Time", Pos: "examples/shop/shop.go:45"},
-		{Name: "Shop.Quote", Callee: "github.com/resumegen/resumegen/examples/shop.(*Shop).Quote", Signature: "func(context.Context, Order) (int, bool, error)", Policy: resume.PolicyDefault, JSON: "struct{result1 int; result2 bool}", Pos: "examples/shop/shop.go:46"},
-		{Name: "Shop.Charge", Callee: "github.com/resumegen/resumegen/examples/shop.(*Shop).Charge", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, JSON: "null", Pos: "examples/shop/shop.go:50"},
-		{Name: "Shop.Refund", Callee: "github.com/resumegen/resumegen/examples/shop.(*Shop).Refund", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, JSON: "null", Pos: "examples/shop/shop.go:55"},
-		{Name: "Shop.Ship", Callee: "github.com/resumegen/resumegen/examples/shop.(*Shop).Ship", Signature: "func(context.Context, Order) error", Policy: resume.PolicyOnce, JSON: "null", Pos: "examples/shop/shop.go:58"},
-		{Name: "Shop.Wrap", Callee: "github.com/resumegen/resumegen/examples/shop.(*Shop).Wrap", Signature: "func(context.Context, string) string", Policy: resume.PolicyDefault, JSON: "string", Pos: "examples/shop/shop.go:63"},
+		{Name: "now", Callee: "time.Now", Signature: "func() time.Time", Policy: resume.PolicyDefault, JSON: "time.Time", Pos: "examples/shop/shop.go:Shop.Checkout+1"},
+		{Name: "Shop.Quote", Callee: "github.com/resumegen/resumegen/examples/shop.(*Shop).Quote", Signature: "func(context.Context, Order) (int, bool, error)", Policy: resume.PolicyDefault, JSON: "struct{result1 int; result2 bool}", Pos: "examples/shop/shop.go:Shop.Checkout+2"},
+		{Name: "Shop.Charge", Callee: "github.com/resumegen/resumegen/examples/shop.(*Shop).Charge", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, JSON: "null", Pos: "examples/shop/shop.go:Shop.Checkout+6"},
+		{Name: "Shop.Refund", Callee: "github.com/resumegen/resumegen/examples/shop.(*Shop).Refund", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, Deferred: true, JSON: "null", Pos: "examples/shop/shop.go:Shop.Checkout+11"},
+		{Name: "Shop.Ship", Callee: "github.com/resumegen/resumegen/examples/shop.(*Shop).Ship", Signature: "func(context.Context, Order) error", Policy: resume.PolicyOnce, JSON: "null", Pos: "examples/shop/shop.go:Shop.Checkout+14"},
+		{Name: "Shop.Wrap", Callee: "github.com/resumegen/resumegen/examples/shop.(*Shop).Wrap", Signature: "func(context.Context, string) string", Policy: resume.PolicyDefault, JSON: "string", Pos: "examples/shop/shop.go:Shop.Checkout+19"},
 	},
 	Graph: resumeShop_CheckoutGraph,
 	Shape: []string{

@@ -16,7 +16,7 @@ import (
 // call goes through the resume journal. Regenerate with go generate.
 
 // A build error here means the runtime is older than this generated code.
-const _ = resume.SupportPackageIsVersion4
+const _ = resume.SupportPackageIsVersion5
 
 // The source the workflows of this file were copied from, which the
 // runtime checks before it runs one of them: an edit without go
@@ -143,17 +143,17 @@ var resumeTransfer = &resume.WorkflowDef{
 	Name:    "Transfer",
 	Version: resumeTransferVersion,
 	Steps: []resume.StepDef{
-		{Name: "Price", Callee: "github.com/resumegen/resumegen/examples/transfer.Price", Signature: "func(context.Context, Order, *Quote) error", Policy: resume.PolicyDefault, JSON: "struct{arg3 *Quote}", Pos: "examples/transfer/transfer.go:70",
+		{Name: "Price", Callee: "github.com/resumegen/resumegen/examples/transfer.Price", Signature: "func(context.Context, Order, *Quote) error", Policy: resume.PolicyDefault, JSON: "struct{arg3 *Quote}", Pos: "examples/transfer/transfer.go:Transfer+2",
 			Shape: []string{
 				"out arg 3 Quote: Amount int",
 				"out arg 3 Quote: Fee int",
 			}},
-		{Name: "Reserve", Callee: "github.com/resumegen/resumegen/examples/transfer.Reserve", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, JSON: "null", Pos: "examples/transfer/transfer.go:74"},
-		{Name: "Withdraw", Callee: "github.com/resumegen/resumegen/examples/transfer.Withdraw", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, Attempts: 3, BackoffMin: 1 * time.Millisecond, BackoffMax: 5 * time.Millisecond, JSON: "null", Pos: "examples/transfer/transfer.go:78"},
-		{Name: "Refund", Callee: "github.com/resumegen/resumegen/examples/transfer.Refund", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, JSON: "null", Pos: "examples/transfer/transfer.go:105"},
-		{Name: "Release", Callee: "github.com/resumegen/resumegen/examples/transfer.Release", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, JSON: "null", Pos: "examples/transfer/transfer.go:107"},
-		{Name: "Deposit", Callee: "github.com/resumegen/resumegen/examples/transfer.Deposit", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, Attempts: 3, BackoffMin: 1 * time.Millisecond, BackoffMax: 5 * time.Millisecond, JSON: "null", Pos: "examples/transfer/transfer.go:82"},
-		{Name: "Notify", Callee: "github.com/resumegen/resumegen/examples/transfer.Notify", Signature: "func(context.Context, Notice) (int, error)", Policy: resume.PolicyDefault, Child: true, JSON: "int", Pos: "examples/transfer/transfer.go:92"},
+		{Name: "Reserve", Callee: "github.com/resumegen/resumegen/examples/transfer.Reserve", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, JSON: "null", Pos: "examples/transfer/transfer.go:Transfer+6"},
+		{Name: "Withdraw", Callee: "github.com/resumegen/resumegen/examples/transfer.Withdraw", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, Attempts: 3, BackoffMin: 1 * time.Millisecond, BackoffMax: 5 * time.Millisecond, JSON: "null", Pos: "examples/transfer/transfer.go:Transfer+10"},
+		{Name: "Refund", Callee: "github.com/resumegen/resumegen/examples/transfer.Refund", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, JSON: "null", Pos: "examples/transfer/transfer.go:compensate+5"},
+		{Name: "Release", Callee: "github.com/resumegen/resumegen/examples/transfer.Release", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, JSON: "null", Pos: "examples/transfer/transfer.go:compensate+7"},
+		{Name: "Deposit", Callee: "github.com/resumegen/resumegen/examples/transfer.Deposit", Signature: "func(context.Context, string, int) error", Policy: resume.PolicyDefault, Attempts: 3, BackoffMin: 1 * time.Millisecond, BackoffMax: 5 * time.Millisecond, JSON: "null", Pos: "examples/transfer/transfer.go:Transfer+14"},
+		{Name: "Notify", Callee: "github.com/resumegen/resumegen/examples/transfer.Notify", Signature: "func(context.Context, Notice) (int, error)", Policy: resume.PolicyDefault, Child: true, JSON: "int", Pos: "examples/transfer/transfer.go:Transfer+24"},
 	},
 	Graph: resumeTransferGraph,
 	Shape: []string{
@@ -354,7 +354,7 @@ var resumeNotify = &resume.WorkflowDef{
 	Name:    "Notify",
 	Version: resumeNotifyVersion,
 	Steps: []resume.StepDef{
-		{Name: "Send", Callee: "github.com/resumegen/resumegen/examples/transfer.Send", Signature: "func(context.Context, string, string) error", Policy: resume.PolicyOnce, JSON: "null", Key: "p", Pos: "examples/transfer/transfer.go:129"},
+		{Name: "Send", Callee: "github.com/resumegen/resumegen/examples/transfer.Send", Signature: "func(context.Context, string, string) error", Policy: resume.PolicyOnce, JSON: "null", Key: "p", Pos: "examples/transfer/transfer.go:Notify+3"},
 	},
 	Graph: resumeNotifyGraph,
 	Shape: []string{

@@ -223,3 +223,52 @@ func declName(toks []tok) string {
 	}
 	return ""
 }
+
+// Lines returns the line of the func keyword of every top-level function
+// declaration of src, by name (F, or Type.M).
+func Lines(name string, src []byte) (map[string]int, error) {
+	fset := token.NewFileSet()
+	file := fset.AddFile(name, -1, len(src))
+	var errs scanner.ErrorList
+	var s scanner.Scanner
+	s.Init(file, src, func(pos token.Position, msg string) { errs.Add(pos, msg) }, 0)
+	type at struct {
+		tok  tok
+		line int
+	}
+	var toks []at
+	for {
+		pos, t, lit := s.Scan()
+		if t == token.EOF {
+			break
+		}
+		toks = append(toks, at{tok{t, lit}, file.Line(pos)})
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("scan %s: %w", name, errs.Err())
+	}
+	out := map[string]int{}
+	depth := 0
+	for i, t := range toks {
+		switch t.tok.tok {
+		case token.LPAREN, token.LBRACE, token.LBRACK:
+			depth++
+		case token.RPAREN, token.RBRACE, token.RBRACK:
+			depth--
+		case token.FUNC:
+			if depth != 0 {
+				continue
+			}
+			var rest []tok
+			for _, r := range toks[i:min(i+64, len(toks))] {
+				rest = append(rest, r.tok)
+			}
+			if n := declName(rest); n != "" {
+				if _, dup := out[n]; !dup {
+					out[n] = t.line
+				}
+			}
+		}
+	}
+	return out, nil
+}

@@ -86,3 +86,14 @@ func TestFingerprintMissing(t *testing.T) {
 		t.Errorf("helper: %q, %v", got, err)
 	}
 }
+
+// TestLines finds each declaration's func line, methods by Type.M.
+func TestLines(t *testing.T) {
+	lines, err := Lines("p.go", []byte(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines["Onboard"] != 6 || lines["Svc.notify"] != 14 || lines["helper"] != 16 {
+		t.Errorf("lines = %v, want Onboard 6, Svc.notify 14, helper 16", lines)
+	}
+}

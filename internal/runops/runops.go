@@ -36,6 +36,53 @@ const ResumedElsewhere = "resumectl does not execute workflows: a worker (Engine
 // is touched.
 var ErrUsage = errors.New("usage")
 
+// Actor is who acts on runs, from where, through which tool. Every
+// action of this package is recorded in the journal with it
+// (journal.ActionRecord, resume_actions), in the action's own
+// transaction.
+type Actor struct {
+	// Name is who: the UI's signed-in user, the user a trusted proxy
+	// vouched for, or resumectl's operating-system user.
+	Name string
+	// Origin is from where: a remote address, or a host name.
+	Origin string
+	// Via is the tool: "resumectl" or "ui".
+	Via string
+}
+
+type actorKey struct{}
+
+// WithActor returns ctx carrying a: the actions done with ctx are
+// recorded as a's.
+func WithActor(ctx context.Context, a Actor) context.Context {
+	return context.WithValue(ctx, actorKey{}, a)
+}
+
+// audited returns ctx carrying the journal.ActionRecord of action (with
+// detail) by the actor in ctx, which j records with the write. It
+// refuses an action without an actor, or on a journal that cannot record
+// it: no operator's write goes unrecorded.
+func audited(ctx context.Context, j journal.Journal, action, detail string) (context.Context, error) {
+	a, ok := ctx.Value(actorKey{}).(Actor)
+	if !ok || a.Name == "" {
+		return nil, fmt.Errorf("%s: no actor to record it as (runops.WithActor)", action)
+	}
+	if _, ok := journal.Find[journal.Auditor](j); !ok {
+		return nil, fmt.Errorf("%s: this journal cannot record operators' actions (journal.Auditor): refused, so that none goes unrecorded", action)
+	}
+	return journal.WithAction(ctx, journal.ActionRecord{Action: action, Detail: detail, Actor: a.Name, Origin: a.Origin, Via: a.Via}), nil
+}
+
+// Actions lists the operators' actions on run runID, oldest first; none
+// for a journal that does not record them.
+func Actions(ctx context.Context, j journal.Journal, runID string) ([]journal.ActionRecord, error) {
+	au, ok := journal.Find[journal.Auditor](j)
+	if !ok {
+		return nil, nil
+	}
+	return au.ListActions(ctx, runID)
+}
+
 // CheckResolve checks a resolution's arguments: exactly one of done and
 // redo, a result only with done, and a result that is JSON.
 func CheckResolve(done, redo bool, result string) error {
@@ -57,8 +104,17 @@ func Resolve(ctx context.Context, j journal.Journal, runID, step string, done, r
 		return Result{}, err
 	}
 	res := journal.Resolution{Done: done}
+	detail := "step " + step + " redo"
+	if done {
+		detail = "step " + step + " done"
+	}
 	if result != "" {
 		res.Result = json.RawMessage(result)
+		detail += ", with a result"
+	}
+	ctx, err := audited(ctx, j, "resolve", detail)
+	if err != nil {
+		return Result{}, err
 	}
 	if err := resume.NewEngine(j).Resolve(ctx, runID, step, res); err != nil {
 		return Result{}, err
@@ -74,7 +130,15 @@ func Retry(ctx context.Context, j journal.Journal, runID string) (Result, error)
 	if err != nil {
 		return Result{}, fmt.Errorf("retry: %w", err)
 	}
-	if err := j.Retry(ctx, runID); err != nil {
+	detail := ""
+	if before.FailedStep != "" {
+		detail = "step " + before.FailedStep + " reopened"
+	}
+	actx, err := audited(ctx, j, "retry", detail)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := j.Retry(actx, runID); err != nil {
 		return Result{}, fmt.Errorf("retry: %w", err)
 	}
 	var reopened []string
@@ -98,17 +162,47 @@ func Cancel(ctx context.Context, j journal.Journal, runID string, running bool, 
 	if err != nil {
 		return Result{}, err
 	}
-	if err := j.Cancel(ctx, runID, journal.CancelOptions{Running: running}); err != nil {
+	detail := ""
+	if running {
+		detail = "also while running"
+	}
+	actx, err := audited(ctx, j, "cancel", detail)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := j.Cancel(actx, runID, journal.CancelOptions{Running: running}); err != nil {
 		if errors.Is(err, journal.ErrRunBusy) && before.Status == journal.StatusRunning && !running {
 			return Result{}, fmt.Errorf("cancel: %w; to stop it while it runs, add %s", err, hint)
 		}
+		if now, _, lerr := j.LoadRun(ctx, runID); lerr == nil && (now.Status == journal.StatusSucceeded || now.Status == journal.StatusCancelled) {
+			// Not busy: finished, with nothing left to cancel.
+			return Result{}, fmt.Errorf("cancel: run %s is already %s: nothing to cancel", runID, now.Status)
+		}
 		return Result{}, fmt.Errorf("cancel: %w", err)
 	}
-	msg := fmt.Sprintf("run %s cancelled: it will not execute again", runID)
-	if before.Status == journal.StatusRunning && before.LeaseUntil.After(now) {
-		msg += fmt.Sprintf("; %s, which was running it, stops at its next step or lease renewal, and a step executing now may still complete its effect", before.LeaseOwner)
+	after, _, err := j.LoadRun(ctx, runID)
+	if err != nil {
+		return Result{}, fmt.Errorf("cancel: the run was cancelled; reading it back: %w", err)
 	}
-	return Result{RunID: runID, Action: "cancel", Status: string(journal.StatusCancelled), Message: msg}, nil
+	if after.Status == journal.StatusCancelled {
+		why := "it had executed nothing, so there was nothing to unwind"
+		switch before.Status {
+		case journal.StatusFailed:
+			why = "it had failed: its body had returned already"
+		case journal.StatusNeedsAttention:
+			why = "a run waiting for a person does not unwind: the steps it calls from defer did not execute (to have them execute, settle the run first, then cancel it)"
+		}
+		return Result{RunID: runID, Action: "cancel", Status: string(journal.StatusCancelled),
+			Message: fmt.Sprintf("run %s cancelled at once: %s; it will not execute again", runID, why)}, nil
+	}
+	msg := fmt.Sprintf("run %s is being cancelled (%s): it executes no step any more but those its workflow calls from defer (its compensations), "+
+		"then ends cancelled; its unfinished child runs stop with it", runID, after.Status)
+	if before.Status == journal.StatusRunning && before.LeaseUntil.After(now) {
+		msg += fmt.Sprintf(". %s, which is running it, stops within a second: the step executing now has its context cancelled, and its outcome is journaled", before.LeaseOwner)
+	} else {
+		msg += ". " + ResumedElsewhere
+	}
+	return Result{RunID: runID, Action: "cancel", Status: string(after.Status), Message: msg + "."}, nil
 }
 
 // Accept moves run runID, stopped on a version change, to version want of
@@ -142,7 +236,11 @@ func Accept(ctx context.Context, j journal.Journal, runID, want string) (Result,
 	case to == nil || to.Version == r.Version:
 		return Result{}, fmt.Errorf("run %s: no version of %s newer than the run's own %s is stored: start the new code first, or name one with -to", runID, r.Workflow, r.Version)
 	}
-	if err := resume.NewEngine(j).AcceptVersion(ctx, runID, to.Version); err != nil {
+	actx, err := audited(ctx, j, "accept-version", "version "+r.Version+" → "+to.Version)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := resume.NewEngine(j).AcceptVersion(actx, runID, to.Version); err != nil {
 		return Result{}, err
 	}
 	return Result{RunID: runID, Action: "accept-version", Status: string(journal.StatusPending),
@@ -163,7 +261,11 @@ func SignalWith(ctx context.Context, j journal.Journal, runID, name, payload str
 	if !json.Valid([]byte(payload)) {
 		return Result{}, fmt.Errorf("%w: the payload %q is not valid JSON", ErrUsage, payload)
 	}
-	if err := resume.NewEngine(j).SignalWith(ctx, runID, name, json.RawMessage(payload), opts); err != nil {
+	actx, err := audited(ctx, j, "signal", "event "+name)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := resume.NewEngine(j).SignalWith(actx, runID, name, json.RawMessage(payload), opts); err != nil {
 		return Result{}, err
 	}
 	r, _, err := j.LoadRun(ctx, runID)
@@ -181,6 +283,9 @@ func SignalWith(ctx context.Context, j journal.Journal, runID, name, payload str
 // StatusText is the status as people read it: a run waiting for a person
 // or an event says why.
 func StatusText(r journal.RunRecord) string {
+	if !r.CancelRequested.IsZero() && !r.Status.Finished() && r.Status != journal.StatusNeedsAttention {
+		return string(r.Status) + " (cancelling)"
+	}
 	if r.Status == journal.StatusNeedsAttention && r.AttentionKind != "" {
 		return string(r.Status) + " (" + r.AttentionKind + ")"
 	}

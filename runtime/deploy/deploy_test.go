@@ -87,7 +87,7 @@ func TestDecide(t *testing.T) {
 		{"removed step after the journaled ones", v1, def("V3", step("Validate"), step("Score")), []string{"Score"}, true, "unchanged prefix of version V3", nil},
 		{"unknown journaled name", v1, v2, []string{"Validate", "Refund#2"}, false, "step Refund journaled by the run is not a step of version V1", nil},
 		{"renamed without renamed-from", v1, edit(v1, "V3", 1, func(s *Step) { s.Name, s.Callee = "Rate", "example.com/shop.Rate" }), []string{"Charge"}, false,
-			"step 2 Score: name Score -> Rate", nil},
+			"step 2 Score: name Score -> Rate; callee example.com/shop.Score -> example.com/shop.Rate; if Rate is Score renamed, add renamed-from=Score to it", nil},
 		{"renamed at the declaration", v1, edit(v1, "V3", 1, func(s *Step) { s.Name, s.Callee, s.RenamedFrom = "Rate", "example.com/shop.Rate", []string{"Score"} }),
 			[]string{"Validate", "Score", "Score#2", "Charge"}, true, "steps Validate, Rate, Charge journaled: an unchanged prefix of version V3 (renamed Score -> Rate)",
 			map[string]string{"Score": "Rate"}},
@@ -96,13 +96,18 @@ func TestDecide(t *testing.T) {
 		{"renamed, other callee", v1, edit(v1, "V3", 1, func(s *Step) { s.Name, s.Callee, s.RenamedFrom = "Rate", "example.com/shop.Other", []string{"Score"} }),
 			[]string{"Score"}, false, "step 2 Score: callee example.com/shop.Score -> example.com/shop.Other", nil},
 		{"renamed, not journaled", v1, edit(v1, "V3", 2, func(s *Step) { s.Name, s.Callee, s.RenamedFrom = "Pay", "example.com/shop.Pay", []string{"Charge"} }),
-			[]string{"Validate"}, true, "step Validate journaled", nil},
+			[]string{"Validate"}, true, "step Validate journaled: an unchanged prefix of version V3 (renamed Charge -> Pay)", map[string]string{"Charge": "Pay"}},
+		{"renamed, nothing journaled", v1, edit(v1, "V3", 2, func(s *Step) { s.Name, s.Callee, s.RenamedFrom = "Pay", "example.com/shop.Pay", []string{"Charge"} }),
+			nil, true, "no step journaled (renamed Charge -> Pay)", map[string]string{"Charge": "Pay"}},
+		{"renamed-from naming a name the version still has", v1, def("V3", step("Validate"), step("Score"), step("Charge"),
+			Step{Name: "Bill", Callee: "example.com/shop.Bill", Signature: step("x").Signature, Policy: "default", JSON: "int", Shape: []string{"result int"}, RenamedFrom: []string{"Refund", "Charge"}}),
+			[]string{"Validate"}, true, "step Validate journaled: an unchanged prefix of version V3", nil},
 		{"rows of an earlier name of the run's own version", edit(v1, "V1b", 1, func(s *Step) { s.Name, s.Callee, s.RenamedFrom = "Rate", "example.com/shop.Rate", []string{"Score"} }),
 			def("V4", step("Validate"), Step{Name: "Rate", Callee: "example.com/shop.Rate", Signature: step("x").Signature, Policy: "default", JSON: "int", Shape: []string{"result int"}}, step("Charge")),
 			[]string{"Score"}, true, "renamed Score -> Rate", map[string]string{"Score": "Rate"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := Decide(tc.from, tc.to, tc.keys)
+			d := Decide(tc.from, tc.to, Run{Keys: tc.keys, Entered: true})
 			if d.Continues != tc.cont || !strings.Contains(d.Why, tc.why) {
 				t.Errorf("Decide = %v, %q; want %v, containing %q", d.Continues, d.Why, tc.cont, tc.why)
 			}
@@ -113,13 +118,69 @@ func TestDecide(t *testing.T) {
 	}
 }
 
+// A plain rename (no renamed-from=) of a step the run has not journaled is
+// a likely rename when it keeps the callee (or renames it with the step)
+// and the signature at the same place: a run a process entered before
+// may have executed its effect without a row, so it stops, naming the
+// fix; a run never entered executed nothing and continues. What is not a
+// likely rename continues either way.
+func TestDecideLikelyRename(t *testing.T) {
+	v1 := def("V1", step("Validate"), step("Score"), step("Charge"))
+	renamedFn := edit(v1, "V2", 2, func(s *Step) { s.Name, s.Callee = "Pay", "example.com/shop.Pay" })                    // the function renamed
+	renamedSite := edit(v1, "V2", 2, func(s *Step) { s.Name = "Pay" })                                                    // name= at the call site
+	declared := edit(renamedFn, "V2d", 2, func(s *Step) { s.RenamedFrom = []string{"Charge"} })                           // renamed-from=
+	otherSig := edit(renamedFn, "V2s", 2, func(s *Step) { s.Signature = "func(context.Context, Order) (string, error)" }) // another step
+	otherCallee := edit(v1, "V2c", 2, func(s *Step) { s.Name, s.Callee = "Pay", "example.com/billing.Pay" })
+	moved := def("V2m", step("Validate"), step("Charge"), step("Score")) // reordered: both names kept
+	child := edit(renamedSite, "V2k", 2, func(s *Step) { s.Child = true })
+	const fix = "if Pay is Charge renamed, add renamed-from=Charge to it, so that runs keep Charge's rows and idempotency key (a run parked already continues with the rename once accepted: resumectl runs accept-version); if it is a new step, confirm it with resumectl runs accept-version"
+	for _, tc := range []struct {
+		name    string
+		to      Definition
+		keys    []string
+		entered bool
+		cont    bool
+		why     string
+	}{
+		{"function renamed, entered", renamedFn, []string{"Validate", "Score"}, true, false,
+			"step 3 Charge: looks like step Charge renamed Pay (the same callee and signature at the same place, without renamed-from=), and the run may have executed Charge before its row was written (a process entered it before): " + fix},
+		{"call site renamed, entered", renamedSite, []string{"Validate"}, true, false, "step 3 Charge: looks like step Charge renamed Pay"},
+		{"nothing journaled, entered", renamedFn, nil, true, false, "step 3 Charge: looks like step Charge renamed Pay"},
+		{"nothing journaled, never entered", renamedFn, nil, false, true, "no step journaled"},
+		{"journaled before it, never entered", renamedFn, []string{"Validate"}, false, true, "step Validate journaled"},
+		{"declared with renamed-from", declared, []string{"Validate"}, true, true, "(renamed Charge -> Pay)"},
+		{"another signature", otherSig, []string{"Validate"}, true, true, "step Validate journaled"},
+		{"another package's callee", otherCallee, []string{"Validate"}, true, true, "step Validate journaled"},
+		{"reordered, not renamed", moved, []string{"Validate"}, true, true, "step Validate journaled"},
+		{"a child call replacing a step", child, []string{"Validate"}, true, true, "step Validate journaled"},
+		{"journaled, entered", renamedSite, []string{"Charge"}, true, false, "step 3 Charge: name Charge -> Pay; " + fix},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Decide(v1, tc.to, Run{Keys: tc.keys, Entered: tc.entered})
+			if d.Continues != tc.cont || !strings.Contains(d.Why, tc.why) {
+				t.Errorf("Decide = %v, %q; want %v, containing %q", d.Continues, d.Why, tc.cont, tc.why)
+			}
+			if !d.Continues && d.Renames != nil {
+				t.Errorf("a stop carries renames %v", d.Renames)
+			}
+		})
+	}
+	got := LikelyRenames(v1, renamedFn)
+	if len(got) != 1 || got[0] != (LikelyRename{Index: 2, From: "Charge", To: "Pay"}) {
+		t.Errorf("LikelyRenames = %+v", got)
+	}
+	if got := LikelyRenames(v1, declared); len(got) != 0 {
+		t.Errorf("a declared rename is listed as likely: %+v", got)
+	}
+}
+
 // A step called at two call sites is listed twice, and its rows do not
 // say which call site journaled them: the rule takes the step's last
 // position, the one that checks more.
 func TestDecideTakesTheLastPositionOfAStep(t *testing.T) {
 	from := def("V1", step("Fetch"), step("Score"), step("Fetch"))
 	to := def("V2", step("Fetch"), step("Score"), edit(def("", step("Fetch")), "", 0, func(s *Step) { s.Policy = "once" }).Steps[0])
-	if d := Decide(from, to, []string{"Fetch"}); d.Continues || !strings.Contains(d.Why, "step 3 Fetch: policy default -> once") {
+	if d := Decide(from, to, Run{Keys: []string{"Fetch"}}); d.Continues || !strings.Contains(d.Why, "step 3 Fetch: policy default -> once") {
 		t.Errorf("Decide = %v, %q; want a stop at step 3", d.Continues, d.Why)
 	}
 }
@@ -143,7 +204,7 @@ func TestDefinitionJSON(t *testing.T) {
 		t.Errorf("JSON = %s\nwant %s", b, want)
 	}
 	var back Definition
-	if err := json.Unmarshal(b, &back); err != nil || Decide(d, back, []string{"A"}).Continues != true {
+	if err := json.Unmarshal(b, &back); err != nil || Decide(d, back, Run{Keys: []string{"A"}}).Continues != true {
 		t.Errorf("round trip: %v, %+v", err, back)
 	}
 }
@@ -160,20 +221,20 @@ func TestDecideMovedPackage(t *testing.T) {
 		s.Callee = strings.Replace(s.Callee, "example.com/shop.", "example.com/billing/shop.", 1)
 		to.Steps = append(to.Steps, s)
 	}
-	d := Decide(from, to, []string{"Validate", "Score", "Now"})
+	d := Decide(from, to, Run{Keys: []string{"Validate", "Score", "Now"}})
 	if !d.Continues || !strings.Contains(d.Why, "package example.com/shop moved to example.com/billing/shop") {
 		t.Fatalf("moved package: %+v, want it to continue and say the package moved", d)
 	}
 	other := edit(to, "V3", 2, func(s *Step) { s.Callee = "example.com/shop.Now" })
-	if d := Decide(from, other, []string{"Now"}); d.Continues || !strings.Contains(d.Why, "callee time.Now -> example.com/shop.Now") {
+	if d := Decide(from, other, Run{Keys: []string{"Now"}}); d.Continues || !strings.Contains(d.Why, "callee time.Now -> example.com/shop.Now") {
 		t.Fatalf("a callee of another package: %+v, want it to stop on the callee", d)
 	}
 	old := from
 	old.Package = ""
-	if d := Decide(old, to, []string{"Validate"}); d.Continues || !strings.Contains(d.Why, "callee") {
+	if d := Decide(old, to, Run{Keys: []string{"Validate"}}); d.Continues || !strings.Contains(d.Why, "callee") {
 		t.Fatalf("no package recorded: %+v, want it to stop on the callee", d)
 	}
-	if d := Decide(from, to, nil); !d.Continues {
+	if d := Decide(from, to, Run{Entered: true}); !d.Continues {
 		t.Fatalf("moved package, nothing journaled: %+v", d)
 	}
 }
@@ -187,7 +248,7 @@ func TestDecideIgnoresPosAndGraph(t *testing.T) {
 	v2 := def("V2", step("Validate"), step("Score"), step("Charge"))
 	v2.Steps[0].Pos, v2.Steps[1].Pos = "shop/other.go:99", ""
 	v2.Graph = ""
-	d := Decide(v1, v2, []string{"Validate", "Score"})
+	d := Decide(v1, v2, Run{Keys: []string{"Validate", "Score"}})
 	if !d.Continues {
 		t.Fatalf("a moved call site stops the run: %s", d.Why)
 	}

@@ -68,7 +68,7 @@ type RunRecord struct {
 	Version  string
 	Status   Status
 	Input    json.RawMessage // the workflow's arguments as a JSON array
-	Output   json.RawMessage // the workflow's result, once succeeded
+	Output   json.RawMessage // the workflow's result, once succeeded (a failed run: the value beside its error)
 	Error    string          // why the run failed or needs attention
 	// AttentionStep is the key of the step a person must look at, for a run
 	// in StatusNeedsAttention because of a step.
@@ -137,6 +137,19 @@ type RunRecord struct {
 	WaitKind string
 	WaitName string
 	WakeAt   time.Time
+
+	// CancelRequested is when, by the journal's clock, [Journal.Cancel]
+	// asked the run to stop (zero: it was not): the engine that executes
+	// it next, or executes it now (it asks [Journal.CancelRequested]),
+	// unwinds its body: no step executes any more but those called from
+	// defer, and the run ends cancelled. A child run created under a
+	// parent asked to stop is asked to stop too.
+	CancelRequested time.Time
+	// Deadline is when, by the journal's clock, the run is past its
+	// deadline (zero: it has none): it stops as a cancelled run does, and
+	// ends failed. CreateRun computes it from its own clock (see
+	// [Journal.CreateRun]); a child run's is no later than its parent's.
+	Deadline time.Time
 }
 
 // Problem says what makes the run's row unusable, or "" when it is sound:
@@ -218,8 +231,10 @@ type ManifestRecord struct {
 	// (JSON of deploy.Definition); nil for a manifest stored before
 	// definitions were.
 	Definition json.RawMessage
-	// Seq orders a workflow's versions by when the journal first saw them:
-	// a version with a smaller Seq is older.
+	// Seq orders a workflow's versions by when the journal first saw
+	// them, for listings only: it says nothing about which version is
+	// older (a newer program may meet the journal first); the code's
+	// lineage does (see [ClaimNextRequest.Older]).
 	Seq       int64
 	CreatedAt time.Time
 }
@@ -352,13 +367,19 @@ type ClaimNextRequest struct {
 	Holding []string
 	// Versions lists the workflow versions the worker can execute. When
 	// set, a run of Workflows is claimed only if its (workflow, version)
-	// is among them, or if its version is older than one of the worker's
-	// versions of that workflow (its manifest was first saved before:
-	// [ManifestRecord.Seq]) and no worker advertised it ([Journal.Advertise])
-	// within AdvertisedWithin: a run no live process can execute as
-	// pinned, which the engine continues on its own version or parks. Nil
-	// claims runs of any version.
+	// is among them, or among Older and no worker advertised it
+	// ([Journal.Advertise]) within AdvertisedWithin: a run no live process
+	// can execute as pinned, which the engine continues on its own
+	// version or parks. A run of any other version (newer than the
+	// worker's, or of another line of the code) is never claimed, however
+	// long ago the journal first saw its version. Nil claims runs of any
+	// version.
 	Versions []WorkflowVersion
+	// Older lists the versions the worker's versions descend from, by the
+	// code's lineage (resume.WorkflowDef.Lineage): the only versions the
+	// worker may take runs of besides its own. The order in which the
+	// journal first saw versions ([ManifestRecord.Seq]) never counts.
+	Older []WorkflowVersion
 	// AdvertisedWithin is how recent an advertisement must be to count.
 	AdvertisedWithin time.Duration
 }
@@ -383,8 +404,11 @@ type Move struct {
 	// Why says what made the move safe ("no step journaled", "steps A, B
 	// are an unchanged prefix of version T") or who accepted it.
 	Why string `json:"why"`
-	// Renames maps step names journaled under an earlier name to their
-	// name in To (renamed-from=); the move relabels those rows.
+	// Renames maps the step names of From (and of rows journaled under an
+	// earlier name) that To calls otherwise (renamed-from=) to their name
+	// in To, journaled or not: the move relabels the rows journaled under
+	// them, and a renamed step keeps the idempotency key and child run of
+	// its earlier name (see [OriginKey]).
 	Renames map[string]string `json:"renames,omitempty"`
 	// By is who moved the run: "engine OWNER" or "operator".
 	By string `json:"by"`
@@ -428,6 +452,19 @@ type Resolution struct {
 	// step is executed again, once.
 	Done   bool
 	Result json.RawMessage
+	// RedoError, with a redo, is the error text the step's row keeps
+	// ("" for [RedoText]'s default): a sealed journal (resume.WithCodec)
+	// gives it sealed, as every value of its rows.
+	RedoError string
+}
+
+// RedoText is the error a redone step's row keeps: r.RedoError, or
+// "outcome unknown; a person chose redo".
+func (r Resolution) RedoText() string {
+	if r.RedoError != "" {
+		return r.RedoError
+	}
+	return "outcome unknown; a person chose redo"
 }
 
 // Journal errors. Implementations wrap them with the run and step.
@@ -465,10 +502,10 @@ type Counters struct {
 // CancelOptions tunes [Journal.Cancel] and resume.Engine.Cancel.
 type CancelOptions struct {
 	// Running also cancels a run that a live process is executing. The
-	// process can write nothing more of the run: it stops at its next step
-	// (its journal write is refused) or lease renewal, which cancels the
-	// context of the step it is executing. That step's effect may still
-	// happen, unjournaled, as when a process dies mid-step.
+	// process learns of it within a second ([Journal.CancelRequested]): it
+	// cancels the context of the step it is executing (whose outcome is
+	// journaled, as any step's), executes no further step but those
+	// called from defer, and ends the run cancelled.
 	Running bool
 }
 
@@ -527,8 +564,12 @@ type Journal interface {
 	// journal's clock at the insert (see [ClaimRequest.Lease]), epoch 1,
 	// first attempt, so that
 	// its creator executes it at once (its journal is empty: nothing to
-	// read) and no worker can take it first. It returns the stored run and
-	// whether this call created it.
+	// read) and no worker can take it first. A set r.Deadline is stored as
+	// the journal's clock at the insert plus r.Deadline − r.CreatedAt; a
+	// child run (r.Parent set) gets its parent's deadline when that is
+	// earlier (or it has none of its own), and its parent's CancelRequested.
+	// It returns the stored run and whether this call created it. A run
+	// over the journal's limits is refused (see [CheckRun]).
 	CreateRun(ctx context.Context, r RunRecord) (RunRecord, bool, error)
 	// Claim takes the run for c.Owner for c.Lease: a pending run, a
 	// running run whose lease expired, one held by c.Abandoned, or, with
@@ -562,7 +603,9 @@ type Journal interface {
 	// FinishRun records the run's end of this entry: succeeded, failed,
 	// needs_attention or pending (released), with r's Output, Error,
 	// AttentionStep, AttentionKind and FailedStep, and releases the lease.
-	// It is progress: ClaimsSinceProgress becomes 0.
+	// It is progress: ClaimsSinceProgress becomes 0. A run asked to stop
+	// (CancelRequested) that suspends is stored pending instead: its
+	// unwinding must not wait for its wake-up.
 	FinishRun(ctx context.Context, l Lease, r RunRecord) error
 	// LoadRun reads a run and its journal.
 	LoadRun(ctx context.Context, runID string) (RunRecord, []StepRecord, error)
@@ -578,7 +621,8 @@ type Journal interface {
 	Resolve(ctx context.Context, runID, stepKey string, r Resolution) error
 	// Retry makes a failed run pending again and reopens the one step whose
 	// failure ended it (its FailedStep): that row is no longer final and
-	// gets a fresh retry budget. Other failed rows stay final: the body
+	// gets a fresh retry budget. A run past its Deadline stays past it: it
+	// stops again, as it did. Other failed rows stay final: the body
 	// handled them, and they replay. A run with no FailedStep (its body
 	// failed on its own) reopens nothing and replays everything. A run
 	// parked on a journal row that could not be used (needs_attention,
@@ -587,10 +631,24 @@ type Journal interface {
 	// it again if a row still cannot be used. Its parents waiting on it
 	// are woken, as by Resolve.
 	Retry(ctx context.Context, runID string) error
-	// Cancel marks an unfinished run cancelled and moves its lease on, so
-	// that nothing can write it any more. A run a live lease holds is
-	// refused with ErrRunBusy unless opts.Running.
+	// Cancel stops an unfinished run. A run that can still unwind (running,
+	// or pending or waiting with a step journaled or a child run) is asked
+	// to: its CancelRequested and that of its unfinished descendants is set
+	// to the journal's clock (a descendant that needs a person is cancelled
+	// at once: it cannot unwind), a waiting one becomes pending, and so
+	// do its ancestors that wait for it ([WaitChild]), so that an engine
+	// takes it and unwinds it; it ends cancelled. Asking again changes
+	// nothing. A run that cannot unwind (failed, needs_attention, or one
+	// that never journaled a step nor started a child) is marked cancelled
+	// at once, its lease moved on so that nothing can write it any more,
+	// with its unfinished descendants; its parents waiting on it are
+	// woken. A finished run is refused with ErrRunBusy, and so is a run a
+	// live lease holds unless opts.Running.
 	Cancel(ctx context.Context, runID string, opts CancelOptions) error
+	// CancelRequested returns the run's CancelRequested (zero: none), in
+	// one read of its row: an engine executing the run asks it every
+	// second or so, so that a cancellation reaches a running run.
+	CancelRequested(ctx context.Context, runID string) (time.Time, error)
 	// SaveManifest stores m the first time its workflow version is seen
 	// (giving it the next Seq), so a version mismatch can show which steps
 	// differ and a run can be continued on a newer version; a row stored
@@ -656,7 +714,8 @@ type Journal interface {
 	// if it waits for that event (StatusWaiting, WaitKind [WaitSignal],
 	// WaitName s.Name), and then its ancestors that wait for it
 	// ([WaitChild]). It is refused with ErrRunNotFound for an unknown run
-	// and ErrRunFinished for a finished one. It returns the stored signal.
+	// and ErrRunFinished for a finished one or one asked to stop
+	// (CancelRequested). It returns the stored signal.
 	//
 	// No wake-up is lost to a run suspending at the same moment: FinishRun
 	// to StatusWaiting for [WaitSignal] stores the run pending instead when
@@ -795,6 +854,56 @@ func RenameKey(key string, renames map[string]string) string {
 	return key
 }
 
+// OriginKey is the key that step key of a run had when the run could
+// first execute the step: its name followed back through the renames of
+// the run's moves (Move.Renames), newest first, with its occurrence or
+// key= suffix kept ("Rate#2" renamed from "Score" is "Score#2"). A run
+// that never moved, or a step never renamed, has key itself. A step's
+// idempotency key and its child run's id derive from it, so that they
+// survive every rename a move records, whether the step's row was
+// journaled or not.
+//
+// Two steps of one run never share an origin: a name that a move renamed
+// away and that a later version gives to a new step is that new step's
+// own, marked with the move's place in the list ("Score@2#2" for a Score
+// added after the second move renamed the first Score away); a step name
+// holds no '@'. A step renamed from two names of one version (a merge)
+// takes the first of them in byte order.
+func OriginKey(moves []Move, key string) string {
+	name := StepName(key)
+	origin := name
+	for i := len(moves) - 1; i >= 0; i-- {
+		renames := moves[i].Renames
+		if len(renames) == 0 {
+			continue
+		}
+		if from, ok := renamedFrom(renames, origin); ok {
+			origin = from
+			continue
+		}
+		if _, gone := renames[origin]; gone {
+			origin += "@" + strconv.Itoa(i+1)
+			break
+		}
+	}
+	if origin == name {
+		return key
+	}
+	return origin + key[len(name):]
+}
+
+// renamedFrom is the name renames maps to name (the first in byte order
+// when several do).
+func renamedFrom(renames map[string]string, name string) (string, bool) {
+	from, found := "", false
+	for old, to := range renames {
+		if to == name && (!found || old < from) {
+			from, found = old, true
+		}
+	}
+	return from, found
+}
+
 // EncodeMoves is a run's moves as journals store them: a JSON list, or nil
 // (NULL) when there is none.
 func EncodeMoves(m []Move) (json.RawMessage, error) {
@@ -882,4 +991,96 @@ func PlanRelabel(runID string, rows []RelabelRow, renames map[string]string) ([]
 		plan = append(plan, s)
 	}
 	return plan, nil
+}
+
+// ActionRecord is one row of resume_actions: an operator's write action on
+// a run (resolve, retry, cancel, accept-version, signal) as resumectl or
+// its web UI did it: who, what, when and from where. Values (results,
+// payloads) are never in it: a sealed journal keeps them sealed elsewhere.
+type ActionRecord struct {
+	RunID string
+	// Seq orders the run's actions, from 1.
+	Seq int64
+	// Action is the action's name: resolve, retry, cancel, accept-version
+	// or signal.
+	Action string
+	// Detail says what it did beyond its name ("step Charge done", "to
+	// version v3", "event approval"), "" when nothing.
+	Detail string
+	// Actor is who acted: the UI's signed-in user or the name a trusted
+	// proxy vouched for, or the operating-system user of resumectl.
+	Actor string
+	// Origin is from where: the UI request's remote address (and the
+	// address a trusted proxy forwarded for), or resumectl's host name.
+	Origin string
+	// Via is the tool: "resumectl" or "ui".
+	Via string
+	// At is when, by the journal's clock; the journal stamps it.
+	At time.Time
+}
+
+type actionKey struct{}
+
+// WithAction returns ctx carrying a: a journal that implements [Auditor]
+// records it in the same transaction as the write that ctx is passed to
+// (Resolve, Retry, Cancel, AcceptVersion, Signal), for the run that write
+// names, and only if that write commits.
+func WithAction(ctx context.Context, a ActionRecord) context.Context {
+	return context.WithValue(ctx, actionKey{}, a)
+}
+
+// ActionOf returns the action [WithAction] put in ctx.
+func ActionOf(ctx context.Context) (ActionRecord, bool) {
+	a, ok := ctx.Value(actionKey{}).(ActionRecord)
+	return a, ok
+}
+
+// Auditor is an optional interface of a [Journal] that records operators'
+// actions ([WithAction]) in resume_actions and lists them.
+type Auditor interface {
+	// ListActions lists the actions on run runID, oldest first.
+	ListActions(ctx context.Context, runID string) ([]ActionRecord, error)
+}
+
+// KeyRecord is one row of resume_keys: the id of a key that sealed values
+// of the journal (resume.WithCodec), and when the journal first saw it.
+type KeyRecord struct {
+	KeyID string
+	// FirstSealedAt is when, by the journal's clock, a program first said
+	// it seals with the key.
+	FirstSealedAt time.Time
+}
+
+// KeyRegistry is an optional interface of a [Journal] that records which
+// keys seal its values, so that a tool (resumectl) knows the journal is
+// sealed, and with which keys, before it writes a value into it.
+type KeyRegistry interface {
+	// RecordKeys notes that values of the journal are sealed by the key
+	// ids (once per id; an id seen before keeps its time).
+	RecordKeys(ctx context.Context, ids []string) error
+	// SealingKeys lists the recorded key ids, first seen first; none
+	// means that no program ever sealed a value of this journal.
+	SealingKeys(ctx context.Context) ([]KeyRecord, error)
+}
+
+// Unwrapper is a [Journal] that decorates another one (resume.SealJournal).
+type Unwrapper interface {
+	Unwrap() Journal
+}
+
+// Find returns the first journal among j and the journals it decorates
+// ([Unwrapper]) that is a T.
+func Find[T any](j Journal) (T, bool) {
+	for j != nil {
+		if t, ok := j.(T); ok {
+			return t, true
+		}
+		u, ok := j.(Unwrapper)
+		if !ok {
+			break
+		}
+		j = u.Unwrap()
+	}
+	var zero T
+	return zero, false
 }

@@ -389,7 +389,8 @@ func BenchClaimNext(b *testing.B, h BenchHarness, skipped int) {
 		create(wf, []string{"v1", "v3"}[i%2])
 	}
 	withVersions := journal.ClaimNextRequest{Owner: "bench-v2-worker", Lease: time.Minute, Workflows: []string{wf},
-		Versions: []journal.WorkflowVersion{{Workflow: wf, Version: "v2"}}, AdvertisedWithin: time.Hour}
+		Versions: []journal.WorkflowVersion{{Workflow: wf, Version: "v2"}}, Older: []journal.WorkflowVersion{{Workflow: wf, Version: "v1"}},
+		AdvertisedWithin: time.Hour}
 	anyVersion := journal.ClaimNextRequest{Owner: "bench-any-worker", Lease: time.Minute, Workflows: []string{other}}
 	var spent [2]time.Duration
 	claim := func(i int, req journal.ClaimNextRequest) {

@@ -15,12 +15,15 @@ import (
 )
 
 // runDeploys is the part of the suite about deploys: which versions a
-// worker claims (ClaimNextRequest.Versions, Advertise), moves between
+// worker claims (ClaimNextRequest.Versions and Older, Advertise), moves between
 // versions (MoveRun, AcceptVersion) and the manifests' definitions and
 // order.
 func runDeploys(t *testing.T, h Harness, open func(t *testing.T) journal.Journal) {
 	t.Run("deploys: a worker claims its versions and older ones no live worker has", func(t *testing.T) {
 		testClaimRule(t, open(t))
+	})
+	t.Run("deploys: an older worker never claims a newer version's run, whatever the journal saw first", func(t *testing.T) {
+		testClaimByLineage(t, open(t))
 	})
 	t.Run("deploys: an advertisement is replaced and withdrawn", func(t *testing.T) {
 		testAdvertise(t, open(t))
@@ -79,14 +82,15 @@ func createAt(t *testing.T, j journal.Journal, id, version string, age time.Dura
 	}
 }
 
-// claimAll claims runs of deployWF as owner with versions until none is
-// left, and returns the ids claimed, sorted.
-func claimAll(t *testing.T, j journal.Journal, owner string, versions []journal.WorkflowVersion, within time.Duration) []string {
+// claimAll claims runs of deployWF as owner with versions and the older
+// versions they descend from until none is left, and returns the ids
+// claimed, sorted.
+func claimAll(t *testing.T, j journal.Journal, owner string, versions, older []journal.WorkflowVersion, within time.Duration) []string {
 	t.Helper()
 	var ids []string
 	for {
 		r, _, err := j.ClaimNext(context.Background(), journal.ClaimNextRequest{Owner: owner, Lease: time.Minute,
-			Workflows: []string{deployWF}, Versions: versions, AdvertisedWithin: within})
+			Workflows: []string{deployWF}, Versions: versions, Older: older, AdvertisedWithin: within})
 		if errors.Is(err, journal.ErrNoRunReady) {
 			sort.Strings(ids)
 			return ids
@@ -111,27 +115,52 @@ func testClaimRule(t *testing.T, j journal.Journal) {
 	saveVersions(t, j, "v1", "v2", "v3")
 	createAt(t, j, "own", "v2", 5*time.Second)
 	createAt(t, j, "newer", "v3", 4*time.Second)
-	createAt(t, j, "older-unadvertised", "v0-unknown", 3*time.Second) // no manifest: not known to be older
+	createAt(t, j, "older-unadvertised", "v0-unknown", 3*time.Second) // no manifest, in no lineage
 	createAt(t, j, "older-advertised", "v1", 2*time.Second)
 	if err := j.Advertise(ctx, "v1-worker", wv("v1")); err != nil {
 		t.Fatal(err)
 	}
-	if got := claimAll(t, j, "v2-worker", wv("v2"), time.Hour); fmt.Sprint(got) != "[own]" {
+	if got := claimAll(t, j, "v2-worker", wv("v2"), wv("v1"), time.Hour); fmt.Sprint(got) != "[own]" {
 		t.Fatalf("v2 worker claimed %v, want [own]: a newer version, an unknown one or an advertised older one was taken", got)
 	}
 	// The v1 worker stops advertising (it died): once its advertisement
 	// is older than AdvertisedWithin, its runs are the v2 worker's to decide.
 	const within = 200 * time.Millisecond
 	time.Sleep(within + 100*time.Millisecond)
-	if got := claimAll(t, j, "v2-worker", wv("v2"), within); fmt.Sprint(got) != "[older-advertised]" {
+	if got := claimAll(t, j, "v2-worker", wv("v2"), nil, within); len(got) != 0 {
+		t.Fatalf("a v2 worker whose lineage is empty claimed %v, want none: only its own version and its lineage count", got)
+	}
+	if got := claimAll(t, j, "v2-worker", wv("v2"), wv("v1"), within); fmt.Sprint(got) != "[older-advertised]" {
 		t.Fatalf("after the advertisement lapsed the v2 worker claimed %v, want [older-advertised]", got)
 	}
 	createAt(t, j, "older-fresh", "v1", time.Second)
-	if got := claimAll(t, j, "v3-worker", wv("v3"), 0); fmt.Sprint(got) != "[newer older-fresh]" {
+	if got := claimAll(t, j, "v3-worker", wv("v3"), wv("v2", "v1"), 0); fmt.Sprint(got) != "[newer older-fresh]" {
 		t.Fatalf("v3 worker, no advertisement counting, claimed %v, want [newer older-fresh]", got)
 	}
-	if got := claimAll(t, j, "any-worker", nil, 0); fmt.Sprint(got) != "[older-unadvertised]" {
+	if got := claimAll(t, j, "any-worker", nil, nil, 0); fmt.Sprint(got) != "[older-unadvertised]" {
 		t.Fatalf("a worker with no versions claimed %v, want [older-unadvertised] (any version)", got)
+	}
+}
+
+// testClaimByLineage is the measured case of issue 19: on a journal where
+// the newer program met the journal first (its manifest has the smaller
+// seq) and enqueued a run, a worker of the older version, whose lineage
+// does not name the newer one, never claims that run, advertised or not;
+// the newer worker, whose lineage names the older version, takes the
+// older version's runs once no worker advertises it.
+func testClaimByLineage(t *testing.T, j journal.Journal) {
+	saveVersions(t, j, "v2", "v1") // the newer version is seen first
+	createAt(t, j, "from-v2", "v2", 2*time.Second)
+	createAt(t, j, "from-v1", "v1", time.Second)
+	if got := claimAll(t, j, "v1-worker", wv("v1"), nil, 0); fmt.Sprint(got) != "[from-v1]" {
+		t.Fatalf("the v1 worker claimed %v, want [from-v1]: the run of the newer v2 was taken", got)
+	}
+	if got := claimAll(t, j, "v2-worker", wv("v2"), wv("v1"), 0); fmt.Sprint(got) != "[from-v2]" {
+		t.Fatalf("the v2 worker claimed %v, want [from-v2]", got)
+	}
+	createAt(t, j, "late-v1", "v1", 0)
+	if got := claimAll(t, j, "v2-worker", wv("v2"), wv("v1"), 0); fmt.Sprint(got) != "[late-v1]" {
+		t.Fatalf("the v2 worker, v1 in its lineage and unadvertised, claimed %v, want [late-v1]", got)
 	}
 }
 
@@ -146,19 +175,20 @@ func testAdvertise(t *testing.T, j journal.Journal) {
 	if err := j.Advertise(ctx, "other", nil); err != nil { // withdrawing nothing is fine
 		t.Fatal(err)
 	}
-	if got := claimAll(t, j, "new", wv("v3"), time.Hour); len(got) != 0 {
+	lineage := wv("v2", "v1")
+	if got := claimAll(t, j, "new", wv("v3"), lineage, time.Hour); len(got) != 0 {
 		t.Fatalf("claimed %v while their versions are advertised", got)
 	}
 	if err := j.Advertise(ctx, "old", wv("v2")); err != nil { // replaces v1, v2
 		t.Fatal(err)
 	}
-	if got := claimAll(t, j, "new", wv("v3"), time.Hour); fmt.Sprint(got) != "[r-v1]" {
+	if got := claimAll(t, j, "new", wv("v3"), lineage, time.Hour); fmt.Sprint(got) != "[r-v1]" {
 		t.Fatalf("after the advertisement was replaced by v2 alone, claimed %v, want [r-v1]", got)
 	}
 	if err := j.Advertise(ctx, "old", nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := claimAll(t, j, "new", wv("v3"), time.Hour); fmt.Sprint(got) != "[r-v2]" {
+	if got := claimAll(t, j, "new", wv("v3"), lineage, time.Hour); fmt.Sprint(got) != "[r-v2]" {
 		t.Fatalf("after the advertisement was withdrawn, claimed %v, want [r-v2]", got)
 	}
 }

@@ -106,7 +106,7 @@ func startDying(j journal.Journal, runID string, wf, input any, f resume.Fault) 
 			// The process "ends": its liveness signal goes, and its runs
 			// are taken over at once (a journal without liveness: once
 			// the lease expired).
-			if l, ok := j.(journal.Liveness); ok {
+			if l, ok := journal.Find[journal.Liveness](j); ok {
 				if err := l.Release(context.Background(), "crasher"); err != nil {
 					panic(err)
 				}
@@ -704,7 +704,9 @@ func Run(t *testing.T, h Harness) {
 
 	t.Run("an operator cancels a running run only when told it is running", func(t *testing.T) {
 		j := open(t)
-		e := resume.NewEngine(j)
+		// The engine asks whether its run was cancelled every third of a
+		// lease (at most every second).
+		e := resume.NewEngine(j, resume.WithLease(600*time.Millisecond))
 		id := newRunID(t)
 		type outcome struct {
 			res resume.Result
@@ -741,10 +743,24 @@ func Run(t *testing.T, h Harness) {
 		if r.Status != journal.StatusCancelled || r.LeaseOwner != "" {
 			t.Errorf("run after cancel: %s, lease %q; want cancelled, no lease", r.Status, r.LeaseOwner)
 		}
-		// Journal rows are those of steps that ran before the cancel, at
-		// most one more: the step executing when it landed.
-		if n := len(steps); n > loops+2 { // Fetch and Notify come first
-			t.Errorf("%d journal rows for %d loop executions", n, loops)
+		// Every step that executed is journaled, the one executing when
+		// the cancellation landed too (it finishes what it started), and
+		// the next one is journaled not executed: Fetch, Notify and Write
+		// come first.
+		if n := len(steps); n != loops+4 {
+			t.Errorf("%d journal rows for %d loop executions, want %d", n, loops, loops+4)
+		}
+		refused := 0
+		for _, s := range steps {
+			switch {
+			case s.Status == journal.StepFailed && s.Final && strings.Contains(s.Error, "cancelled") && strings.Contains(s.Error, "not executed"):
+				refused++
+			case s.Status != journal.StepSucceeded:
+				t.Errorf("row %s: %s %q", s.StepKey, s.Status, s.Error)
+			}
+		}
+		if refused != 1 {
+			t.Errorf("%d rows of a step not executed because of the cancellation, want 1", refused)
 		}
 		res, err := resume.NewEngine(j).Resume(ctx, id)
 		if !errors.Is(err, resume.ErrRunCancelled) || seen.count(id, "Loop") != loops {
@@ -985,9 +1001,13 @@ func Run(t *testing.T, h Harness) {
 	runSchedules(t, h, open)
 	runDeploys(t, h, open)
 	t.Run("corrupt rows", func(t *testing.T) { runCorrupt(t, h) })
+	t.Run("sealed journal", func(t *testing.T) { runSealed(t, h) })
+	t.Run("operators' actions", func(t *testing.T) { runAudit(t, h) })
 	t.Run("resolutions are checked", func(t *testing.T) { runResolveChecked(t, h) })
 	t.Run("waiting", func(t *testing.T) { runWait(t, h) })
 	t.Run("run listing", func(t *testing.T) { runListing(t, h) })
+	t.Run("limits", func(t *testing.T) { runLimits(t, open) })
+	t.Run("cancellation and deadlines", func(t *testing.T) { runCancel(t, open) })
 }
 
 // startWorker runs e.Work with opts in the background; stop cancels it and

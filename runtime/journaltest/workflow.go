@@ -164,6 +164,9 @@ var chainDef = &resume.WorkflowDef{
 	Package: "github.com/resumegen/resumegen/runtime/journaltest",
 	Name:    "Chain",
 	Version: "chain-v1",
+	// chain-v0 is the version an old binary left runs of (see the suite's
+	// version cases): chain-v1 descends from it.
+	Lineage: []string{"chain-v0"},
 	Steps:   chainSteps,
 	Run: func(ctx context.Context, args resume.Args) (any, error) {
 		var p Plan

@@ -25,6 +25,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/pgjournal"
 	"github.com/resumegen/resumegen/runtime/sqlitejournal"
@@ -134,8 +136,29 @@ func Redact(target string) string {
 }
 
 // passwords returns the secrets target holds, as written and decoded, for
-// scrubbing from a driver's messages.
+// scrubbing from a driver's messages: the password pgx's own DSN parser
+// (pgconn.ParseConfig) finds, PGPASSWORD included, and what the patterns
+// of Redact find, for a DSN pgx cannot parse.
 func passwords(target string) []string {
+	out := pgxPasswords(target)
+	return append(out, patternPasswords(target)...)
+}
+
+// pgxPasswords are the passwords pgconn.ParseConfig reads from target (and
+// from PGPASSWORD or a passfile it names), nil when it does not parse.
+func pgxPasswords(target string) []string {
+	cfg, err := pgconn.ParseConfig(target)
+	if err != nil {
+		return nil
+	}
+	if cfg.Password == "" {
+		return nil
+	}
+	return []string{cfg.Password}
+}
+
+// patternPasswords are the secrets Redact's patterns find in target.
+func patternPasswords(target string) []string {
 	var out []string
 	add := func(s string) {
 		if len(s) >= 1 {

@@ -135,7 +135,7 @@ type queries struct {
 	claimedSteps, refusedRun, keepAlive, forgetOwners                 string
 	claim, claimNext, renew, writeStep, writeStepTx, finish           string
 	selectStepStatus, resolveDone, resolveRedo, makePending           string
-	retrySteps, retryRun, cancel, saveManifest, manifest, listRuns    string
+	retrySteps, retryRun, saveManifest, manifest, listRuns            string
 	wakeParents                                                       string
 	acceptVersion, listManifests                                      string
 	deploy                                                            deployQueries
@@ -143,7 +143,7 @@ type queries struct {
 
 const runColumns = `run_id, workflow, version, status, input, output, error, attention_step, attention_kind,
 	attempts, lease_owner, lease_until, epoch, created_at, updated_at, failed_step, parent_run_id, error_detail,
-	attempts - progress_attempt, wait_kind, wait_name, wake_at, moves`
+	attempts - progress_attempt, wait_kind, wait_name, wake_at, moves, cancel_requested_at, deadline`
 
 const stepColumns = `run_id, step_key, name, status, result, error, attempt, attempt_base, seq, started_at, finished_at,
 	error_detail, final, history`
@@ -202,11 +202,17 @@ const ownerGone = `(EXISTS (SELECT 1 FROM {schema}.resume_owners o WHERE o.owner
 
 func newQueries(schema string) queries {
 	q := queries{
+		// A child run ($12) takes its parent's deadline when that is
+		// earlier than its own ($15, a length counted from the server's
+		// clock; LEAST skips NULLs), and its parent's cancellation.
 		createRun: `INSERT INTO {schema}.resume_runs
 			(run_id, workflow, version, status, input, created_at, updated_at, lease_owner, lease_until, epoch, attempts, parent_run_id,
-				wait_kind, wake_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, clock_timestamp() + $9::interval, $10, $11, $12, $13, $14) ON CONFLICT (run_id) DO NOTHING
-			RETURNING lease_until`,
+				wait_kind, wake_at, deadline, cancel_requested_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, clock_timestamp() + $9::interval, $10, $11, $12, $13, $14,
+				LEAST(clock_timestamp() + $15::interval, (SELECT p.deadline FROM {schema}.resume_runs p WHERE p.run_id = $12)),
+				(SELECT p.cancel_requested_at FROM {schema}.resume_runs p WHERE p.run_id = $12))
+			ON CONFLICT (run_id) DO NOTHING
+			RETURNING lease_until, deadline, cancel_requested_at`,
 		selectRun:          `SELECT ` + runColumns + ` FROM {schema}.resume_runs WHERE run_id = $1`,
 		selectRunForUpdate: `SELECT ` + runColumns + ` FROM {schema}.resume_runs WHERE run_id = $1 FOR UPDATE`,
 		selectSteps:        `SELECT ` + stepColumns + ` FROM {schema}.resume_steps WHERE run_id = $1 ORDER BY seq`,
@@ -259,15 +265,21 @@ func newQueries(schema string) queries {
 				attempt = excluded.attempt, attempt_base = excluded.attempt_base, seq = excluded.seq,
 				started_at = excluded.started_at, finished_at = excluded.finished_at,
 				error_detail = excluded.error_detail, final = excluded.final, history = excluded.history`,
+		// finish stores a run asked to stop that suspends ($1 waiting)
+		// pending instead, so that its unwinding does not wait.
 		finish: `UPDATE {schema}.resume_runs SET
-				status = $1, output = $2, error = $3, attention_step = $4,
+				status = CASE WHEN $1 = 'waiting' AND cancel_requested_at IS NOT NULL THEN 'pending' ELSE $1 END,
+				output = $2, error = $3, attention_step = $4,
 				lease_owner = '', lease_until = NULL, updated_at = $5, attention_kind = $9, failed_step = $10,
-				error_detail = $11, progress_attempt = attempts, wait_kind = $12, wait_name = $13, wake_at = $14
+				error_detail = $11, progress_attempt = attempts,
+				wait_kind = CASE WHEN cancel_requested_at IS NULL THEN $12 ELSE '' END,
+				wait_name = CASE WHEN cancel_requested_at IS NULL THEN $13 ELSE '' END,
+				wake_at = CASE WHEN cancel_requested_at IS NULL THEN $14::timestamptz END
 			WHERE run_id = $6 AND lease_owner = $7 AND epoch = $8`,
 		selectStepStatus: `SELECT status FROM {schema}.resume_steps WHERE run_id = $1 AND step_key = $2 FOR UPDATE`,
 		resolveDone: `UPDATE {schema}.resume_steps SET status = 'succeeded', result = $1, error = '', finished_at = $2
 			WHERE run_id = $3 AND step_key = $4`,
-		resolveRedo: `UPDATE {schema}.resume_steps SET status = 'failed', error = 'outcome unknown; a person chose redo',
+		resolveRedo: `UPDATE {schema}.resume_steps SET status = 'failed', error = $4,
 			attempt_base = attempt, finished_at = $1 WHERE run_id = $2 AND step_key = $3`,
 		makePending: `UPDATE {schema}.resume_runs SET status = 'pending', error = '', attention_step = '', attention_kind = '',
 			updated_at = $1 WHERE run_id = $2`,
@@ -278,8 +290,6 @@ func newQueries(schema string) queries {
 		retrySteps: `UPDATE {schema}.resume_steps SET attempt_base = attempt, final = false
 			WHERE run_id = $1 AND step_key = $2 AND status = 'failed'`,
 		retryRun: `UPDATE {schema}.resume_runs SET status = 'pending', error = '', failed_step = '', updated_at = $1 WHERE run_id = $2`,
-		cancel: `UPDATE {schema}.resume_runs SET status = 'cancelled', lease_owner = '', lease_until = NULL,
-			epoch = epoch + 1, updated_at = $1 WHERE run_id = $2`,
 		// The runs that wait, parked, for child run $2 to be settled by a
 		// person: its parent, the parent's parent when it waits for the
 		// parent, and so on. Each then resumes its child where it stopped.
@@ -324,7 +334,7 @@ func newQueries(schema string) queries {
 		&q.claimedSteps, &q.refusedRun, &q.keepAlive, &q.forgetOwners,
 		&q.claim, &q.claimNext, &q.renew, &q.writeStep, &q.writeStepTx, &q.finish,
 		&q.selectStepStatus, &q.resolveDone, &q.resolveRedo, &q.makePending,
-		&q.retrySteps, &q.retryRun, &q.cancel, &q.saveManifest, &q.manifest, &q.listRuns, &q.wakeParents,
+		&q.retrySteps, &q.retryRun, &q.saveManifest, &q.manifest, &q.listRuns, &q.wakeParents,
 		&q.acceptVersion, &q.listManifests,
 	} {
 		*s = qualify(*s, schema)
@@ -367,11 +377,11 @@ func jsonArg(b json.RawMessage) any {
 func scanRun(row pgx.Row, extra ...any) (journal.RunRecord, error) {
 	var r journal.RunRecord
 	var input, output, detail, moves []byte
-	var leaseUntil, wakeAt *time.Time
+	var leaseUntil, wakeAt, cancelAt, deadline *time.Time
 	var created, updated time.Time
 	err := row.Scan(append([]any{&r.RunID, &r.Workflow, &r.Version, &r.Status, &input, &output, &r.Error,
 		&r.AttentionStep, &r.AttentionKind, &r.Attempts, &r.LeaseOwner, &leaseUntil, &r.Epoch, &created, &updated, &r.FailedStep,
-		&r.Parent, &detail, &r.ClaimsSinceProgress, &r.WaitKind, &r.WaitName, &wakeAt, &moves}, extra...)...)
+		&r.Parent, &detail, &r.ClaimsSinceProgress, &r.WaitKind, &r.WaitName, &wakeAt, &moves, &cancelAt, &deadline}, extra...)...)
 	if err != nil {
 		return r, err
 	}
@@ -383,6 +393,7 @@ func scanRun(row pgx.Row, extra ...any) (journal.RunRecord, error) {
 		r.Output = output
 	}
 	r.LeaseUntil, r.CreatedAt, r.UpdatedAt, r.WakeAt = timeOf(leaseUntil), created.UTC(), updated.UTC(), timeOf(wakeAt)
+	r.CancelRequested, r.Deadline = timeOf(cancelAt), timeOf(deadline)
 	if r.Moves, err = journal.DecodeMoves(moves); err != nil {
 		r.Unreadable = err.Error()
 	}
@@ -419,8 +430,12 @@ func parseHistory(h []byte) ([]journal.AttemptRecord, string) {
 	return out, ""
 }
 
-// stepArgs are the arguments of writeStep and writeStepTx.
+// stepArgs are the arguments of writeStep and writeStepTx, once the row
+// is within the journal's limits.
 func stepArgs(l journal.Lease, s journal.StepRecord) ([]any, error) {
+	if err := journal.CheckStep(s); err != nil {
+		return nil, fmt.Errorf("run %s: write a step: %w", s.RunID, err)
+	}
 	history, err := journal.EncodeHistory(s.History)
 	if err != nil {
 		return nil, fmt.Errorf("run %s, step %s: %w", s.RunID, s.StepKey, err)
@@ -508,22 +523,30 @@ func scanEntrySteps(rows pgx.Rows, runID string) ([]journal.StepRecord, error) {
 // CreateRun inserts r as a pending run unless its run id exists, and
 // returns the stored run.
 func (j *Journal) CreateRun(ctx context.Context, r journal.RunRecord) (journal.RunRecord, bool, error) {
+	if err := journal.CheckRun(r); err != nil {
+		return r, false, fmt.Errorf("create run: %w", err)
+	}
 	r = r.Created()
 	var lease *time.Duration // the lease's length, counted by the server
 	if r.LeaseOwner != "" {
 		d := r.LeaseUntil.Sub(r.CreatedAt)
 		lease = &d
 	}
-	var until *time.Time
+	var timeout *time.Duration // the deadline's distance, counted by the server
+	if !r.Deadline.IsZero() {
+		d := r.Deadline.Sub(r.CreatedAt)
+		timeout = &d
+	}
+	var until, deadline, cancelAt *time.Time
 	err := j.pool.QueryRow(ctx, j.sql.createRun,
 		r.RunID, r.Workflow, r.Version, string(r.Status), string(r.Input), r.CreatedAt, r.UpdatedAt,
-		r.LeaseOwner, lease, r.Epoch, r.Attempts, r.Parent, r.WaitKind, nullTime(r.WakeAt)).Scan(&until)
+		r.LeaseOwner, lease, r.Epoch, r.Attempts, r.Parent, r.WaitKind, nullTime(r.WakeAt), timeout).Scan(&until, &deadline, &cancelAt)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return r, false, fmt.Errorf("run %s: create: %w", r.RunID, err)
 	}
 	j.commits.Add(1)
 	if err == nil {
-		r.LeaseUntil = timeOf(until)
+		r.LeaseUntil, r.Deadline, r.CancelRequested = timeOf(until), timeOf(deadline), timeOf(cancelAt)
 		return r, true, nil
 	}
 	stored, err := j.run(ctx, j.pool, j.sql.selectRun, r.RunID)
@@ -620,8 +643,9 @@ func (j *Journal) ClaimNext(ctx context.Context, c journal.ClaimNextRequest) (jo
 		r, err = scanRun(j.pool.QueryRow(ctx, j.sql.claimNext, c.Owner, c.Lease, c.Workflows, holding))
 	} else {
 		workflows, versions := splitVersions(c.Versions)
+		olderWorkflows, older := splitVersions(c.Older)
 		r, err = scanRun(j.pool.QueryRow(ctx, j.sql.deploy.claimNext, c.Owner, c.Lease, c.Workflows, holding,
-			workflows, versions, c.AdvertisedWithin))
+			workflows, versions, c.AdvertisedWithin, olderWorkflows, older))
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		j.reads.Add(1) // a look that found nothing: an idle worker's query
@@ -779,6 +803,9 @@ func (t *stepTx) Rollback() error {
 // run suspending for a signal kept already, or for a child that no longer
 // waits, is stored pending instead (see finishWaiting).
 func (j *Journal) FinishRun(ctx context.Context, l journal.Lease, r journal.RunRecord) error {
+	if err := journal.CheckValue("output", r.Output); err != nil {
+		return fmt.Errorf("run %s: finish: %w", l.RunID, err)
+	}
 	if r.Status == journal.StatusWaiting && (r.WaitKind == journal.WaitSignal || r.WaitKind == journal.WaitChild) {
 		return j.finishWaiting(ctx, l, r)
 	}
@@ -916,6 +943,9 @@ func runWhere(f journal.RunFilter, cursor bool) (string, []any) {
 // Resolve applies a person's resolution to an in_flight step of a run in
 // needs_attention, atomically, with the run and step rows locked.
 func (j *Journal) Resolve(ctx context.Context, runID, stepKey string, res journal.Resolution) error {
+	if err := journal.CheckValue("resolution result", res.Result); err != nil {
+		return fmt.Errorf("run %s, step %s: resolve: %w", runID, stepKey, err)
+	}
 	return j.inTx(ctx, func(tx pgx.Tx) error {
 		r, err := j.run(ctx, tx, j.sql.selectRunForUpdate, runID)
 		if err != nil {
@@ -944,13 +974,16 @@ func (j *Journal) Resolve(ctx context.Context, runID, stepKey string, res journa
 			}
 			_, err = tx.Exec(ctx, j.sql.resolveDone, string(result), now, runID, stepKey)
 		} else {
-			_, err = tx.Exec(ctx, j.sql.resolveRedo, now, runID, stepKey)
+			_, err = tx.Exec(ctx, j.sql.resolveRedo, now, runID, stepKey, res.RedoText())
 		}
 		if err != nil {
 			return fmt.Errorf("run %s, step %s: resolve: %w", runID, stepKey, err)
 		}
 		if _, err := tx.Exec(ctx, j.sql.makePending, now, runID); err != nil {
 			return fmt.Errorf("run %s: resolve: %w", runID, err)
+		}
+		if err := j.recordAction(ctx, tx, runID); err != nil {
+			return err
 		}
 		if _, err := tx.Exec(ctx, j.sql.wakeParents, now, runID); err != nil {
 			return fmt.Errorf("run %s: resolve: wake its parents: %w", runID, err)
@@ -972,6 +1005,9 @@ func (j *Journal) Retry(ctx context.Context, runID string) error {
 			if _, err := tx.Exec(ctx, j.sql.makePending, time.Now(), runID); err != nil {
 				return fmt.Errorf("run %s: retry: %w", runID, err)
 			}
+			if err := j.recordAction(ctx, tx, runID); err != nil {
+				return err
+			}
 			if _, err := tx.Exec(ctx, j.sql.wakeParents, time.Now(), runID); err != nil {
 				return fmt.Errorf("run %s: retry: wake its parents: %w", runID, err)
 			}
@@ -986,32 +1022,7 @@ func (j *Journal) Retry(ctx context.Context, runID string) error {
 		if _, err := tx.Exec(ctx, j.sql.retryRun, time.Now(), runID); err != nil {
 			return fmt.Errorf("run %s: retry: %w", runID, err)
 		}
-		return nil
-	})
-}
-
-// Cancel marks an unfinished run cancelled and moves its epoch on. A run
-// that succeeded or was cancelled is refused with ErrRunBusy, and so is one
-// a live lease holds unless opts.Running.
-func (j *Journal) Cancel(ctx context.Context, runID string, opts journal.CancelOptions) error {
-	return j.inTx(ctx, func(tx pgx.Tx) error {
-		r, err := j.run(ctx, tx, j.sql.selectRunForUpdate, runID)
-		if err != nil {
-			return err
-		}
-		switch {
-		case r.Status == journal.StatusSucceeded || r.Status == journal.StatusCancelled:
-			return fmt.Errorf("run %s is already %s: %w", runID, r.Status, journal.ErrRunBusy)
-		case r.Status == journal.StatusRunning && r.LeaseUntil.After(time.Now()) && !opts.Running:
-			return fmt.Errorf("run %s is running under %s until %s: %w", runID, r.LeaseOwner, r.LeaseUntil.UTC().Format(time.RFC3339), journal.ErrRunBusy)
-		}
-		if _, err := tx.Exec(ctx, j.sql.cancel, time.Now(), runID); err != nil {
-			return fmt.Errorf("run %s: cancel: %w", runID, err)
-		}
-		if _, err := tx.Exec(ctx, j.sql.wakeParents, time.Now(), runID); err != nil {
-			return fmt.Errorf("run %s: cancel: wake its parents: %w", runID, err)
-		}
-		return nil
+		return j.recordAction(ctx, tx, runID)
 	})
 }
 
@@ -1051,6 +1062,9 @@ func (j *Journal) AcceptVersion(ctx context.Context, runID, version string) erro
 		}
 		if _, err := tx.Exec(ctx, j.sql.acceptVersion, version, time.Now(), runID, string(move)); err != nil {
 			return fmt.Errorf("run %s: accept version: %w", runID, err)
+		}
+		if err := j.recordAction(ctx, tx, runID); err != nil {
+			return err
 		}
 		if _, err := tx.Exec(ctx, j.sql.wakeParents, time.Now(), runID); err != nil {
 			return fmt.Errorf("run %s: accept version: wake its parents: %w", runID, err)

@@ -231,6 +231,37 @@ CREATE INDEX resume_runs_by_created ON {schema}.resume_runs (created_at, run_id)
 CREATE INDEX resume_runs_by_status_created ON {schema}.resume_runs (status, created_at, run_id);
 CREATE INDEX resume_runs_by_workflow_created ON {schema}.resume_runs (workflow, created_at, run_id, status);
 `,
+	// 13: operators' surfaces. resume_actions records each operator's
+	// write action on a run (resumectl, the web UI): who, what, when, from
+	// where, in the action's own transaction. resume_keys lists the ids
+	// of the keys that seal the journal's values (resume.WithCodec), so
+	// that resumectl knows the journal is sealed before it writes to it.
+	`
+CREATE TABLE {schema}.resume_actions (
+	run_id text        NOT NULL,
+	seq    bigint      NOT NULL,
+	action text        NOT NULL,
+	detail text        NOT NULL,
+	actor  text        NOT NULL,
+	origin text        NOT NULL,
+	via    text        NOT NULL,
+	at     timestamptz NOT NULL,
+	PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE {schema}.resume_keys (
+	key_id          text        NOT NULL PRIMARY KEY,
+	first_sealed_at timestamptz NOT NULL
+);
+`,
+	// 14: cancellation and deadlines. cancel_requested_at is when a person
+	// asked the run to stop (NULL if nobody did): the next engine to
+	// execute it unwinds its body, its deferred steps still executing, and
+	// it ends cancelled. deadline is when the run is past its deadline
+	// (NULL for none), by the server's clock.
+	`
+ALTER TABLE {schema}.resume_runs ADD COLUMN cancel_requested_at timestamptz;
+ALTER TABLE {schema}.resume_runs ADD COLUMN deadline timestamptz;
+`,
 }
 
 // leaseLostCode is the SQLSTATE resume_lease_lost raises.

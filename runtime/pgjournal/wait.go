@@ -48,6 +48,9 @@ func (j *Journal) NotifyFinish(ctx context.Context) (<-chan struct{}, error) {
 // Signal keeps s for the run's next await of s.Name and wakes the run if
 // it waits for that event, in one transaction holding the run's row.
 func (j *Journal) Signal(ctx context.Context, s journal.SignalRecord) (journal.SignalRecord, error) {
+	if err := journal.CheckSignal(s); err != nil {
+		return s, fmt.Errorf("run %s: signal: %w", s.RunID, err)
+	}
 	q := func(sql string) string { return qualify(sql, j.schema) }
 	err := j.inTx(ctx, func(tx pgx.Tx) error {
 		r, err := j.run(ctx, tx, j.sql.selectRunForUpdate, s.RunID)
@@ -56,6 +59,9 @@ func (j *Journal) Signal(ctx context.Context, s journal.SignalRecord) (journal.S
 		}
 		if r.Status.Finished() {
 			return fmt.Errorf("run %s is %s: %w", s.RunID, r.Status, journal.ErrRunFinished)
+		}
+		if !r.CancelRequested.IsZero() {
+			return fmt.Errorf("run %s is being cancelled: %w", s.RunID, journal.ErrRunFinished)
 		}
 		// Lock the ancestors too: a parent suspending for this child at
 		// this moment then sees the child woken (see finishWaiting).
@@ -73,6 +79,9 @@ func (j *Journal) Signal(ctx context.Context, s journal.SignalRecord) (journal.S
 			return err
 		}
 		s.SentAt = s.SentAt.UTC()
+		if err := j.recordAction(ctx, tx, s.RunID); err != nil {
+			return err
+		}
 		return j.wakeForSignal(ctx, tx, r, s.Name)
 	})
 	if err != nil {

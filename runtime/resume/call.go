@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/resumegen/resumegen/runtime/journal"
 )
 
 func call[T any](ctx context.Context, def *StepDef, key stepKey, fn func(context.Context) (T, error)) (T, error) {
@@ -101,6 +103,9 @@ func encodeResult(v any) (json.RawMessage, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
+	}
+	if len(b) > journal.MaxValueBytes {
+		return nil, journal.CheckValue("the result", b)
 	}
 	if hasReplacementEscape(b) {
 		if path := invalidUTF8(reflect.ValueOf(v), "result", 0); path != "" {

@@ -50,8 +50,38 @@ func callChild[T any](ctx context.Context, def *StepDef, key stepKey, wf any, fn
 	return out, err
 }
 
-// ChildRunID is the id of the child run that step key of run runID starts.
+// ChildRunID is the id of the child run that step key of run runID starts,
+// for a run that never moved with a rename of that step; [ChildRunOf]
+// covers every run.
 func ChildRunID(runID, stepKey string) string { return runID + "/" + stepKey }
+
+// ChildRunOf is the id of the child run that step key of run starts: the
+// run's id, a slash and the step's origin key (journal.OriginKey), so
+// that a renamed step (renamed-from=) finds the child its earlier name
+// started. run's Moves must be filled (LoadRun, Claim and ClaimNext do).
+func ChildRunOf(run journal.RunRecord, stepKey string) string {
+	return ChildRunID(run.RunID, journal.OriginKey(run.Moves, stepKey))
+}
+
+// childRunID is the id of the child run of the step info describes. A
+// renamed step's child is under its origin key; one an older runtime
+// started after the move, under the step's own key, is kept when it
+// exists.
+func (st *runState) childRunID(ctx context.Context, info StepInfo) (string, error) {
+	id := ChildRunID(st.run.RunID, info.originKey())
+	if info.originKey() == info.StepKey {
+		return id, nil
+	}
+	own := ChildRunID(st.run.RunID, info.StepKey)
+	_, _, err := st.e.journal.LoadRun(ctx, own)
+	switch {
+	case err == nil:
+		return own, nil
+	case errors.Is(err, journal.ErrRunNotFound):
+		return id, nil
+	}
+	return "", fmt.Errorf("look for child run %s: %w", own, err)
+}
 
 // runChild executes the child run of the step running in sctx to its end
 // and returns its output (JSON) and the error its body returned. A child
@@ -68,10 +98,16 @@ func (st *runState) runChild(sctx context.Context, wf any, args []any) (json.Raw
 	if err != nil {
 		return nil, Permanent(err)
 	}
-	childID := ChildRunID(st.run.RunID, info.StepKey)
 	// The child's body must not see the parent's step: it runs steps of
 	// its own, under its own run.
 	ctx := context.WithValue(sctx, stepInfoKey{}, nil)
+	childID, err := st.childRunID(ctx, info)
+	if err != nil {
+		return nil, st.stopf("run %s, step %s: %w", st.run.RunID, info.StepKey, err)
+	}
+	if err := journal.CheckRunID(childID); err != nil {
+		return nil, Permanent(fmt.Errorf("run %s, step %s: the child run's id (the run's id, a slash and the step key): %w", st.run.RunID, info.StepKey, err))
+	}
 	if err := e.saveManifest(ctx, cdef); err != nil {
 		return nil, st.stopf("run %s, step %s: %w", st.run.RunID, info.StepKey, err)
 	}
@@ -80,6 +116,9 @@ func (st *runState) runChild(sctx context.Context, wf any, args []any) (json.Raw
 		RunID: childID, Workflow: cdef.QualifiedName(), Version: cdef.Version, Parent: st.run.RunID,
 		Status: StatusPending, Input: json.RawMessage(input), CreatedAt: now, UpdatedAt: now,
 		LeaseOwner: e.owner, LeaseUntil: now.Add(e.lease),
+	}
+	if cdef.Timeout > 0 {
+		rec.Deadline = now.Add(cdef.Timeout) // no later than the parent's: the journal sees to it
 	}
 	sent := time.Now()
 	stored, created, err := e.journal.CreateRun(ctx, rec)
@@ -101,9 +140,19 @@ func (st *runState) runChild(sctx context.Context, wf any, args []any) (json.Raw
 		}
 	}
 	var outcome entryOutcome
+	st.mu.Lock()
+	st.child = childID
+	st.mu.Unlock()
+	if reason, _ := st.halting(); reason == StopCancelled {
+		// The run was cancelled as it created its child: pass it on.
+		st.cancelChild(ctx)
+	}
 	res, err := e.tracedEntry(ctx, stored, steps, st.drain, &outcome, st.def)
+	st.mu.Lock()
+	st.child = ""
+	st.mu.Unlock()
 	if res.Status == StatusFailed && outcome.bodyErr != nil {
-		return nil, outcome.bodyErr // the body's own error, with its identity
+		return res.Output, outcome.bodyErr // the body's own error, with its identity, and its value
 	}
 	stored.Status, stored.Output, stored.Error, stored.AttentionStep, stored.AttentionKind = res.Status, res.Output, res.Error, res.AttentionStep, res.AttentionKind
 	stored.WakeAt = res.WakeAt
@@ -164,9 +213,11 @@ func (st *runState) childOutcome(r journal.RunRecord, cdef *WorkflowDef, key str
 		return r.Output, nil
 	case StatusFailed:
 		codec := &WorkflowDef{Errors: append(append([]ErrorDef{}, st.def.Errors...), cdef.Errors...)}
-		return nil, decodeStepError(codec, r.Error, r.ErrorDetail)
+		return r.Output, decodeStepError(codec, r.Error, r.ErrorDetail)
 	case StatusCancelled:
-		return nil, &RunError{RunID: r.RunID, Status: StatusCancelled, Msg: "child run cancelled: " + r.Error}
+		// Its outcome for good: the step is not retried.
+		st.childStopped(context.Background())
+		return nil, Permanent(&RunError{RunID: r.RunID, Status: StatusCancelled, Msg: "child run cancelled: " + r.Error})
 	case StatusWaiting:
 		// The child waits: so does its parent, until the child's wake-up
 		// time, or until a signal wakes the child (and with it the parent).

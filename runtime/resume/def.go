@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/resumegen/resumegen/runtime/journal"
 )
 
 // Policy is a step's delivery guarantee.
@@ -85,6 +87,12 @@ type StepDef struct {
 	// Pos is the step's call site, "dir/file.go:42" relative to the module
 	// root; it does not enter the version.
 	Pos string
+	// Deferred marks a call site inside a deferred call (defer, or a
+	// helper a deferred call reaches): a saga's compensation. In a run
+	// that must stop (cancelled, or past its deadline) it still executes,
+	// while every other step call returns the stop's *StopError. It does
+	// not enter the version.
+	Deferred bool
 	// Site is, for a step called in a helper of another package than the
 	// workflow's, the call site's identity ("example.com/app/util.Notify:0"):
 	// the helper's durable copy, generated once in its own package for
@@ -97,6 +105,13 @@ type StepDef struct {
 	// workflow does not have.
 	missing bool
 }
+
+// LineageLimit is how many versions resumegen keeps in a workflow's
+// [WorkflowDef.Lineage]: a run pinned to a version that fell out of it
+// (more than LineageLimit step-list changes ago) is left alone by the
+// workers of newer code, and resumectl check-deploy names it; an operator
+// moves it with resumectl runs accept-version.
+const LineageLimit = 32
 
 // Default backoff bounds for a step that sets retry=N without backoff=.
 const (
@@ -144,6 +159,20 @@ type WorkflowDef struct {
 	Old bool
 	// Version is the hash of the step signature list.
 	Version string
+	// Lineage lists the versions this version descends from, newest
+	// first: the version the workflow had in its previous generated file,
+	// then the lineage recorded there, and the versions of the old
+	// versions kept beside it (old-version-of=), as resumegen found them
+	// when it regenerated (it keeps the newest [LineageLimit]). A run
+	// pinned to one of them is older than this program's: a worker claims
+	// it when no live process advertises its version, and continues it on
+	// this version (package deploy's rule) or parks it. A run pinned to a
+	// version that is neither this one, an old version kept here, nor in
+	// the lineage of one of them is newer, or of another line of the
+	// code: it is left alone, whatever order the journal saw the versions
+	// in. Nil in code generated before the lineage was recorded: such a
+	// program takes only the runs of its own versions.
+	Lineage []string
 	// Steps lists the steps in source order.
 	Steps []StepDef
 	// Graph is the workflow's step graph, a Mermaid flowchart drawn by
@@ -166,6 +195,13 @@ type WorkflowDef struct {
 	// before a run of the workflow starts or executes (see [Source]); nil
 	// in code generated before it was recorded.
 	Source *Source
+	// Timeout is the workflow's run deadline (//resume:workflow
+	// timeout=D), counted from a run's creation by the journal's clock; 0
+	// means none. [WithRunTimeout] overrides it for the runs a context
+	// starts. A run past it stops as a cancelled one does (its deferred
+	// steps execute) and fails with [ErrDeadline]. It does not enter the
+	// version.
+	Timeout time.Duration
 	// Run decodes the run's input and calls the durable body.
 	Run func(ctx context.Context, args Args) (any, error)
 
@@ -296,6 +332,9 @@ func identityOf(name string) string {
 // lock.
 func register(key string, def *WorkflowDef) error {
 	id := def.QualifiedName()
+	if err := checkNames(def); err != nil {
+		return fmt.Errorf("workflow %s: %w", id, err)
+	}
 	if other, ok := registry.versions[id][def.Version]; ok {
 		return fmt.Errorf("workflow %s: version %s registered twice (by %s.%s and %s.%s)", id, def.Version, other.Package, other.Name, def.Package, def.Name)
 	}
@@ -321,6 +360,25 @@ func register(key string, def *WorkflowDef) error {
 		registry.aliases[a] = id
 	}
 	registry.byFunc[key] = def
+	return nil
+}
+
+// checkNames refuses a definition whose names the journal would not
+// store: its identity, aliases, version or a step's name.
+func checkNames(def *WorkflowDef) error {
+	for _, name := range append([]string{def.QualifiedName()}, def.Aliases...) {
+		if err := journal.CheckWorkflowName(name); err != nil {
+			return err
+		}
+	}
+	if len(def.Version) > journal.MaxVersionBytes {
+		return fmt.Errorf("version %q is longer than %d bytes (journal.MaxVersionBytes)", def.Version, journal.MaxVersionBytes)
+	}
+	for _, s := range def.Steps {
+		if err := journal.CheckStepName(s.Name); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

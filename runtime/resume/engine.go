@@ -56,6 +56,10 @@ type Engine struct {
 	held   map[string]int
 
 	tracer Tracer // see WithTracer
+
+	// unwindTimeout bounds the deferred steps of a run that must stop (see
+	// WithUnwindTimeout).
+	unwindTimeout time.Duration
 }
 
 // hold records that this engine executes run runID until release is
@@ -136,6 +140,7 @@ func NewEngine(j Journal, opts ...Option) *Engine {
 		faultsFired:  map[Fault]bool{},
 
 		crashLoopLimit: DefaultCrashLoopLimit,
+		unwindTimeout:  DefaultUnwindTimeout,
 	}
 	for _, o := range opts {
 		o(e)
@@ -194,7 +199,8 @@ type Result struct {
 	Workflow string
 	Version  string
 	Status   Status
-	// Output is the workflow's result as JSON, once succeeded.
+	// Output is the workflow's result as JSON, once succeeded; for a failed
+	// run, the value its body returned beside its error, if it has one.
 	Output json.RawMessage
 	// Error says why a run failed or needs attention.
 	Error string
@@ -320,6 +326,10 @@ func (e *Engine) createAt(ctx context.Context, runID string, wf any, args []any,
 	if runID == "" {
 		return journal.RunRecord{}, false, errors.New("resume: empty run id")
 	}
+	if err := journal.CheckRunID(runID); err != nil {
+		// The id is not repeated whole: it is what is wrong.
+		return journal.RunRecord{}, false, fmt.Errorf("resume: a run of %s: %w: name the run by something shorter (a hash of it, for instance)", def.QualifiedName(), err)
+	}
 	if hold {
 		// This engine executes the new run at once: it must be able to.
 		if err := e.canRun(def); err != nil {
@@ -330,8 +340,11 @@ func (e *Engine) createAt(ctx context.Context, runID string, wf any, args []any,
 		return journal.RunRecord{}, false, fmt.Errorf("run %s of %s: %w", runID, def.QualifiedName(), err)
 	}
 	input, err := encodeArgs(args)
+	if err == nil {
+		err = journal.CheckValue("input", input)
+	}
 	if err != nil {
-		return journal.RunRecord{}, false, fmt.Errorf("run %s: %w", runID, err)
+		return journal.RunRecord{}, false, fmt.Errorf("run %s of %s: %w", runID, def.QualifiedName(), err)
 	}
 	if err := e.saveManifest(ctx, def); err != nil {
 		return journal.RunRecord{}, false, err
@@ -343,6 +356,9 @@ func (e *Engine) createAt(ctx context.Context, runID string, wf any, args []any,
 	}
 	if !hold && !at.IsZero() {
 		r.WaitKind, r.WakeAt = journal.WaitStart, journalTime(at)
+	}
+	if d := runTimeout(ctx, def); d > 0 {
+		r.Deadline = now.Add(d) // the journal counts it from its own clock
 	}
 	if hold {
 		if err := e.keepAlive(ctx); err != nil {
@@ -423,8 +439,9 @@ func (e *Engine) ResumeAll(ctx context.Context) ([]Result, error) {
 }
 
 // resumeOtherVersions claims, up to n times, a run of this program's
-// workflows pinned to another version that no live process has (see
-// journal.ClaimNextRequest.Versions), and continues or parks it.
+// workflows pinned to an older version (by the code's lineage) that no
+// live process has (see journal.ClaimNextRequest.Older), and continues or
+// parks it.
 func (e *Engine) resumeOtherVersions(ctx context.Context, out []Result, n int) ([]Result, error) {
 	if err := e.SaveManifests(ctx); err != nil {
 		return out, fmt.Errorf("resume all: %w", err)
@@ -433,11 +450,12 @@ func (e *Engine) resumeOtherVersions(ctx context.Context, out []Result, n int) (
 		return out, fmt.Errorf("resume all: %w", err)
 	}
 	versions := e.runnableVersions()
+	older := e.olderVersions(versions)
 	for i := 0; i < n && len(versions) > 0; i++ {
 		sent := time.Now()
 		run, steps, err := e.journal.ClaimNext(ctx, journal.ClaimNextRequest{
 			Owner: e.owner, Lease: e.lease, Workflows: workflowsOf(versions), Holding: e.holding(),
-			Versions: versions, AdvertisedWithin: 3 * e.lease,
+			Versions: versions, Older: older, AdvertisedWithin: 3 * e.lease,
 		})
 		if errors.Is(err, journal.ErrNoRunReady) {
 			break
@@ -476,6 +494,9 @@ func appendResumed(out []Result, res Result, err error) ([]Result, error) {
 func (e *Engine) Resolve(ctx context.Context, runID, stepKey string, res Resolution) error {
 	if res.Done && len(res.Result) > 0 && !json.Valid(res.Result) {
 		return fmt.Errorf("run %s, step %s: resolution result is not valid JSON", runID, stepKey)
+	}
+	if err := journal.CheckValue("resolution result", res.Result); err != nil {
+		return fmt.Errorf("run %s, step %s: %w", runID, stepKey, err)
 	}
 	if res.Done {
 		if err := e.checkResolution(ctx, runID, stepKey, res.Result); err != nil {
@@ -542,10 +563,20 @@ func (e *Engine) Retry(ctx context.Context, runID string) (Result, error) {
 	return e.execute(ctx, runID)
 }
 
-// Cancel marks unfinished run runID cancelled: it will not execute again. A
-// run that a live process is executing is refused with [ErrRunBusy] unless
-// opts.Running (see [CancelOptions]); that process's [Engine.Start] or
-// [Engine.Resume] then returns a *[RunError] matching [ErrRunCancelled].
+// Cancel stops unfinished run runID and its unfinished child runs. A run
+// with nothing to unwind (failed, waiting for a person, or one that never
+// executed a step) is cancelled at once. Any other is asked to stop: the
+// engine that executes it next (a worker, [Engine.Resume]), or the one
+// executing it now, within a second, replays its journal, and the first
+// step call that would execute returns a *[StopError] instead; the body
+// unwinds, the steps it calls from defer (its compensations) execute
+// (see [WithUnwindTimeout]), and the run ends cancelled. A parent waiting
+// on it is woken, and its step fails with an error matching
+// [ErrRunCancelled]. A run that a live process is executing is refused
+// with [ErrRunBusy] unless opts.Running (see [CancelOptions]); that
+// process's [Engine.Start] or [Engine.Resume] then returns a *[RunError]
+// matching [ErrRunCancelled]. Cancel returns once the stop is recorded;
+// [Engine.Wait] waits for the run to end.
 func (e *Engine) Cancel(ctx context.Context, runID string, opts CancelOptions) error {
 	if err := e.journal.Cancel(ctx, runID, opts); err != nil {
 		return fmt.Errorf("run %s: cancel: %w", runID, err)
@@ -706,6 +737,12 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 	}
 	st := newRunState(e, def, run, steps)
 	st.drain = drain
+	switch {
+	case !run.CancelRequested.IsZero():
+		st.halt(StopCancelled, run.CancelRequested)
+	case !run.Deadline.IsZero() && st.due(run.Deadline):
+		st.halt(StopDeadline, run.Deadline)
+	}
 	// The claim's own bound of the lease (heldUntil): a claim whose answer
 	// came late has less of it left.
 	st.leaseUntil = run.LeaseUntil
@@ -724,17 +761,24 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 	rctx, cancel := context.WithCancel(context.WithValue(ctx, stateKey{}, st))
 	defer cancel()
 	renewDone := e.renew(rctx, cancel, st)
+	watchDone := e.watchStop(rctx, st)
 	out, bodyErr, panicked := e.runBody(rctx, def, Args(run.Input))
 	cancel()
 	<-renewDone
+	<-watchDone
 
 	stop := st.stopped()
+	run.Output = nil // an earlier entry's (a retried run's) is not this one's
 	var runErr *RunError
 	var susp *suspension
 	switch {
 	case errors.As(stop, &susp):
-		// The body waits: the run gives up its lease until the wait ends.
+		// The body waits: the run gives up its lease until the wait ends,
+		// or its deadline passes.
 		run.Status, run.Error, run.WaitKind, run.WaitName, run.WakeAt = StatusWaiting, "", susp.kind, susp.name, susp.until
+		if d := run.Deadline; !d.IsZero() && (susp.until.IsZero() || d.Before(susp.until)) {
+			run.WakeAt = journalTime(d)
+		}
 		if outcome != nil {
 			outcome.wait = susp
 		}
@@ -776,6 +820,12 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 		run.Status, run.Error = StatusPending, ""
 		e.finish(ctx, lease, run)
 		return resultOf(run), fmt.Errorf("run %s: interrupted: %w", runID, ctx.Err())
+	case st.stopEnd(&run, bodyErr, errorCodec(def, parent)):
+		// The run had to stop, and its body unwound: cancelled, or failed
+		// past its deadline though the body swallowed the stop.
+		if outcome != nil && run.Status == StatusFailed {
+			outcome.bodyErr = decodeStepError(errorCodec(def, parent), run.Error, run.ErrorDetail)
+		}
 	case errors.As(bodyErr, new(*inputError)):
 		// The body did not start: the stored input is not the workflow's.
 		run.Status, run.AttentionStep, run.AttentionKind = StatusNeedsAttention, "", AttentionKindJournal
@@ -783,16 +833,18 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 			": the run's journal is corrupt, and it is not executed with another input: repair the row and retry the run, or cancel it"
 	case bodyErr != nil:
 		run.Status, run.Error, run.FailedStep = StatusFailed, bodyErr.Error(), st.failedStep()
-		codec := def
-		if parent != nil {
-			codec = &WorkflowDef{Errors: append(append([]ErrorDef{}, def.Errors...), parent.Errors...)}
-		}
-		run.ErrorDetail = encodeStepError(codec, bodyErr)
+		run.ErrorDetail = encodeStepError(errorCodec(def, parent), bodyErr)
+		// The value the body returned beside its error is kept: a parent
+		// calling this run as a child receives it, as a plain call would.
+		run.Output = failedOutput(out)
 		if outcome != nil {
 			outcome.bodyErr = bodyErr
 		}
 	default:
 		b, err := json.Marshal(out)
+		if err == nil {
+			err = journal.CheckValue("output", b)
+		}
 		if err != nil {
 			run.Status, run.Error = StatusFailed, fmt.Sprintf("encode output: %v", err)
 		} else {
@@ -804,6 +856,33 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 		err = stop
 	}
 	return res, err
+}
+
+// failedOutput is the journal's form of the value a body returned beside
+// its error, or nil when it has none or it cannot be journaled (the error
+// is the run's outcome either way).
+func failedOutput(out any) json.RawMessage {
+	if out == nil {
+		return nil
+	}
+	if _, none := out.(struct{}); none {
+		return nil
+	}
+	b, err := json.Marshal(out)
+	if err != nil || journal.CheckValue("output", b) != nil {
+		return nil
+	}
+	return b
+}
+
+// errorCodec is what journals the error of a run of def: its own error
+// identities, and its parent's (whose body tests the child's error) for a
+// child run.
+func errorCodec(def, parent *WorkflowDef) *WorkflowDef {
+	if parent == nil {
+		return def
+	}
+	return &WorkflowDef{Errors: append(append([]ErrorDef{}, def.Errors...), parent.Errors...)}
 }
 
 // journalProblem finds the first row of the run that cannot be used as

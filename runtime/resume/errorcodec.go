@@ -78,6 +78,8 @@ var builtinErrors = []ErrorDef{
 	ErrorSentinel(resumePkg+".ErrTimeout", ErrTimeout),
 	ErrorSentinel(resumePkg+".ErrRunWaiting", ErrRunWaiting),
 	ErrorSentinel(resumePkg+".ErrRunFinished", ErrRunFinished),
+	ErrorSentinel(resumePkg+".ErrDeadline", ErrDeadline),
+	ErrorType[*StopError]("*" + resumePkg + ".StopError"),
 }
 
 const resumePkg = "github.com/resumegen/resumegen/runtime/resume"

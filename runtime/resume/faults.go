@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"runtime/debug"
 	"time"
+
+	"github.com/resumegen/resumegen/runtime/journal"
 )
 
 // What a run's faults come to (issue 10):
@@ -174,7 +176,7 @@ func (e *Engine) retryWrite(ctx context.Context, runID, what string, until func(
 			}
 			return nil
 		}
-		if errors.Is(err, ErrLeaseLost) || IsPermanent(err) {
+		if errors.Is(err, ErrLeaseLost) || errors.Is(err, journal.ErrLimit) || IsPermanent(err) {
 			return err
 		}
 		wait := time.Duration(rand.Int64N(int64(bound) + 1))

@@ -13,7 +13,7 @@ import (
 // This file holds the entry points that generated code (the *_resume.go
 // files resumegen writes) calls, and nothing else: the contract between
 // resumegen's output and this package. A program never calls them itself.
-// They change in step with the generator; [SupportPackageIsVersion3] makes
+// They change in step with the generator; [SupportPackageIsVersion5] makes
 // a skew between the two fail at compile time. The types generated code
 // fills in live beside their methods: [WorkflowDef], [StepDef], [Args],
 // [ErrorDef], [Policy], [Source].
@@ -35,12 +35,19 @@ const SupportPackageIsVersion2 = true
 // earlier versions, without the check. For generated code only.
 const SupportPackageIsVersion3 = true
 
-// SupportPackageIsVersion4 is referenced by code generated since helpers
-// of other packages get shared durable copies, which find their steps
-// with [Site] and register their source with [RegisterSource]; this
-// package still runs code that names the earlier versions. For generated
-// code only.
+// SupportPackageIsVersion4 is referenced by code generated since a
+// workflow records the versions it descends from ([WorkflowDef.Lineage]);
+// this package still runs code that names the earlier versions. For
+// generated code only.
 const SupportPackageIsVersion4 = true
+
+// SupportPackageIsVersion5 is referenced by code generated since helpers
+// of other packages get shared durable copies, which find their steps
+// with [Site] and register their source with [RegisterSource], and every
+// workflow gets a typed run handle ([SignalRun], [WaitRun]); this package
+// still runs code that names the earlier versions. For generated code
+// only.
+const SupportPackageIsVersion5 = true
 
 // Source is the source a workflow's generated code was made from, as the
 // binary embeds it: the generated file copies the workflow's body (and
@@ -62,6 +69,9 @@ type Source struct {
 
 	once  sync.Once
 	stale error
+
+	linesMu   sync.Mutex
+	declLines map[string]map[string]int // by file: each declaration's line
 }
 
 // SourceDecl is one declaration a generated file copied. For generated

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -500,4 +501,117 @@ func kindOf(v any) string {
 		return "an object"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// StepSkeleton returns a JSON value of the shape of what the step named
+// name journals, as manifest records it (see [CheckStepResult]): every
+// field of every struct with a zero value ("" for a string, 0, false, []
+// for a slice, {} for a map, null for a pointer or an interface, an RFC
+// 3339 time for a time.Time), for a person to fill in (the web UI's
+// signal and resolve forms). [CheckStepResult] accepts it. It returns
+// [ErrShapeUnknown] when the manifest does not say what the step journals.
+func StepSkeleton(manifest, name string) (json.RawMessage, error) {
+	typ, named, ok := stepShape(manifest, name)
+	if !ok {
+		return nil, fmt.Errorf("step %s: %w", name, ErrShapeUnknown)
+	}
+	var b strings.Builder
+	skeleton(&b, typ, named, 0)
+	return json.RawMessage(b.String()), nil
+}
+
+// skeleton writes a zero value of the type written typ.
+func skeleton(b *strings.Builder, typ string, named map[string][]string, depth int) {
+	typ = strings.TrimSpace(typ)
+	if depth > 20 {
+		b.WriteString("null")
+		return
+	}
+	switch {
+	case typ == "null", typ == "any", strings.HasPrefix(typ, "interface"), strings.HasPrefix(typ, "*"):
+		b.WriteString("null")
+		return
+	case typ == "[]byte" || typ == "[]uint8":
+		b.WriteString(`""`)
+		return
+	case strings.HasPrefix(typ, "[]"):
+		b.WriteString("[]")
+		return
+	case strings.HasPrefix(typ, "["):
+		end := strings.IndexByte(typ, ']')
+		n, err := strconv.Atoi(typ[1:max(end, 1)])
+		if end < 0 || err != nil || n > 64 {
+			b.WriteString("null")
+			return
+		}
+		b.WriteString("[")
+		for i := range n {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			skeleton(b, typ[end+1:], named, depth+1)
+		}
+		b.WriteString("]")
+		return
+	case strings.HasPrefix(typ, "map["):
+		b.WriteString("{}")
+		return
+	case strings.HasPrefix(typ, "struct{"):
+		skeletonObject(b, splitFields(strings.TrimSuffix(strings.TrimPrefix(typ, "struct{"), "}")), named, depth)
+		return
+	case typ == "string":
+		b.WriteString(`""`)
+		return
+	case typ == "bool":
+		b.WriteString("false")
+		return
+	case typ == "time.Time":
+		b.WriteString(`"2006-01-02T15:04:05Z"`)
+		return
+	}
+	if _, basic := checkBasic("", typ, json.Number("0")); basic {
+		b.WriteString("0")
+		return
+	}
+	lines, known := named[typ]
+	switch {
+	case !known:
+		b.WriteString("null") // a type whose JSON its own methods decide
+	case len(lines) == 1 && strings.HasPrefix(lines[0], "type "):
+		skeleton(b, strings.TrimPrefix(lines[0], "type "), named, depth+1)
+	case len(lines) == 1 && lines[0] == "{}":
+		b.WriteString("{}")
+	default:
+		skeletonObject(b, lines, named, depth)
+	}
+}
+
+// skeletonObject writes a struct's fields, each "key type [options]", in
+// their order.
+func skeletonObject(b *strings.Builder, fields []string, named map[string][]string, depth int) {
+	b.WriteString("{")
+	n := 0
+	for _, l := range fields {
+		key, rest, _ := strings.Cut(l, " ")
+		t, opts := splitOptions(rest)
+		if t == "" {
+			continue
+		}
+		if n > 0 {
+			b.WriteString(",")
+		}
+		n++
+		k, _ := json.Marshal(key)
+		b.Write(k)
+		b.WriteString(":")
+		if slices.Contains(strings.Split(opts, ","), "string") {
+			var inner strings.Builder
+			skeleton(&inner, t, named, depth+1)
+			q, _ := json.Marshal(inner.String())
+			b.Write(q)
+			continue
+		}
+		skeleton(b, t, named, depth+1)
+	}
+	b.WriteString("}")
 }

@@ -47,8 +47,14 @@ func (e *Engine) signalJSON(ctx context.Context, runID, name string, payload jso
 	if name == "" {
 		return fmt.Errorf("run %s: signal: empty event name", runID)
 	}
+	if err := journal.CheckEventName(name); err != nil {
+		return fmt.Errorf("run %s: signal: %w", runID, err)
+	}
 	if len(payload) == 0 {
 		payload = nullResult
+	}
+	if err := journal.CheckValue("signal payload", payload); err != nil {
+		return fmt.Errorf("run %s, signal %s: %w", runID, name, err)
 	}
 	if !json.Valid(payload) {
 		return fmt.Errorf("run %s, signal %s: the payload %s is not valid JSON", runID, name, preview(payload))

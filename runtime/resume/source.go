@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/resumegen/resumegen/internal/fingerprint"
@@ -78,4 +79,48 @@ func (def *WorkflowDef) staleErr() error {
 		return nil
 	}
 	return def.Source.check(def)
+}
+
+// position resolves a call site the generated code recorded relative to
+// its declaration, "dir/file.go:Onboard+12", into "dir/file.go:LINE" by
+// finding the declaration in the embedded source. Any other position (code
+// generated before positions were relative, a source without the file)
+// is returned as it is.
+func (s *Source) position(pos string) string {
+	file, rel, ok := strings.Cut(pos, ":")
+	name, off, ok2 := strings.Cut(rel, "+")
+	if s == nil || !ok || !ok2 {
+		return pos
+	}
+	n, err := strconv.Atoi(off)
+	if err != nil {
+		return pos
+	}
+	lines, err := s.lines(path.Base(file))
+	if err != nil || lines[name] == 0 {
+		return pos
+	}
+	return file + ":" + strconv.Itoa(lines[name]+n)
+}
+
+// lines returns the declarations' lines of an embedded file, read once.
+func (s *Source) lines(file string) (map[string]int, error) {
+	s.linesMu.Lock()
+	defer s.linesMu.Unlock()
+	if s.declLines == nil {
+		s.declLines = map[string]map[string]int{}
+	}
+	if l, ok := s.declLines[file]; ok {
+		return l, nil
+	}
+	src, err := fs.ReadFile(s.Files, file)
+	if err != nil {
+		return nil, err
+	}
+	l, err := fingerprint.Lines(file, src)
+	if err != nil {
+		return nil, err
+	}
+	s.declLines[file] = l
+	return l, nil
 }

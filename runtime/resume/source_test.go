@@ -3,6 +3,7 @@ package resume
 import (
 	"errors"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -65,5 +66,32 @@ func BenchmarkSourceCheck(b *testing.B) {
 		if err := s.check(&WorkflowDef{}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestSourcePositions resolves the call sites generated code records
+// relative to their declaration into file:line against the embedded
+// source, and leaves other positions as they are.
+func TestSourcePositions(t *testing.T) {
+	src := onboardSource(t)
+	lines, err := fingerprint.Lines("onboard.go", src)
+	if err != nil || lines["Onboard"] == 0 {
+		t.Fatalf("lines: %v, %v", lines, err)
+	}
+	def := &WorkflowDef{Package: "example.com/onboard", Name: "Onboard", Source: sourceOf(t, src), Steps: []StepDef{
+		{Name: "A", Pos: "examples/onboard/onboard.go:Onboard+5"},
+		{Name: "B", Pos: "examples/onboard/onboard.go:53"},
+		{Name: "C", Pos: "examples/onboard/onboard.go:Missing+5"},
+		{Name: "D"},
+	}}
+	d := def.Definition()
+	want := []string{"examples/onboard/onboard.go:" + strconv.Itoa(lines["Onboard"]+5), "examples/onboard/onboard.go:53", "examples/onboard/onboard.go:Missing+5", ""}
+	for i, s := range d.Steps {
+		if s.Pos != want[i] {
+			t.Errorf("step %s: pos %q, want %q", s.Name, s.Pos, want[i])
+		}
+	}
+	if got := (&WorkflowDef{Steps: []StepDef{{Pos: "f.go:Onboard+5"}}}).Definition().Steps[0].Pos; got != "f.go:Onboard+5" {
+		t.Errorf("without a Source: %q", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,7 +41,26 @@ type runState struct {
 	// it, expires by this process's clock: journal writes are retried
 	// until then.
 	leaseUntil time.Time
+
+	// haltReason, once set (StopCancelled, StopDeadline), makes every
+	// later step call that is not deferred return a *StopError instead of
+	// executing (see stop.go); haltAt is when the stop was asked, or the
+	// deadline. unwindBy bounds the deferred steps that execute since.
+	haltReason string
+	haltAt     time.Time
+	unwindBy   time.Time
+	// cancelAttempt ends the context of the step attempt executing now, if
+	// any, with the *StopError as its cause, when the run must stop.
+	cancelAttempt context.CancelCauseFunc
+	// stopDelivered is the reason of the run's own stop the body received.
+	stopDelivered string
+	// child is the id of the child run a step executes now, if any.
+	child string
 }
+
+// errDying is what a step call returns while a panic standing for the
+// process's death unwinds (see WithCrashPanics).
+var errDying = errors.New("the process is dying (a simulated crash): nothing executes")
 
 // errDraining stops a run whose worker is shutting down.
 var errDraining = errors.New("worker shutting down: run released before its next step")
@@ -111,6 +131,9 @@ func (st *runState) nextKey(name string, key stepKey) (string, error) {
 			return "", fmt.Errorf("run %s: step %s: its key= value is empty", st.run.RunID, name)
 		}
 		k := name + "[" + key.value + "]"
+		if err := journal.CheckStepKey(k); err != nil {
+			return "", fmt.Errorf("run %s: step %s: its key= value makes a journal key the journal does not store: %w", st.run.RunID, name, err)
+		}
 		if st.keyed[k] {
 			return "", fmt.Errorf("run %s: step %s executed twice: its key= values must differ within a run", st.run.RunID, k)
 		}
@@ -122,6 +145,14 @@ func (st *runState) nextKey(name string, key stepKey) (string, error) {
 		return name + "#" + strconv.Itoa(n), nil
 	}
 	return name, nil
+}
+
+// stepInfo describes the execution of step def journaled as rec.
+func (st *runState) stepInfo(def *StepDef, rec *journal.StepRecord) StepInfo {
+	return StepInfo{
+		RunID: st.run.RunID, Workflow: st.run.Workflow, Version: st.run.Version, StepKey: rec.StepKey,
+		Name: def.Name, Policy: def.Policy, Attempt: rec.Attempt, OriginKey: journal.OriginKey(st.run.Moves, rec.StepKey),
+	}
 }
 
 func (st *runState) nextSeq() int64 {
@@ -138,6 +169,12 @@ func (st *runState) nextSeq() int64 {
 // beside it). decode, if not nil, hands a replayed value to the caller; a
 // value it refuses is a corrupt journal, and parks the run.
 func (st *runState) step(ctx context.Context, def *StepDef, callKey stepKey, body func(context.Context) (json.RawMessage, error), decode func(json.RawMessage) error) error {
+	if st.e.dying.Load() {
+		// A panic standing for the process's death unwinds the body: the
+		// steps its deferred calls call must not execute, as in a process
+		// that died.
+		return errDying
+	}
 	if err := st.stopped(); err != nil {
 		return err
 	}
@@ -177,6 +214,20 @@ func (st *runState) step(ctx context.Context, def *StepDef, callKey stepKey, bod
 		// Shutting down: start nothing new.
 		return err
 	}
+	if st.refusing(def) {
+		// The run must stop: the step does not execute, but a child run
+		// that exists is driven to its end (it stops too).
+		drive := false
+		if def.Child && !seen {
+			var err error
+			if drive, err = st.drivesChild(ctx, key); err != nil {
+				return err
+			}
+		}
+		if !drive {
+			return st.refuse(ctx, def.Name, key, prev)
+		}
+	}
 	// A failed row that is not final carries on with the attempts left: the
 	// process stopped mid-retry, or an operator's retry reopened it with a
 	// fresh budget. (A permanent failure is journaled final at once.)
@@ -197,7 +248,11 @@ func (st *runState) step(ctx context.Context, def *StepDef, callKey stepKey, bod
 		RunID: st.run.RunID, StepKey: key, Name: def.Name,
 		Attempt: prev.Attempt, AttemptBase: prev.AttemptBase, History: historyOf(st.def, prev),
 	}
-	for {
+	for first := true; ; first = false {
+		if !first && !def.Child && st.refusing(def) {
+			// Stopped between two attempts: the next one does not start.
+			return st.refuse(ctx, def.Name, key, rec)
+		}
 		if err := st.holdLease(ctx, key); err != nil {
 			return err
 		}
@@ -237,6 +292,12 @@ func (st *runState) replayFailure(key string, rec journal.StepRecord, decode fun
 	if errors.Is(err, errNotReplayable) {
 		// Handing the body a stand-in error could take another branch.
 		return st.corrupt(key, err)
+	}
+	if se, ok := st.ownStop(err); ok {
+		// The run stopped here before: it stops again, as it did, whatever
+		// the clocks say now.
+		st.halt(se.Reason, se.At)
+		st.stopSeen(se.Reason)
 	}
 	return st.replayed(key, err)
 }
@@ -295,15 +356,14 @@ func historyOf(def *WorkflowDef, prev journal.StepRecord) []journal.AttemptRecor
 // body is the attempt's failure (a *PanicError), except in a once step,
 // whose effect may have happened: the run parks, its row in_flight.
 func (st *runState) attempt(ctx context.Context, def *StepDef, rec *journal.StepRecord, body func(context.Context) (json.RawMessage, error)) error {
-	sctx := context.WithValue(ctx, stepInfoKey{}, StepInfo{
-		RunID: st.run.RunID, Workflow: st.run.Workflow, Version: st.run.Version, StepKey: rec.StepKey,
-		Name: def.Name, Policy: def.Policy, Attempt: rec.Attempt,
-	})
+	sctx := context.WithValue(ctx, stepInfoKey{}, st.stepInfo(def, rec))
 	if def.Timeout > 0 {
 		var cancel context.CancelFunc
 		sctx, cancel = context.WithTimeout(sctx, def.Timeout)
 		defer cancel()
 	}
+	sctx, release := st.stepContext(sctx, def)
+	defer release()
 	var tx journal.StepTx
 	switch def.Policy {
 	case PolicyOnce:
@@ -337,8 +397,8 @@ func (st *runState) attempt(ctx context.Context, def *StepDef, rec *journal.Step
 	if def.Policy == PolicyOnce && panicked != nil {
 		// Its effect may have happened: its row stays in_flight.
 		return st.parkFor(AttentionKindStep, rec.StepKey, fmt.Sprintf(
-			"step %s (once) panicked in attempt %d, and its outcome is unknown: resolve it as done or redo; %v",
-			rec.StepKey, rec.Attempt, panicked))
+			"step %s (once) panicked in attempt %d, and its outcome is unknown: %s; %v",
+			rec.StepKey, rec.Attempt, resolveHint(st.run.RunID, rec.StepKey), panicked))
 	}
 	var unjournalable *resultError
 	if errors.As(err, &unjournalable) {
@@ -357,6 +417,16 @@ func (st *runState) attempt(ctx context.Context, def *StepDef, rec *journal.Step
 			}
 		}
 		rec.FinishedAt = st.e.now()
+		if stopCause(sctx) != nil && !def.Deferred {
+			// The run was asked to stop while the step executed, and the
+			// step gave up: its outcome is the stop, its failure history.
+			rec.History = append(rec.History, journal.AttemptRecord{
+				Attempt: rec.Attempt, StartedAt: rec.StartedAt, FinishedAt: rec.FinishedAt, Error: err.Error(), Permanent: IsPermanent(err),
+			})
+			err := st.refuse(ctx, def.Name, rec.StepKey, *rec)
+			rec.Final = true
+			return err
+		}
 		permanent := IsPermanent(err)
 		rec.Final = permanent || (rec.Attempt-rec.AttemptBase >= def.attempts() && ctx.Err() == nil)
 		rec.Status, rec.Result, rec.Error = journal.StepFailed, nil, err.Error()
@@ -403,8 +473,24 @@ func (st *runState) write(ctx context.Context, rec journal.StepRecord) error {
 
 // park stops the run for a person: step key's outcome is unknown.
 func (st *runState) park(key string, rec journal.StepRecord) error {
-	return st.parkFor(AttentionKindStep, key, fmt.Sprintf("step %s (once) was in flight since %s, attempt %d, and its outcome is unknown: resolve it as done or redo",
-		key, rec.StartedAt.UTC().Format(time.RFC3339), rec.Attempt))
+	return st.parkFor(AttentionKindStep, key, fmt.Sprintf("step %s (once) was in flight since %s, attempt %d, and its outcome is unknown: %s",
+		key, rec.StartedAt.UTC().Format(time.RFC3339), rec.Attempt, resolveHint(st.run.RunID, key)))
+}
+
+// resolveHint says how a person settles a once step whose outcome is
+// unknown, with the command to run.
+func resolveHint(runID, key string) string {
+	return fmt.Sprintf("check whether it happened, then resolve it: resumectl runs resolve %s %s -done [-result JSON] if it did, -redo if not",
+		shellQuote(runID), shellQuote(key))
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but
+// letters, digits and -_./:@#=+,
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@#=+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // corrupt stops the run for a person: step key's journal row does not

@@ -18,15 +18,31 @@ type StepInfo struct {
 	Attempt int
 	// Version is the version of the workflow the run executes under.
 	Version string
+	// OriginKey is the step key the idempotency key (and a child run's
+	// id) derives from: the key the step had when the run could first
+	// execute it, which differs from StepKey only for a step renamed
+	// (renamed-from=) by a move of the run since (see journal.OriginKey).
+	// "" means StepKey.
+	OriginKey string
 }
 
 // IdempotencyKey returns the step's idempotency key: "rg-" followed by 32
-// lowercase hex digits (a truncated SHA-256 of the run id and the step key).
-// It is the same for every attempt and every resume of the step, 35 ASCII
-// characters long, and safe for providers that limit keys to 64 characters
-// of [A-Za-z0-9_-] (Stripe, Adyen, PayPal and most email APIs).
+// lowercase hex digits (a truncated SHA-256 of the run id and the step's
+// origin key, see [StepInfo.OriginKey]). It is the same for every attempt
+// and every resume of the step, and across every rename a move of the run
+// accepts (renamed-from=), journaled or not; 35 ASCII characters long, and
+// safe for providers that limit keys to 64 characters of [A-Za-z0-9_-]
+// (Stripe, Adyen, PayPal and most email APIs).
 func (s StepInfo) IdempotencyKey() string {
-	return idempotencyKey(s.RunID, s.StepKey)
+	return idempotencyKey(s.RunID, s.originKey())
+}
+
+// originKey is OriginKey, or StepKey when it is not set.
+func (s StepInfo) originKey() string {
+	if s.OriginKey != "" {
+		return s.OriginKey
+	}
+	return s.StepKey
 }
 
 func idempotencyKey(runID, stepKey string) string {

@@ -122,10 +122,7 @@ func (st *runState) tracedAttempt(ctx context.Context, def *StepDef, rec *journa
 	if t == nil {
 		return st.attempt(ctx, def, rec, body)
 	}
-	ctx, end := t.Attempt(ctx, StepInfo{
-		RunID: st.run.RunID, Workflow: st.run.Workflow, Version: st.run.Version, StepKey: rec.StepKey,
-		Name: def.Name, Policy: def.Policy, Attempt: rec.Attempt,
-	})
+	ctx, end := t.Attempt(ctx, st.stepInfo(def, rec))
 	err := st.attempt(ctx, def, rec, body)
 	end(st.attemptEnd(rec, err))
 	return err

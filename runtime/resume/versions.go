@@ -15,9 +15,12 @@ import (
 
 // This file decides which registered version executes a claimed run: the
 // version it is pinned to when this program has it (an old version kept
-// with old-version-of= drains its runs), else the current version when
-// the run may continue on it (package deploy's rule; the run is moved,
-// and the move recorded on it), else none: the run parks for a person.
+// with old-version-of= drains its runs), else, for a run of a version the
+// current one descends from (WorkflowDef.Lineage), the current version
+// when the run may continue on it (package deploy's rule; the run is
+// moved, and the move recorded on it), else none: the run parks for a
+// person. A run of a version this program neither has nor descends from
+// is given back untouched.
 
 // entry is what versionFor decided for a claimed run.
 type entry struct {
@@ -47,16 +50,17 @@ func (e *Engine) versionFor(ctx context.Context, lease journal.Lease, cur *Workf
 	if err := e.canRun(cur); err != nil {
 		return entry{giveBack: true, err: fmt.Errorf("run %s: %w", run.RunID, err)}
 	}
-	from, to, err := e.definitions(ctx, run, cur)
+	if !descendsFrom(cur, run.Version) {
+		// Never moved back, nor across: a process that has the run's
+		// version runs it.
+		return entry{giveBack: true, err: fmt.Errorf("run %s: pinned to version %s of %s, which this program's version %s does not descend from (not in its lineage: a newer version, or another line of the code): left to a process that has it",
+			run.RunID, run.Version, run.Workflow, cur.Version)}
+	}
+	from, err := e.loadDefinition(ctx, run.Workflow, run.Version)
 	if err != nil {
 		return entry{err: fmt.Errorf("run %s: %w", run.RunID, err)}
 	}
-	if from.found && from.seq > to.seq {
-		// Never moved back: a process that has the run's version runs it.
-		return entry{giveBack: true, err: fmt.Errorf("run %s: pinned to version %s of %s, newer than this program's %s: left to a process that has it",
-			run.RunID, run.Version, run.Workflow, cur.Version)}
-	}
-	d := from.decide(run.Version, definitionOf(cur), steps)
+	d := from.decide(*run, definitionOf(cur), steps)
 	if !d.Continues {
 		return entry{park: d.Why + "; " + e.versionMismatch(ctx, *run, cur)}
 	}
@@ -72,28 +76,72 @@ func (e *Engine) versionFor(ctx context.Context, lease journal.Lease, cur *Workf
 
 // relabel moves a run pinned to def's version, without changing its
 // version, when it is stored under an earlier identity of the workflow
-// (an alias) or has rows journaled under earlier names of def's steps (an
-// operator accepted a version that renames them): the run then replays
-// those rows instead of executing their steps again.
+// (an alias), has rows journaled under earlier names of def's steps, or
+// was moved onto def's version by an operator from a version whose steps
+// def renames (accept-version records no renames): the run then replays
+// those rows instead of executing their steps again, and the renamed
+// steps keep their idempotency keys.
 func (e *Engine) relabel(ctx context.Context, lease journal.Lease, def *WorkflowDef, run *journal.RunRecord, steps []journal.StepRecord) error {
-	m := journal.Move{Workflow: def.QualifiedName(), From: run.Version, To: run.Version, Renames: earlierNames(def, steps)}
+	accepted, err := e.acceptedRenames(ctx, def, *run)
+	if err != nil {
+		return fmt.Errorf("run %s: %w", run.RunID, err)
+	}
+	rows := earlierNames(def, steps)
+	m := journal.Move{Workflow: def.QualifiedName(), From: run.Version, To: run.Version}
 	var why []string
 	if run.Workflow != m.Workflow {
 		m.FromWorkflow = run.Workflow
 		why = append(why, "workflow "+run.Workflow+" is now named "+m.Workflow)
 	}
-	if len(m.Renames) > 0 {
-		var rs []string
-		for _, old := range slices.Sorted(maps.Keys(m.Renames)) {
-			rs = append(rs, old+" -> "+m.Renames[old])
-		}
-		why = append(why, "rows journaled under earlier step names relabelled: "+strings.Join(rs, ", "))
+	if len(accepted) > 0 {
+		why = append(why, "steps of version "+run.Moves[len(run.Moves)-1].From+" renamed by this one, accepted by an operator: "+renameText(accepted))
 	}
+	if len(rows) > 0 {
+		why = append(why, "rows journaled under earlier step names relabelled: "+renameText(rows))
+	}
+	for old, to := range rows {
+		if accepted == nil {
+			accepted = map[string]string{}
+		}
+		accepted[old] = to
+	}
+	m.Renames = accepted
 	if len(why) == 0 {
 		return nil
 	}
 	m.Why = strings.Join(why, "; ")
 	return e.move(ctx, lease, def, run, steps, m)
+}
+
+// renameText is renames as "A -> B, C -> D", by name.
+func renameText(renames map[string]string) string {
+	var rs []string
+	for _, old := range slices.Sorted(maps.Keys(renames)) {
+		rs = append(rs, old+" -> "+renames[old])
+	}
+	return strings.Join(rs, ", ")
+}
+
+// acceptedRenames is, for a run an operator moved onto def's version
+// (accept-version: its last move) from another, the steps of that version
+// def renames (renamed-from=), journaled or not (deploy.StepRenames): the
+// operator's move records none, and without them a renamed step whose
+// effect happened unjournaled would execute again under a new idempotency
+// key. Nil for any other run, and when def renames no step.
+func (e *Engine) acceptedRenames(ctx context.Context, def *WorkflowDef, run journal.RunRecord) (map[string]string, error) {
+	n := len(run.Moves)
+	if n == 0 || !slices.ContainsFunc(def.Steps, func(s StepDef) bool { return len(s.RenamedFrom) > 0 }) {
+		return nil, nil
+	}
+	last := run.Moves[n-1]
+	if last.By != "operator" || last.From == last.To || last.To != def.Version {
+		return nil, nil
+	}
+	from, err := e.loadDefinition(ctx, run.Workflow, last.From)
+	if err != nil || !from.ok {
+		return nil, err
+	}
+	return deploy.StepRenames(from.def, definitionOf(def)), nil
 }
 
 // earlierNames maps the names of step rows that are not def's step names
@@ -155,37 +203,44 @@ func (e *Engine) enterVersion(ctx context.Context, lease journal.Lease, cur *Wor
 // storedDefinition is a version's definition as the journal holds it.
 type storedDefinition struct {
 	def   deploy.Definition
-	found bool  // the journal holds the version's manifest
-	ok    bool  // and its definition decodes
-	seq   int64 // the manifest's Seq
+	found bool // the journal holds the version's manifest
+	ok    bool // and its definition decodes
 }
 
-// decide applies deploy's rule to a run pinned to this stored version
+// decide applies deploy's rule to run, pinned to this stored version,
 // that journaled steps, for version to.
-func (s storedDefinition) decide(version string, to deploy.Definition, steps []journal.StepRecord) deploy.Decision {
+func (s storedDefinition) decide(run journal.RunRecord, to deploy.Definition, steps []journal.StepRecord) deploy.Decision {
 	if !s.ok {
-		return deploy.Unknown(version)
+		return deploy.Unknown(run.Version)
 	}
 	keys := make([]string, len(steps))
 	for i, st := range steps {
 		keys[i] = st.StepKey
 	}
-	return deploy.Decide(s.def, to, keys)
+	return deploy.Decide(s.def, to, deploy.Run{Keys: keys, Entered: enteredBefore(run)})
 }
 
-// definitions reads the stored definitions of the run's version and of the
-// current version cur, both under the run's workflow name (the engine saves
-// each version under every alias too), so that their Seq compare.
-func (e *Engine) definitions(ctx context.Context, run *journal.RunRecord, cur *WorkflowDef) (from, to storedDefinition, err error) {
-	from, err = e.loadDefinition(ctx, run.Workflow, run.Version)
-	if err != nil {
-		return from, to, err
+// enteredBefore reports whether a process entered the claimed run before
+// the claim that holds it now (its Attempts count that claim): it may
+// have executed a step's effect without journaling it.
+func enteredBefore(run journal.RunRecord) bool { return run.Attempts > 1 }
+
+// descendsFrom reports whether version is older than cur by the code's
+// lineage: in the lineage of cur or of an old version of cur's workflow
+// that this program keeps. The order in which the journal first saw the
+// versions never counts.
+func descendsFrom(cur *WorkflowDef, version string) bool {
+	if slices.Contains(cur.Lineage, version) {
+		return true
 	}
-	to, err = e.loadDefinition(ctx, run.Workflow, cur.Version)
-	if err == nil && !to.found {
-		err = fmt.Errorf("the manifest of version %s of %s is not in the journal", cur.Version, run.Workflow)
+	registry.RLock()
+	defer registry.RUnlock()
+	for _, d := range registry.versions[cur.QualifiedName()] {
+		if slices.Contains(d.Lineage, version) {
+			return true
+		}
 	}
-	return from, to, err
+	return false
 }
 
 func (e *Engine) loadDefinition(ctx context.Context, workflow, version string) (storedDefinition, error) {
@@ -193,7 +248,7 @@ func (e *Engine) loadDefinition(ctx context.Context, workflow, version string) (
 	if err != nil {
 		return storedDefinition{}, fmt.Errorf("read the manifest of version %s of %s: %w", version, workflow, err)
 	}
-	s := storedDefinition{found: found, seq: m.Seq}
+	s := storedDefinition{found: found}
 	if found && len(m.Definition) > 0 {
 		s.ok = json.Unmarshal(m.Definition, &s.def) == nil
 	}
@@ -274,7 +329,7 @@ func (def *WorkflowDef) Definition() deploy.Definition {
 	for _, s := range def.Steps {
 		d.Steps = append(d.Steps, deploy.Step{
 			Name: s.Name, Callee: s.Callee, Signature: s.Signature, Policy: s.Policy.String(),
-			Key: s.Key, JSON: s.JSON, Shape: s.Shape, RenamedFrom: s.RenamedFrom, Child: s.Child, Pos: s.Pos,
+			Key: s.Key, JSON: s.JSON, Shape: s.Shape, RenamedFrom: s.RenamedFrom, Child: s.Child, Pos: def.Source.position(s.Pos),
 		})
 	}
 	return d

@@ -167,6 +167,10 @@ func (st *runState) due(t time.Time) bool {
 // waitPoint starts a wait of the body: the run must be able to go on, and
 // key names this wait's journal row.
 func (st *runState) waitPoint(name string) (string, error) {
+	if st.e.dying.Load() {
+		return "", errDying
+	}
+	st.checkDeadline()
 	if err := st.stopped(); err != nil {
 		return "", err
 	}
@@ -193,11 +197,17 @@ func (st *runState) sleepUntil(ctx context.Context, wake func(time.Time) time.Ti
 		if err := json.Unmarshal(prev.Result, &at); err != nil {
 			return st.corrupt(key, fmt.Errorf("a sleep's wake-up time %s does not decode: %v", preview(prev.Result), err))
 		}
+	case seen && prev.Status == journal.StepFailed && prev.Final:
+		// The run stopped here (see refuse): it replays as it did.
+		return st.replayFailure(key, prev, nil)
 	case seen:
 		return st.corrupt(key, fmt.Errorf("a sleep's row is %s, not succeeded", prev.Status))
 	default:
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if reason, _ := st.halting(); reason != "" {
+			return st.refuse(ctx, sleepStep, key, journal.StepRecord{})
 		}
 		now := st.e.now()
 		at = journalTime(wake(now))
@@ -212,10 +222,16 @@ func (st *runState) sleepUntil(ctx context.Context, wake func(time.Time) time.Ti
 		}
 		st.e.fault(key, sleepStep, FaultAfter)
 	}
-	st.delivered(key, false)
 	if st.due(at) {
+		st.delivered(key, false)
 		return nil
 	}
+	if reason, _ := st.halting(); reason != "" {
+		// A run that must stop does not wait: the sleep ends with the stop,
+		// journaled in place of its wake-up time.
+		return st.refuse(ctx, sleepStep, key, journal.StepRecord{Attempt: 1})
+	}
+	st.delivered(key, false)
 	if err := ctx.Err(); err != nil {
 		return err // shutting down: the run is left to a resume
 	}
@@ -228,6 +244,10 @@ func (st *runState) sleepUntil(ctx context.Context, wake func(time.Time) time.Ti
 // ErrTimeout), each consuming the signal, if any, in the commit of its
 // row. decode hands the payload to the caller.
 func (st *runState) await(ctx context.Context, name string, timeout time.Duration, decode func(json.RawMessage) error) error {
+	if err := journal.CheckEventName(name); err != nil {
+		st.delivered("", false)
+		return Permanent(fmt.Errorf("run %s: resume.Await: %w", st.run.RunID, err))
+	}
 	key, err := st.waitPoint(name)
 	if err != nil {
 		return err
@@ -252,6 +272,10 @@ func (st *runState) await(ctx context.Context, name string, timeout time.Duratio
 	case seen:
 		return st.corrupt(key, fmt.Errorf("an await's row is %s", prev.Status))
 	}
+	if reason, _ := st.halting(); reason != "" {
+		// A run that must stop takes no event and does not wait.
+		return st.refuse(ctx, name, key, journal.StepRecord{})
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -267,6 +291,10 @@ func (st *runState) await(ctx context.Context, name string, timeout time.Duratio
 		rec.StartedAt = prev.StartedAt
 	}
 	sig, ok, err := st.e.journal.KeptSignal(ctx, st.run.RunID, name)
+	if errors.Is(err, ErrTampered) {
+		// A payload forged on a sealed journal: never delivered.
+		return st.corrupt(key, err)
+	}
 	if err != nil {
 		return st.stopf("run %s, await %s: %w", st.run.RunID, key, err)
 	}

@@ -57,6 +57,7 @@ func (e *Engine) Work(ctx context.Context, opts WorkerOptions) error {
 	if len(versions) == 0 {
 		return errors.New("resume: no workflow is registered in this program: nothing to work on")
 	}
+	older := e.olderVersions(versions)
 	workflows := workflowsOf(versions)
 	if err := e.retryStart(ctx, "save the manifests", e.SaveManifests); err != nil {
 		if ctx.Err() != nil {
@@ -151,7 +152,7 @@ claiming:
 			}
 			run, steps, err = e.journal.ClaimNext(ctx, journal.ClaimNextRequest{
 				Owner: e.owner, Lease: e.lease, Workflows: workflows, Holding: e.holding(),
-				Versions: versions, AdvertisedWithin: 3 * e.lease,
+				Versions: versions, Older: older, AdvertisedWithin: 3 * e.lease,
 			})
 		}
 		if err != nil {
@@ -271,6 +272,38 @@ func (e *Engine) runnableVersions() []journal.WorkflowVersion {
 		}
 		for _, name := range append([]string{def.QualifiedName()}, def.Aliases...) {
 			out = append(out, journal.WorkflowVersion{Workflow: name, Version: def.Version})
+		}
+	}
+	slices.SortFunc(out, func(a, b journal.WorkflowVersion) int {
+		return cmp.Or(cmp.Compare(a.Workflow, b.Workflow), cmp.Compare(a.Version, b.Version))
+	})
+	return out
+}
+
+// olderVersions lists the versions that the versions this engine can
+// execute descend from (their Lineage), under each identity and alias,
+// leaving out those it executes itself: a worker may claim their runs
+// when no live process advertises them (see
+// journal.ClaimNextRequest.Older).
+func (e *Engine) olderVersions(runnable []journal.WorkflowVersion) []journal.WorkflowVersion {
+	own := make(map[journal.WorkflowVersion]bool, len(runnable))
+	for _, v := range runnable {
+		own[v] = true
+	}
+	seen := map[journal.WorkflowVersion]bool{}
+	var out []journal.WorkflowVersion
+	for _, def := range registered() {
+		for _, name := range append([]string{def.QualifiedName()}, def.Aliases...) {
+			if !own[journal.WorkflowVersion{Workflow: name, Version: def.Version}] {
+				continue // a workflow this engine does not work on
+			}
+			for _, old := range def.Lineage {
+				v := journal.WorkflowVersion{Workflow: name, Version: old}
+				if !own[v] && !seen[v] {
+					seen[v] = true
+					out = append(out, v)
+				}
+			}
 		}
 	}
 	slices.SortFunc(out, func(a, b journal.WorkflowVersion) int {

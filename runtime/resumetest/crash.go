@@ -196,7 +196,8 @@ func (c *crasher) run(t testing.TB, f *resume.Fault, at journaled) outcome {
 	res, err := c.start(ctx, engine(first, own...), send, &o.crashed)
 	if o.crashed {
 		// The process "ends": its liveness signal goes, and a new one
-		// takes the run over at once.
+		// takes the run over at once, executing steps again.
+		rec.dead.Store(false)
 		if err := base.Release(context.Background(), crashedOwner); err != nil {
 			t.Fatalf("resumetest: release the crashed engine's liveness: %v", err)
 		}
@@ -260,8 +261,8 @@ func (c *crasher) start(ctx context.Context, e *resume.Engine, send *sender, cra
 }
 
 // errUnresolvable: the value of a parked step cannot be told from what it
-// returned (it journals several values, or what it wrote through pointer
-// parameters).
+// returned (its value does not marshal, or its workflow's code does not
+// describe what it journals).
 var errUnresolvable = errors.New("its journaled value cannot be told from what the step returned")
 
 // parkedAt reports whether run runID waits for a person at its in_flight

@@ -6,8 +6,10 @@ import (
 	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/resumegen/resumegen/runtime/internal/stephook"
 )
@@ -33,6 +35,9 @@ type Execution struct {
 type recorder struct {
 	doubles map[string]any
 	fail    func(format string, args ...any)
+	// dead is set while a crashed process's goroutine unwinds: a step
+	// it reaches (a deferred call of its body) executes nothing.
+	dead atomic.Bool
 
 	mu      sync.Mutex
 	execs   []Execution
@@ -83,6 +88,11 @@ func (r *recorder) runs() []string {
 
 // Callee implements stephook.Hook.
 func (r *recorder) Callee(s stephook.Step, fn any) any {
+	if r.dead.Load() {
+		// The process died: a deferred step its unwinding body reaches
+		// runs no code, as none would after a real kill.
+		return reflect.MakeFunc(reflect.TypeOf(fn), func([]reflect.Value) []reflect.Value { panic(crashSignal{}) }).Interface()
+	}
 	target, double := fn, false
 	if d, ok := r.doubles[s.Name]; ok {
 		if reflect.TypeOf(d) != reflect.TypeOf(fn) {
@@ -104,7 +114,7 @@ func (r *recorder) Callee(s stephook.Step, fn any) any {
 		} else {
 			out = v.Call(args)
 		}
-		r.returned(i, s, out)
+		r.returned(i, s, args, out)
 		return out
 	}).Interface()
 }
@@ -113,7 +123,7 @@ var errorType = reflect.TypeFor[error]()
 
 // returned records what execution i of step s returned: whether it
 // succeeded, and the value a person would resolve the step with.
-func (r *recorder) returned(i int, s stephook.Step, out []reflect.Value) {
+func (r *recorder) returned(i int, s stephook.Step, args, out []reflect.Value) {
 	values := out
 	if n := len(out); n > 0 && out[n-1].Type() == errorType {
 		if !out[n-1].IsNil() {
@@ -121,19 +131,72 @@ func (r *recorder) returned(i int, s stephook.Step, out []reflect.Value) {
 		}
 		values = out[:n-1]
 	}
-	var raw json.RawMessage
-	switch len(values) {
-	case 0:
-		raw = json.RawMessage("null")
-	case 1:
-		if b, err := json.Marshal(values[0].Interface()); err == nil {
-			raw = b
-		}
-	}
+	raw := journaledValue(stepJSON(s), args, values)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.execs[i].OK = true
 	r.results[execKey(s.RunID, s.StepKey)] = raw
+}
+
+// stepJSON returns the Go type of what step s journals, as its workflow's
+// generated code describes it ("null", "int", "struct{arg3 *Info;
+// result1 int; result2 bool}"), or "" when unknown.
+func stepJSON(s stephook.Step) string {
+	w, err := stephook.Describe(s.Workflow)
+	if err != nil {
+		return ""
+	}
+	for _, d := range w.Steps {
+		if d.Name == s.Name {
+			return d.JSON
+		}
+	}
+	return ""
+}
+
+// journaledValue returns what a step journals when it returned values
+// (its results but the error) with args (its arguments, the pointees of
+// pointer ones written), given the Go type of what it journals: one
+// value, or an object of its results (result, or result1, result2, ...)
+// and pointees (arg3, ...). It returns nil when that cannot be told.
+func journaledValue(layout string, args, values []reflect.Value) json.RawMessage {
+	inner, isStruct := strings.CutPrefix(layout, "struct{")
+	if !isStruct {
+		switch len(values) {
+		case 0:
+			return json.RawMessage("null")
+		case 1:
+			if b, err := json.Marshal(values[0].Interface()); err == nil {
+				return b
+			}
+		}
+		return nil
+	}
+	obj := map[string]json.RawMessage{}
+	for _, field := range strings.Split(strings.TrimSuffix(inner, "}"), "; ") {
+		name, _, _ := strings.Cut(field, " ")
+		var v reflect.Value
+		switch n, err := strconv.Atoi(strings.TrimLeft(name, "argresult")); {
+		case name == "result" && len(values) == 1:
+			v = values[0]
+		case strings.HasPrefix(name, "result") && err == nil && n >= 1 && n <= len(values):
+			v = values[n-1]
+		case strings.HasPrefix(name, "arg") && err == nil && n >= 1 && n <= len(args):
+			v = args[n-1]
+		default:
+			return nil
+		}
+		b, err := json.Marshal(v.Interface())
+		if err != nil {
+			return nil
+		}
+		obj[name] = b
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // committed records that the transaction of tx step stepKey of run runID
@@ -151,8 +214,8 @@ func (r *recorder) executions() []Execution {
 }
 
 // result returns the value the last successful execution of step stepKey
-// of run runID returned, as the step journals it, or nil when unknown (a
-// step journaling several values).
+// of run runID returned, as the step journals it (its results and the
+// pointees it wrote together), or nil when unknown.
 func (r *recorder) result(runID, stepKey string) json.RawMessage {
 	r.mu.Lock()
 	defer r.mu.Unlock()

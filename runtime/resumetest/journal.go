@@ -2,7 +2,7 @@ package resumetest
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -25,8 +25,11 @@ func openJournal(t testing.TB, clock *Clock) *sqlitejournal.Journal {
 	return j
 }
 
-// errCrashed refuses the writes of an engine whose process "died".
-var errCrashed = errors.New("resumetest: the process executing this run crashed (simulated): the journal takes no more writes from it")
+// errCrashed refuses the writes of an engine whose process "died". It is
+// a lost lease, which the engine does not retry: a dead process retries
+// nothing (the crashed body's deferred calls, run as its goroutine
+// unwinds, would otherwise retry their writes until the lease ran out).
+var errCrashed = fmt.Errorf("resumetest: the process executing this run crashed (simulated): the journal takes no more writes from it: %w", journal.ErrLeaseLost)
 
 // crashJournal is the journal as one process sees it: once crash is
 // called, the process is dead and every write it tries is refused, as if
@@ -49,7 +52,12 @@ type crashJournal struct {
 // process's.
 func (j *crashJournal) Unwrap() journal.Journal { return j.Journal }
 
-func (j *crashJournal) crash() { j.crashed.Store(true) }
+// crash makes the process dead: its journal writes are refused, and its
+// step code executes no more.
+func (j *crashJournal) crash() {
+	j.crashed.Store(true)
+	j.rec.dead.Store(true)
+}
 
 func (j *crashJournal) alive() error {
 	if j.crashed.Load() {

@@ -396,3 +396,46 @@ func TestWithSignalRefusesAPayloadOfAnotherType(t *testing.T) {
 		t.Errorf("a string approval to an Await[bool]: fatal %v, %q; want it refused, naming the event", f.fatal, f.errs)
 	}
 }
+
+// TestCrashEverywhereDeadProcessExecutesNothing crashes a workflow with
+// deferred steps. The simulated crash unwinds the body's goroutine, which
+// runs its deferred calls; a killed process runs none, so the crashed
+// engine must execute no deferred step's code (a default step would
+// otherwise count one execution more) and retry none of their journal
+// writes (a once step's in_flight row would otherwise be retried until
+// the lease ran out).
+func TestCrashEverywhereDeadProcessExecutesNothing(t *testing.T) {
+	f := observe(t, func(f *fakeT) {
+		resumetest.New(f).CrashEverywhere(fixture.Saga, 3)
+	})
+	if f.fatal || len(f.errs) > 0 {
+		t.Fatalf("CrashEverywhere reported a correct workflow with deferred steps:\n%s", strings.Join(f.errs, "\n"))
+	}
+}
+
+// TestCrashEverywhereResolvesPointeesAndResults crashes once steps that
+// journal a pointee and two results at their effect: each parks the run,
+// and the harness resolves it with everything the step journals, so the
+// run finishes as the uninterrupted one did.
+func TestCrashEverywhereResolvesPointeesAndResults(t *testing.T) {
+	f := observe(t, func(f *fakeT) {
+		rep := resumetest.New(f).CrashEverywhere(fixture.Checkout, 3)
+		var parked []string
+		for _, c := range rep.Cases {
+			if c.Parked {
+				parked = append(parked, c.Name)
+			}
+		}
+		if got, want := strings.Join(parked, " "), "Price:effect Book:effect"; got != want {
+			f.Errorf("parked cases %q, want %q", got, want)
+		}
+	})
+	if f.fatal || len(f.errs) > 0 {
+		t.Fatalf("CrashEverywhere reported a correct workflow:\n%s", strings.Join(f.errs, "\n"))
+	}
+	for _, l := range f.logs {
+		if strings.Contains(l, "not resolved") {
+			t.Errorf("a parked step was left unresolved: %s", l)
+		}
+	}
+}

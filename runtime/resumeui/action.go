@@ -42,9 +42,9 @@ func (f actionForm) what() (string, bool) {
 	case "retry":
 		return fmt.Sprintf("Retry run %s: it becomes pending again, and the step whose failure ended it gets a fresh retry budget.", f.RunID), true
 	case "cancel":
-		s := fmt.Sprintf("Cancel run %s: it will not execute again.", f.RunID)
+		s := fmt.Sprintf("Cancel run %s and its unfinished child runs: no step executes any more but those its workflow calls from defer (its compensations), then it ends cancelled.", f.RunID)
 		if f.Running {
-			s += " A live process running it stops at its next step; a step executing now may still complete its effect."
+			s += " A live process running it stops within a second: the step executing now has its context cancelled, and its outcome is journaled."
 		}
 		return s, true
 	case "accept":
@@ -76,9 +76,6 @@ func (u *ui) action(w http.ResponseWriter, r *http.Request) {
 	case !u.opts.Write:
 		fail(w, http.StatusForbidden, "this UI is read-only: start it with -write (Options.Write) to act on runs")
 		return
-	case !sameOrigin(r):
-		fail(w, http.StatusForbidden, "cross-site request refused")
-		return
 	case !u.tokenOK(r):
 		fail(w, http.StatusForbidden, "the form's CSRF token is missing or stale: reload the page")
 		return
@@ -109,7 +106,7 @@ func (u *ui) action(w http.ResponseWriter, r *http.Request) {
 
 // do acts: the same functions resumectl's commands call.
 func (u *ui) do(r *http.Request, f actionForm) (runops.Result, error) {
-	ctx := r.Context()
+	ctx := runops.WithActor(r.Context(), u.actor(r))
 	switch f.Action {
 	case "resolve":
 		return runops.Resolve(ctx, u.j, f.RunID, f.Step, f.How == "done", f.How == "redo", f.Result)
@@ -124,3 +121,20 @@ func (u *ui) do(r *http.Request, f actionForm) (runops.Result, error) {
 	}
 	return runops.Result{}, fmt.Errorf("%w: unknown action %q", runops.ErrUsage, f.Action)
 }
+
+// actor is who acts through request r, recorded with the action: the
+// signed-in or proxy-vouched user, from the request's remote address.
+func (u *ui) actor(r *http.Request) runops.Actor {
+	who, _ := r.Context().Value(userKey{}).(string)
+	if who == "" {
+		who = "anonymous (no sign-in)"
+	}
+	from := r.RemoteAddr
+	if f := r.Header.Get("X-Forwarded-For"); f != "" && u.fromTrustedProxy(r) {
+		from = f + " via proxy " + r.RemoteAddr
+	}
+	return runops.Actor{Name: who, Origin: from, Via: "ui"}
+}
+
+// userKey carries the authenticated user in a request's context.
+type userKey struct{}

@@ -42,10 +42,12 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// browser starts a headless Chromium for t and returns its tab's context.
-func browser(t *testing.T) context.Context {
+// browser starts a headless Chromium for t, with extra options, and
+// returns its tab's context.
+func browser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium(t)), chromedp.WindowSize(1360, 900))
+	opts = append(opts, extra...)
 	if os.Geteuid() == 0 {
 		opts = append(opts, chromedp.NoSandbox) // Chromium refuses to run as root with its sandbox
 	}
@@ -284,4 +286,103 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 		t.Fatal(err)
 	}
 	t.Logf("wrote docs/%s (%d bytes)", name, len(png))
+}
+
+// rebindingPage is an attacker's page, as served under the attacker's
+// name once that name resolves to 127.0.0.1: from the page's origin the
+// UI's paths are same-origin. It reads a run's page and posts a cancel
+// with the token (the worst case: the attacker has it), and leaves what
+// it got in the body's data-out.
+const rebindingPage = `<!doctype html><body><script>
+(async () => {
+  const out = [];
+  try { const r = await fetch("/ops/run?id=%[1]s"); out.push("read " + r.status + " " + (await r.text()).includes("h-77")); } catch (e) { out.push("read error"); }
+  try { const r = await fetch("/ops/action", {method: "POST", headers: {"Content-Type": "application/x-www-form-urlencoded"},
+      body: "action=cancel&confirm=yes&id=%[1]s&csrf=%[2]s"}); out.push("cancel " + r.status); } catch (e) { out.push("cancel error"); }
+  document.body.dataset.out = out.join("|");
+})();
+</script></body>`
+
+// TestBrowserDNSRebinding is issue 20's attack: a page of the attacker's
+// name (evil.test, resolved to 127.0.0.1 by --host-resolver-rules, as
+// DNS rebinding makes it) reaches the UI on 127.0.0.1 same-origin. The
+// UI refuses its every request by Host: the page cannot read a run nor
+// cancel it. A UI told to allow that name (the control) is read and
+// acted on: the test sees the attack when the check is missing.
+func TestBrowserDNSRebinding(t *testing.T) {
+	ctx := browser(t, chromedp.Flag("host-resolver-rules", "MAP evil.test 127.0.0.1"))
+	for _, c := range []struct {
+		name  string
+		allow []string
+		want  string
+	}{
+		{"the UI refuses the attacker's name", nil, "read 403 false|cancel 403"},
+		{"control: a UI that allows the name is attacked", []string{"evil.test"}, "read 200 true|cancel 200"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			j := openSQLite(t)
+			seed(t, j, 1)
+			ui := Handler(j, Options{Write: true, AllowHosts: c.allow})
+			mux := http.NewServeMux()
+			mux.Handle("/ops/", http.StripPrefix("/ops", ui))
+			var token string
+			mux.HandleFunc("/evil.html", func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/html; charset=utf-8")
+				fmt.Fprintf(w, rebindingPage, parkedID, token)
+			})
+			srv := httptest.NewServer(mux)
+			defer srv.Close()
+			_, page := get(t, srv.URL+"/ops/run?id="+parkedID)
+			token = tokenRE.FindStringSubmatch(page)[1]
+			evil := strings.Replace(srv.URL, "127.0.0.1", "evil.test", 1)
+			d := &driver{t: t, ctx: ctx}
+			d.step("open the UI by the attacker's name", chromedp.Navigate(evil+"/ops/"))
+			body := d.eval(`[document.body.textContent]`)[0]
+			if refused := strings.Contains(body, "not one this UI serves"); refused != (c.allow == nil) || strings.Contains(body, parkedID) && c.allow == nil {
+				t.Errorf("the UI by the attacker's name shows %q", body)
+			}
+			d.step("visit the attacker's page", chromedp.Navigate(evil+"/evil.html"))
+			d.until(`document.body.dataset.out !== undefined`)
+			if got := d.eval(`[document.body.dataset.out]`)[0]; got != c.want {
+				t.Errorf("the attacker's page got %q; want %q", got, c.want)
+			}
+			r, _, _ := j.LoadRun(context.Background(), parkedID)
+			if cancelled := r.Status == journal.StatusCancelled; cancelled != (c.allow != nil) {
+				t.Errorf("run %s is %s after the attack", parkedID, r.Status)
+			}
+		})
+	}
+}
+
+// TestBrowserSignInRequired: with Auth (resumectl ui -public needs it),
+// a browser without credentials lands on the login form and sees no run;
+// a wrong secret is refused; the right one signs in with a cookie that
+// the page's scripts cannot read (HttpOnly), and signing out ends it.
+func TestBrowserSignInRequired(t *testing.T) {
+	ctx := browser(t)
+	j := openSQLite(t)
+	seed(t, j, 3)
+	srv := serve(t, j, Options{Write: true, Auth: Auth{Secret: "correct horse battery staple"}})
+	root := srv.URL + "/ops/"
+	d := &driver{t: t, ctx: ctx}
+	d.step("open a run without credentials", chromedp.Navigate(root+"run?id="+parkedID))
+	d.until(`document.getElementById("login-form") !== null`)
+	if got := d.eval(`[location.pathname, String(document.body.textContent.includes("h-77") || document.body.textContent.includes("` + parkedID + `"))]`); got[0] != "/ops/login" || got[1] != "false" {
+		t.Errorf("without credentials: at %s, run shown %s; want the login form at /ops/login, no run", got[0], got[1])
+	}
+	d.step("sign in with a wrong secret", chromedp.SetValue(chromedp.ID("login-secret"), "guess"), chromedp.Click(chromedp.ID("login")))
+	d.until(`document.getElementById("error") !== null && document.readyState === "complete"`)
+	if got := d.eval(`[document.getElementById("error").textContent]`)[0]; !strings.Contains(got, "wrong token or password") {
+		t.Errorf("a wrong secret: %q", got)
+	}
+	d.step("sign in", chromedp.SetValue(chromedp.ID("login-name"), "ada"), chromedp.SetValue(chromedp.ID("login-secret"), "correct horse battery staple"),
+		chromedp.Click(chromedp.ID("login")))
+	d.until(`document.getElementById("runs") !== null && document.readyState === "complete"`)
+	if got := d.eval(`[String(document.querySelectorAll("td.id a").length), document.cookie]`); got[0] == "0" || strings.Contains(got[1], sessionCookie) {
+		t.Errorf("signed in: %s runs listed, document.cookie %q; want the runs, and the session cookie out of scripts' reach", got[0], got[1])
+	}
+	d.step("sign out", chromedp.Click(chromedp.ID("logout")))
+	d.until(`document.getElementById("login-form") !== null && document.readyState === "complete"`)
+	d.step("open the list again", chromedp.Navigate(root))
+	d.until(`document.getElementById("login-form") !== null`)
 }

@@ -28,6 +28,7 @@ type listPage struct {
 	First    string // the URL of the first page, "" on it
 	Err      string
 	Statuses []journal.Status
+	Session  sessionBar
 }
 
 // listQuery is the list's filter as the URL carries it.
@@ -123,7 +124,7 @@ func (u *ui) list(w http.ResponseWriter, r *http.Request) {
 	v := r.URL.Query()
 	q := listQuery{Status: v.Get("status"), Workflow: v.Get("workflow"), Version: v.Get("version"),
 		From: v.Get("from"), To: v.Get("to"), Q: v.Get("q"), Order: v.Get("order"), After: v.Get("after")}
-	page := listPage{Query: q, Statuses: statuses}
+	page := listPage{Query: q, Statuses: statuses, Session: u.sessionBar(r)}
 	f, err := q.filter(u.opts.PageSize + 1)
 	if err != nil {
 		status(w, http.StatusBadRequest)

@@ -30,12 +30,14 @@ type runPage struct {
 	Moves                   []journal.Move
 	Children                []listRow
 	Signals                 []journal.SignalRecord
+	Audit                   []journal.ActionRecord // the operators' actions on the run
 	Actions                 actions
 	Write                   bool
 	Token                   string
 	Poll                    int64 // milliseconds
 	Live                    bool  // the run can still change on its own
 	Notes                   []string
+	Session                 sessionBar
 }
 
 // stepRow is one journaled step on the timeline.
@@ -66,6 +68,9 @@ type actions struct {
 	Running                                bool
 	Versions                               []string // with Accept: stored versions newest first
 	SignalName                             string
+	// SignalType and SignalSkeleton are the Go type of what the awaited
+	// event carries and a JSON value of its shape, to fill in.
+	SignalType, SignalSkeleton string
 }
 
 func (u *ui) run(w http.ResponseWriter, r *http.Request) {
@@ -96,7 +101,7 @@ func (u *ui) runPage(r *http.Request, id string) (runPage, error) {
 	p := runPage{Run: run, ID: run.RunID, Workflow: run.Workflow, Status: runops.StatusText(run), StatusClass: string(run.Status),
 		Created: stamp(run.CreatedAt), Updated: stamp(run.UpdatedAt), Input: u.preview(run.Input), Output: u.preview(run.Output),
 		Parent: run.Parent, Moves: run.Moves, Write: u.opts.Write, Token: u.token, Poll: u.opts.Poll.Milliseconds(),
-		Live: !run.Status.Finished()}
+		Live: !run.Status.Finished(), Session: u.sessionBar(r)}
 	if run.Parent != "" {
 		p.ParentURL = runURL(run.Parent)
 	}
@@ -120,6 +125,11 @@ func (u *ui) runPage(r *http.Request, id string) (runPage, error) {
 			Version: k.Version, Status: runops.StatusText(k), StatusClass: string(k.Status), Step: strings.TrimPrefix(k.RunID, id+"/")})
 	}
 	if p.Signals, err = u.j.ListSignals(ctx, id); err != nil {
+		// A payload that does not open (tampered, or a key missing) is
+		// said on the page, which still shows the run.
+		p.Signals, p.Notes = nil, append(p.Notes, "signals: "+err.Error())
+	}
+	if p.Audit, err = runops.Actions(ctx, u.j, id); err != nil {
 		return p, err
 	}
 	p.Actions, err = u.applicable(r, run)
@@ -153,7 +163,7 @@ func (u *ui) stepRows(run journal.RunRecord, steps []journal.StepRecord, def dep
 		row := stepRow{Seq: s.Seq, Key: s.StepKey, Name: s.Name, Status: string(s.Status), Result: u.preview(s.Result),
 			Error: s.Error, Pos: pos[s.Name], Attempt: s.Attempt, Final: s.Final, Current: s.StepKey == cur,
 			Started: stamp(s.StartedAt), Attempts: s.History, Problem: s.Problem(),
-			IdempotencyKey: resume.StepInfo{RunID: run.RunID, StepKey: s.StepKey}.IdempotencyKey()}
+			IdempotencyKey: resume.StepInfo{RunID: run.RunID, StepKey: s.StepKey, OriginKey: journal.OriginKey(run.Moves, s.StepKey)}.IdempotencyKey()}
 		if !s.FinishedAt.IsZero() && !s.StartedAt.IsZero() {
 			row.Duration = s.FinishedAt.Sub(s.StartedAt).Round(time.Microsecond).String()
 		}
@@ -233,6 +243,9 @@ func (u *ui) applicable(req *http.Request, r journal.RunRecord) (actions, error)
 	a.Running = r.Status == journal.StatusRunning
 	a.Signal = r.Status == journal.StatusWaiting && r.WaitKind == journal.WaitSignal
 	a.SignalName = r.WaitName
+	if a.Signal {
+		a.SignalType, a.SignalSkeleton = u.awaited(req, r)
+	}
 	if attn && r.AttentionKind == journal.AttentionKindVersion {
 		ms, err := u.j.ListManifests(req.Context(), r.Workflow)
 		if err != nil {
@@ -246,4 +259,24 @@ func (u *ui) applicable(req *http.Request, r journal.RunRecord) (actions, error)
 		a.Accept = len(a.Versions) > 0
 	}
 	return a, nil
+}
+
+// awaited says what run r's await of its event carries, from the manifest
+// of its version: the Go type and a JSON skeleton of its shape ("null" when
+// the manifest does not record it).
+func (u *ui) awaited(req *http.Request, r journal.RunRecord) (typ, skeleton string) {
+	m, err := u.j.Manifest(req.Context(), r.Workflow, r.Version)
+	if err != nil || m == "" {
+		return "", "null"
+	}
+	b, err := resume.StepSkeleton(m, r.WaitName)
+	if err != nil {
+		return "", "null"
+	}
+	for _, l := range strings.Split(m, "\n") {
+		if t, ok := strings.CutPrefix(strings.TrimSpace(l), r.WaitName+": journals "); ok {
+			typ = t
+		}
+	}
+	return typ, string(b)
 }

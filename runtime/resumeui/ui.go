@@ -8,20 +8,33 @@
 // resumectl ui serves it alone. Pages are rendered on the server with
 // html/template, which escapes every value; the little JavaScript that
 // keeps a run's page live and draws its step graph (with a vendored
-// Mermaid, assets/static/mermaid-11.17.2) is embedded and optional. Actions need
-// [Options.Write], a POST carrying the page's CSRF token, and a request
-// that is not cross-site (Origin and Sec-Fetch-Site are checked).
+// Mermaid, assets/static/mermaid-11.17.2) is embedded and optional.
+//
+// The UI answers only to the host names it serves: loopback addresses and
+// localhost, any port, and [Options.AllowHosts]. A request naming another
+// host (a page of an attacker's name that resolves to 127.0.0.1: DNS
+// rebinding) is refused (403) before anything is read from the journal.
+// A request that is not GET or HEAD must come from the UI's own origin
+// (net/http's CrossOriginProtection, on Sec-Fetch-Site and Origin), and
+// an action needs [Options.Write], a POST carrying the page's CSRF token
+// (which still guards browsers that send neither header) and a
+// confirmation. [Options.Auth] makes every page ask for a sign-in (a
+// token or password, then a session cookie: HttpOnly, SameSite=Strict,
+// Secure over TLS), or believe the user a trusted reverse proxy names.
+// Every action is recorded in the journal with who did it and from where
+// (runops, resume_actions), and shown on the run's page.
 package resumeui
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"embed"
 	"encoding/hex"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -42,6 +55,12 @@ type Options struct {
 	Poll time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// AllowHosts lists the host names (or addresses) the UI answers to
+	// beside loopback addresses and localhost, any port: the names it is
+	// reached by through a network or a proxy.
+	AllowHosts []string
+	// Auth says who may use the UI; the zero value asks nobody.
+	Auth Auth
 }
 
 //go:embed assets
@@ -52,10 +71,13 @@ var pages = template.Must(template.New("").Funcs(funcs).ParseFS(assets, "assets/
 // ui is the handler: the journal, its options and the CSRF token its
 // forms carry.
 type ui struct {
-	j     journal.Journal
-	opts  Options
-	token string
-	mux   *http.ServeMux
+	j        journal.Journal
+	opts     Options
+	token    string
+	mux      *http.ServeMux
+	cop      *http.CrossOriginProtection
+	sessions sessions
+	bad      error // what makes opts unusable: every request is refused
 }
 
 // Handler returns the UI over j. Its links are relative, so that it works
@@ -73,12 +95,16 @@ func Handler(j journal.Journal, opts Options) http.Handler {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	u := &ui{j: j, opts: opts, token: newToken(), mux: http.NewServeMux()}
+	u := &ui{j: j, opts: opts, token: newToken(), mux: http.NewServeMux(), cop: http.NewCrossOriginProtection(),
+		sessions: sessions{m: map[string]session{}}, bad: opts.Auth.Check()}
 	static, _ := fs.Sub(assets, "assets/static")
 	u.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	u.mux.HandleFunc("GET /{$}", u.list)
 	u.mux.HandleFunc("GET /run", u.run)
 	u.mux.HandleFunc("POST /action", u.action)
+	u.mux.HandleFunc("GET /login", u.login)
+	u.mux.HandleFunc("POST /login", u.login)
+	u.mux.HandleFunc("POST /logout", u.logout)
 	return u
 }
 
@@ -90,7 +116,9 @@ func newToken() string {
 	return hex.EncodeToString(b)
 }
 
-// ServeHTTP sets the headers every response carries and routes.
+// ServeHTTP sets the headers every response carries, refuses a request
+// for another host, a cross-origin write and, when Options.Auth asks for
+// it, a request without credentials, and routes.
 func (u *ui) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
@@ -104,25 +132,39 @@ func (u *ui) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		h.Set("Cache-Control", "no-store")
 	}
-	u.mux.ServeHTTP(w, r)
-}
-
-// sameOrigin reports whether a POST comes from the UI's own pages: a
-// browser says so in Sec-Fetch-Site, and an Origin, when sent, names the
-// host the request was sent to. A request with neither (a script, curl)
-// passes here, and still needs the CSRF token.
-func sameOrigin(r *http.Request) bool {
-	switch r.Header.Get("Sec-Fetch-Site") {
-	case "", "same-origin", "none":
-	default:
-		return false
+	switch {
+	case u.bad != nil:
+		http.Error(w, u.bad.Error(), http.StatusInternalServerError)
+		return
+	case !u.hostOK(r.Host):
+		http.Error(w, fmt.Sprintf("resumeui: host %q is not one this UI serves (loopback addresses, localhost, and the names it is told to allow: resumectl ui -allow-host NAME)", r.Host), http.StatusForbidden)
+		return
 	}
-	o := r.Header.Get("Origin")
-	if o == "" {
-		return true
+	if err := u.cop.Check(r); err != nil {
+		fail(w, http.StatusForbidden, "cross-site request refused: "+err.Error())
+		return
 	}
-	ou, err := url.Parse(o)
-	return err == nil && ou.Host == r.Host
+	if strings.HasPrefix(r.URL.Path, "/static/") || r.URL.Path == "/login" {
+		u.mux.ServeHTTP(w, r)
+		return
+	}
+	user, ok, refused := u.authenticate(r)
+	switch {
+	case refused != "":
+		fail(w, http.StatusForbidden, refused)
+		return
+	case !ok && r.Method == http.MethodGet:
+		if strings.Count(r.URL.Path, "/") > 1 {
+			seeOther(w, strings.Repeat("../", strings.Count(r.URL.Path, "/")-1)+"login")
+			return
+		}
+		seeOther(w, "login")
+		return
+	case !ok:
+		fail(w, http.StatusUnauthorized, "sign in first")
+		return
+	}
+	u.mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, user)))
 }
 
 // tokenOK reports whether the form carries the UI's CSRF token.

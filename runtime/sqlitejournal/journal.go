@@ -179,7 +179,7 @@ func nullJSON(b json.RawMessage) any {
 
 const runColumns = `run_id, workflow, version, status, input, output, error, attention_step, attention_kind,
 	attempts, lease_owner, lease_until, epoch, created_at, updated_at, failed_step, parent_run_id, error_detail,
-	attempts - progress_attempt, wait_kind, wait_name, wake_at, moves`
+	attempts - progress_attempt, wait_kind, wait_name, wake_at, moves, cancel_requested_at, deadline`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -189,7 +189,7 @@ type scanner interface{ Scan(dest ...any) error }
 // row stops its own run instead of every read of the journal.
 func scanRun(s scanner, extra ...any) (journal.RunRecord, error) {
 	var r journal.RunRecord
-	var v [23]any
+	var v [25]any
 	dest := make([]any, 0, len(v)+len(extra))
 	for i := range v {
 		dest = append(dest, &v[i])
@@ -209,6 +209,7 @@ func scanRun(s scanner, extra ...any) (journal.RunRecord, error) {
 	r.ClaimsSinceProgress = int(c.integer("claims since progress", v[18]))
 	r.WaitKind, r.WaitName, r.WakeAt = c.text("wait_kind", v[19]), c.text("wait_name", v[20]), c.time("wake_at", v[21])
 	r.Moves = c.moves(v[22])
+	r.CancelRequested, r.Deadline = c.time("cancel_requested_at", v[23]), c.time("deadline", v[24])
 	r.Unreadable = c.problem()
 	return r, nil
 }
@@ -382,6 +383,9 @@ func (j *Journal) run(ctx context.Context, q querier, runID string) (journal.Run
 // CreateRun inserts r unless its run id exists, and returns the stored run.
 // A held run's lease is counted once the insert holds the write lock.
 func (j *Journal) CreateRun(ctx context.Context, r journal.RunRecord) (journal.RunRecord, bool, error) {
+	if err := journal.CheckRun(r); err != nil {
+		return r, false, fmt.Errorf("create run: %w", err)
+	}
 	r = r.Created()
 	lease := r.LeaseUntil.Sub(r.CreatedAt)
 	tx, err := j.db.BeginTx(ctx, nil)
@@ -389,15 +393,24 @@ func (j *Journal) CreateRun(ctx context.Context, r journal.RunRecord) (journal.R
 		return r, false, writeLock(err)
 	}
 	defer tx.Rollback()
+	now := j.clock()
 	if r.LeaseOwner != "" {
-		r.LeaseUntil = j.clock().Add(lease)
+		r.LeaseUntil = now.Add(lease)
+	}
+	if !r.Deadline.IsZero() {
+		r.Deadline = now.Add(r.Deadline.Sub(r.CreatedAt))
+	}
+	if r.Parent != "" {
+		if err := inheritStop(ctx, tx, &r); err != nil {
+			return r, false, err
+		}
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO resume_runs
 		(run_id, workflow, version, status, input, lease_owner, lease_until, epoch, attempts, created_at, updated_at, parent_run_id,
-			wait_kind, wake_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
+			wait_kind, wake_at, deadline, cancel_requested_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
 		r.RunID, r.Workflow, r.Version, r.Status, string(r.Input), r.LeaseOwner, ts(r.LeaseUntil), r.Epoch, r.Attempts, ts(r.CreatedAt), ts(r.UpdatedAt), r.Parent,
-		r.WaitKind, ts(r.WakeAt))
+		r.WaitKind, ts(r.WakeAt), ts(r.Deadline), ts(r.CancelRequested))
 	if err != nil {
 		return r, false, writeLock(err)
 	}
@@ -410,6 +423,26 @@ func (j *Journal) CreateRun(ctx context.Context, r journal.RunRecord) (journal.R
 	}
 	stored, err := j.run(ctx, tx, r.RunID)
 	return stored, false, err
+}
+
+// inheritStop gives child run r its parent's deadline, when that is
+// earlier than its own, and its parent's cancellation.
+func inheritStop(ctx context.Context, tx *sql.Tx, r *journal.RunRecord) error {
+	var deadline, cancelAt string
+	err := tx.QueryRowContext(ctx, `SELECT deadline, cancel_requested_at FROM resume_runs WHERE run_id = ?`, r.Parent).Scan(&deadline, &cancelAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("run %s: read its parent %s: %w", r.RunID, r.Parent, err)
+	}
+	if d, err := time.Parse(timeFormat, deadline); err == nil && (r.Deadline.IsZero() || d.Before(r.Deadline)) {
+		r.Deadline = d
+	}
+	if at, err := time.Parse(timeFormat, cancelAt); err == nil {
+		r.CancelRequested = at
+	}
+	return nil
 }
 
 // claimSQL takes a run: pending, its lease expired while its owner is not
@@ -584,35 +617,47 @@ func (j *Journal) claimNextSQL(c journal.ClaimNextRequest, t time.Time) (string,
 // journal.ClaimNextRequest): a WITH clause listing the versions the worker
 // may claim, the condition on a candidate run, and the WITH clause's
 // arguments; all empty when c.Versions is nil (any version). t is the
-// journal's clock. The list is computed once per claim from the manifests
-// and advertisements, not per candidate run, so that runs skipped at the
-// head of the queue cost no more than a lookup each.
+// journal's clock. The list is computed once per claim from c and the
+// advertisements, not per candidate run, so that runs skipped at the head
+// of the queue cost no more than a lookup each.
 func claimVersions(c journal.ClaimNextRequest, t time.Time) (with, cond string, args []any) {
 	if len(c.Versions) == 0 {
 		return "", "", nil
 	}
-	with = `WITH mine (workflow, version) AS (VALUES (?, ?)` + strings.Repeat(", (?, ?)", len(c.Versions)-1) + `),
+	with = `WITH mine (workflow, version) AS (` + versionRows(len(c.Versions)) + `),
+		older (workflow, version) AS (` + versionRows(len(c.Older)) + `),
 		cutoff (at) AS (VALUES (?)),` + claimableVersions
-	for _, v := range c.Versions {
-		args = append(args, v.Workflow, v.Version)
+	for _, vs := range [][]journal.WorkflowVersion{c.Versions, c.Older} {
+		for _, v := range vs {
+			args = append(args, v.Workflow, v.Version)
+		}
 	}
 	args = append(args, ts(t.Add(-c.AdvertisedWithin)))
 	return with, `
 				AND (workflow, version) IN (SELECT workflow, version FROM claimable)`, args
 }
 
+// versionRows is the body of a WITH clause of n (workflow, version) rows
+// bound as arguments: VALUES for n > 0, an empty select for none.
+func versionRows(n int) string {
+	if n == 0 {
+		return `SELECT '', '' WHERE 0`
+	}
+	return `VALUES (?, ?)` + strings.Repeat(", (?, ?)", n-1)
+}
+
 // claimableVersions lists the versions a worker may claim runs of: its
-// own (mine), and those whose manifest was first saved before one of its
-// own (seq) that no worker advertised since the cutoff.
+// own (mine), and those its versions descend from by the code's lineage
+// (older) that no worker advertised since the cutoff. The manifests' seq,
+// the order in which the journal first saw versions, plays no part: a
+// newer program may have met the journal first.
 const claimableVersions = `
 		claimable (workflow, version) AS (
 			SELECT workflow, version FROM mine
 			UNION
-			SELECT pinned.workflow, pinned.version FROM resume_manifests pinned
-			WHERE EXISTS (SELECT 1 FROM resume_manifests newer JOIN mine ON newer.workflow = mine.workflow AND newer.version = mine.version
-					WHERE newer.workflow = pinned.workflow AND newer.seq > pinned.seq)
-				AND NOT EXISTS (SELECT 1 FROM resume_workers w
-					WHERE w.workflow = pinned.workflow AND w.version = pinned.version AND w.seen_at >= (SELECT at FROM cutoff)))
+			SELECT older.workflow, older.version FROM older
+			WHERE NOT EXISTS (SELECT 1 FROM resume_workers w
+					WHERE w.workflow = older.workflow AND w.version = older.version AND w.seen_at >= (SELECT at FROM cutoff)))
 		`
 
 // RenewLease extends the lease to d from the moment the write lock is
@@ -655,6 +700,9 @@ const writeStepSQL = `INSERT INTO resume_steps (` + stepColumns + `)
 		error_detail = excluded.error_detail, final = excluded.final, history = excluded.history`
 
 func writeStep(ctx context.Context, stmt *sql.Stmt, l journal.Lease, s journal.StepRecord) error {
+	if err := journal.CheckStep(s); err != nil {
+		return fmt.Errorf("run %s: write a step: %w", s.RunID, err)
+	}
 	history, err := journal.EncodeHistory(s.History)
 	if err != nil {
 		return fmt.Errorf("run %s, step %s: %w", s.RunID, s.StepKey, err)
@@ -719,15 +767,24 @@ func (t *stepTx) Rollback() error {
 	return t.tx.Rollback()
 }
 
+// finishSQL stores a run asked to stop that suspends (?1 waiting)
+// pending instead, so that its unwinding does not wait.
 const finishSQL = `UPDATE resume_runs SET
-		status = ?, output = ?, error = ?, attention_step = ?, attention_kind = ?, lease_owner = '', lease_until = '', updated_at = ?,
-		failed_step = ?, error_detail = ?, progress_attempt = attempts, wait_kind = ?, wait_name = ?, wake_at = ?
-	WHERE run_id = ? AND lease_owner = ? AND epoch = ?`
+		status = CASE WHEN ?1 = 'waiting' AND cancel_requested_at <> '' THEN 'pending' ELSE ?1 END,
+		output = ?2, error = ?3, attention_step = ?4, attention_kind = ?5, lease_owner = '', lease_until = '', updated_at = ?6,
+		failed_step = ?7, error_detail = ?8, progress_attempt = attempts,
+		wait_kind = CASE WHEN cancel_requested_at = '' THEN ?9 ELSE '' END,
+		wait_name = CASE WHEN cancel_requested_at = '' THEN ?10 ELSE '' END,
+		wake_at = CASE WHEN cancel_requested_at = '' THEN ?11 ELSE '' END
+	WHERE run_id = ?12 AND lease_owner = ?13 AND epoch = ?14`
 
 // FinishRun records the run's status and releases its lease, fenced. A
 // run suspending for a signal kept already, or for a child that no longer
 // waits, is stored pending instead (see journal.Journal.Signal).
 func (j *Journal) FinishRun(ctx context.Context, l journal.Lease, r journal.RunRecord) error {
+	if err := journal.CheckValue("output", r.Output); err != nil {
+		return fmt.Errorf("run %s: finish: %w", l.RunID, err)
+	}
 	if r.Status == journal.StatusWaiting && (r.WaitKind == journal.WaitSignal || r.WaitKind == journal.WaitChild) {
 		return j.inTx(ctx, func(tx *sql.Tx) error {
 			over, err := woken(ctx, tx, r)
@@ -869,6 +926,9 @@ const lastStepColumn = `COALESCE((SELECT s.step_key FROM resume_steps s
 // Resolve applies a person's resolution to an in_flight step of a run in
 // needs_attention, atomically.
 func (j *Journal) Resolve(ctx context.Context, runID, stepKey string, res journal.Resolution) error {
+	if err := journal.CheckValue("resolution result", res.Result); err != nil {
+		return fmt.Errorf("run %s, step %s: resolve: %w", runID, stepKey, err)
+	}
 	return j.inTx(ctx, func(tx *sql.Tx) error {
 		r, err := j.run(ctx, tx, runID)
 		if err != nil {
@@ -898,8 +958,8 @@ func (j *Journal) Resolve(ctx context.Context, runID, stepKey string, res journa
 			_, err = tx.ExecContext(ctx, `UPDATE resume_steps SET status = 'succeeded', result = ?, error = '', finished_at = ?
 				WHERE run_id = ? AND step_key = ?`, string(result), now, runID, stepKey)
 		} else {
-			_, err = tx.ExecContext(ctx, `UPDATE resume_steps SET status = 'failed', error = 'outcome unknown; a person chose redo',
-				attempt_base = attempt, finished_at = ? WHERE run_id = ? AND step_key = ?`, now, runID, stepKey)
+			_, err = tx.ExecContext(ctx, `UPDATE resume_steps SET status = 'failed', error = ?,
+				attempt_base = attempt, finished_at = ? WHERE run_id = ? AND step_key = ?`, res.RedoText(), now, runID, stepKey)
 		}
 		if err != nil {
 			return err
@@ -907,6 +967,9 @@ func (j *Journal) Resolve(ctx context.Context, runID, stepKey string, res journa
 		_, err = tx.ExecContext(ctx, `UPDATE resume_runs SET status = 'pending', error = '', attention_step = '', attention_kind = '', updated_at = ?
 			WHERE run_id = ?`, now, runID)
 		if err != nil {
+			return err
+		}
+		if err := j.recordAction(ctx, tx, runID); err != nil {
 			return err
 		}
 		return wakeParents(ctx, tx, runID)
@@ -941,6 +1004,9 @@ func (j *Journal) Retry(ctx context.Context, runID string) error {
 				updated_at = ? WHERE run_id = ?`, now, runID); err != nil {
 				return err
 			}
+			if err := j.recordAction(ctx, tx, runID); err != nil {
+				return err
+			}
 			return wakeParents(ctx, tx, runID)
 		}
 		if r.Status != journal.StatusFailed {
@@ -950,32 +1016,10 @@ func (j *Journal) Retry(ctx context.Context, runID string) error {
 			WHERE run_id = ? AND step_key = ? AND status = 'failed'`, runID, r.FailedStep); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE resume_runs SET status = 'pending', error = '', failed_step = '', updated_at = ? WHERE run_id = ?`, now, runID)
-		return err
-	})
-}
-
-// Cancel marks an unfinished run cancelled and moves its epoch on. A run
-// that succeeded or was cancelled is refused with ErrRunBusy, and so is one
-// a live lease holds unless opts.Running.
-func (j *Journal) Cancel(ctx context.Context, runID string, opts journal.CancelOptions) error {
-	return j.inTx(ctx, func(tx *sql.Tx) error {
-		r, err := j.run(ctx, tx, runID)
-		if err != nil {
+		if _, err = tx.ExecContext(ctx, `UPDATE resume_runs SET status = 'pending', error = '', failed_step = '', updated_at = ? WHERE run_id = ?`, now, runID); err != nil {
 			return err
 		}
-		switch {
-		case r.Status == journal.StatusSucceeded || r.Status == journal.StatusCancelled:
-			return fmt.Errorf("run %s is already %s: %w", runID, r.Status, journal.ErrRunBusy)
-		case r.Status == journal.StatusRunning && r.LeaseUntil.After(j.clock()) && !opts.Running:
-			return fmt.Errorf("run %s is running under %s until %s: %w", runID, r.LeaseOwner, r.LeaseUntil.UTC().Format(time.RFC3339), journal.ErrRunBusy)
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE resume_runs SET status = 'cancelled', lease_owner = '', lease_until = '',
-			epoch = epoch + 1, updated_at = ? WHERE run_id = ?`, ts(time.Now()), runID)
-		if err != nil {
-			return err
-		}
-		return wakeParents(ctx, tx, runID)
+		return j.recordAction(ctx, tx, runID)
 	})
 }
 
@@ -1077,6 +1121,9 @@ func (j *Journal) AcceptVersion(ctx context.Context, runID, version string) erro
 		_, err = tx.ExecContext(ctx, `UPDATE resume_runs SET version = ?, status = 'pending', error = '',
 			attention_step = '', attention_kind = '', updated_at = ?, moves = ? WHERE run_id = ?`, version, ts(now), nullJSON(moves), runID)
 		if err != nil {
+			return err
+		}
+		if err := j.recordAction(ctx, tx, runID); err != nil {
 			return err
 		}
 		return wakeParents(ctx, tx, runID)

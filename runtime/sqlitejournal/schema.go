@@ -175,6 +175,37 @@ CREATE INDEX resume_workers_by_version ON resume_workers (workflow, version, see
 CREATE INDEX resume_runs_by_created ON resume_runs (created_at, run_id);
 CREATE INDEX resume_runs_by_status_created ON resume_runs (status, created_at, run_id);
 `,
+	// 10: operators' surfaces. resume_actions records each operator's
+	// write action on a run (resumectl, the web UI): who, what, when, from
+	// where, in the action's own transaction. resume_keys lists the ids
+	// of the keys that seal the journal's values (resume.WithCodec), so
+	// that resumectl knows the journal is sealed before it writes to it.
+	`
+CREATE TABLE resume_actions (
+	run_id TEXT    NOT NULL,
+	seq    INTEGER NOT NULL,
+	action TEXT    NOT NULL,
+	detail TEXT    NOT NULL,
+	actor  TEXT    NOT NULL,
+	origin TEXT    NOT NULL,
+	via    TEXT    NOT NULL,
+	at     TEXT    NOT NULL,
+	PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE resume_keys (
+	key_id          TEXT NOT NULL PRIMARY KEY,
+	first_sealed_at TEXT NOT NULL
+) WITHOUT ROWID;
+`,
+	// 11: cancellation and deadlines. cancel_requested_at is when a person
+	// asked the run to stop ('' if nobody did): the next engine to execute
+	// it unwinds its body, its deferred steps still executing, and it ends
+	// cancelled. deadline is when the run is past its deadline ('' for
+	// none), by the journal's clock.
+	`
+ALTER TABLE resume_runs ADD COLUMN cancel_requested_at TEXT NOT NULL DEFAULT '';
+ALTER TABLE resume_runs ADD COLUMN deadline TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // SchemaVersion returns the schema version this package creates and reads.

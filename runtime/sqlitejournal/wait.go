@@ -31,6 +31,9 @@ const waitDue = `(status = 'waiting' AND wake_at > '' AND wake_at <= ?)`
 // Signal keeps s for the run's next await of s.Name and wakes the run if
 // it waits for that event, in one commit.
 func (j *Journal) Signal(ctx context.Context, s journal.SignalRecord) (journal.SignalRecord, error) {
+	if err := journal.CheckSignal(s); err != nil {
+		return s, fmt.Errorf("run %s: signal: %w", s.RunID, err)
+	}
 	err := j.inTx(ctx, func(tx *sql.Tx) error {
 		r, err := j.run(ctx, tx, s.RunID)
 		if err != nil {
@@ -38,6 +41,9 @@ func (j *Journal) Signal(ctx context.Context, s journal.SignalRecord) (journal.S
 		}
 		if r.Status.Finished() {
 			return fmt.Errorf("run %s is %s: %w", s.RunID, r.Status, journal.ErrRunFinished)
+		}
+		if !r.CancelRequested.IsZero() {
+			return fmt.Errorf("run %s is being cancelled: %w", s.RunID, journal.ErrRunFinished)
 		}
 		s.SentAt = j.clock()
 		j.reads.Add(1)
@@ -48,6 +54,9 @@ func (j *Journal) Signal(ctx context.Context, s journal.SignalRecord) (journal.S
 		if _, err := tx.ExecContext(ctx, `INSERT INTO resume_signals (run_id, name, seq, payload, sent_at) VALUES (?, ?, ?, ?, ?)`,
 			s.RunID, s.Name, s.Seq, string(s.Payload), ts(s.SentAt)); err != nil {
 			return writeLock(err)
+		}
+		if err := j.recordAction(ctx, tx, s.RunID); err != nil {
+			return err
 		}
 		return wakeForSignal(ctx, tx, r, s.Name, ts(s.SentAt))
 	})

@@ -73,6 +73,9 @@ func TestWaitingClaimUsesIndex(t *testing.T) {
 		{Owner: "w", Lease: time.Minute, Workflows: []string{"app.Flow"}},
 		{Owner: "w", Lease: time.Minute, Workflows: []string{"app.Flow", "app.Other"}, Holding: []string{"r-1"},
 			Versions: []journal.WorkflowVersion{{Workflow: "app.Flow", Version: "v1"}}, AdvertisedWithin: time.Minute},
+		{Owner: "w", Lease: time.Minute, Workflows: []string{"app.Flow"},
+			Versions: []journal.WorkflowVersion{{Workflow: "app.Flow", Version: "v2"}}, Older: []journal.WorkflowVersion{{Workflow: "app.Flow", Version: "v1"}},
+			AdvertisedWithin: time.Minute},
 	} {
 		plan, err := sqlitejournal.ExplainClaimNext(ctx, j, req)
 		if err != nil {

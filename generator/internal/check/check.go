@@ -1,9 +1,10 @@
 // Package check is the generator's list of checks: each a named function
 // that reads the model of the packages (package model) and reports what
 // the generator refuses, with its position and the fix. No check writes
-// to the model, and none depends on another's result: each is testable
-// alone (see checktest_test.go), and adding a refusal means adding one
-// check, or one case to a check, with its test beside it.
+// to the model, and none depends on another's result: each is tested
+// alone, in the file beside it (nondet_test.go beside nondet.go) with
+// package pipetest, and adding a refusal means adding one check, or one
+// case to a check, with its test beside it.
 //
 // A check reports through its [Pass]: Errorf for a refusal, Warnf for
 // what is allowed but probably not meant, and Nondet for a
@@ -119,7 +120,7 @@ func Run(checks []*Check, pkgs []*model.Package, errors, warnings *diag.List, ve
 
 // unusedAllows reports the //resume:allow directives that silenced
 // nothing. One in a function no workflow reaches is reported as such by
-// the directives check instead.
+// the unreached check instead.
 func unusedAllows(p *Pass) {
 	for _, pkg := range p.Packages {
 		for _, ib := range pkg.Directives.InBodies {

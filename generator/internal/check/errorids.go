@@ -39,12 +39,14 @@ func errorTest(p *Pass, pkg *model.Package, t model.ErrorTest) {
 		return
 	}
 	typ := t.Type
-	if _, ok := typ.Underlying().(*types.Interface); ok {
-		p.Errorf(t.Pos, "%s interface type %s cannot be replayed: a step error replayed after a resume keeps only the sentinels and concrete error types its workflow tests; test a concrete error type or a package-level sentinel instead", t.What, types.TypeString(typ, q))
+	if _, ok := typ.(*types.TypeParam); ok {
+		// Before the interface test: a type parameter's underlying type
+		// is its constraint, an interface.
+		p.Errorf(t.Pos, "%s type parameter %s cannot be replayed: test a concrete error type or a package-level sentinel", t.What, typ)
 		return
 	}
-	if _, ok := typ.(*types.TypeParam); ok {
-		p.Errorf(t.Pos, "%s type parameter %s cannot be replayed: test a concrete error type or a package-level sentinel", t.What, typ)
+	if _, ok := typ.Underlying().(*types.Interface); ok {
+		p.Errorf(t.Pos, "%s interface type %s cannot be replayed: a step error replayed after a resume keeps only the sentinels and concrete error types its workflow tests; test a concrete error type or a package-level sentinel instead", t.What, types.TypeString(typ, q))
 		return
 	}
 	if err := nameable(typ, self); err != nil {

@@ -29,4 +29,6 @@ var All = []*Check{
 	GeneratedNames,
 	NoSteps,
 	Stale,
+	LikelyRenames,
+	Priors,
 }

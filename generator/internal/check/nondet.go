@@ -139,7 +139,10 @@ var nondetMessages = map[nondetKind]string{
 // pointer method of a variable of the module). A message in a helper
 // names the whole path from the workflow. A //resume:allow on the line,
 // or on the line of a call on the way to it from the body, makes it a
-// reviewed exception. MapOrder, Concurrency and PackageState refuse the
+// reviewed exception. One of the functions the tables refuse, or
+// crypto/rand.Reader, used as a value is refused too (now := time.Now;
+// now()), unless it is passed straight to a step, which runs it inside
+// the journaled call. MapOrder, Concurrency and PackageState refuse the
 // other sources of non-determinism.
 var Nondeterministic = &Check{
 	Name: "nondeterministic",
@@ -147,6 +150,10 @@ var Nondeterministic = &Check{
 	Run: func(p *Pass) {
 		walkBodies(p, func(nd *nondet, n ast.Node) {
 			switch n := n.(type) {
+			case *ast.Ident:
+				if !nd.called[n] {
+					nd.use(n)
+				}
 			case *ast.RangeStmt:
 				if n.Tok == token.ASSIGN {
 					for _, lhs := range []ast.Expr{n.Key, n.Value} {
@@ -164,7 +171,14 @@ var Nondeterministic = &Check{
 			case *ast.IncDecStmt:
 				nd.globalWrite(n.X)
 			case *ast.CallExpr:
-				if _, marked := nd.in.Pkg.Directives.Sites[n.Lparen]; !marked {
+				nd.called[model.CalleeIdent(n.Fun)] = true
+				_, marked := nd.in.Pkg.Directives.Sites[n.Lparen]
+				if marked || nd.w.CallAt(n.Lparen) != nil {
+					for _, a := range n.Args {
+						nd.called[model.CalleeIdent(a)] = true
+					}
+				}
+				if !marked {
 					// A call marked //resume:step is journaled: its outcome is
 					// replayed, whatever it is (time.Now, os.Hostname).
 					nd.call(n)
@@ -181,9 +195,9 @@ func walkBodies(p *Pass, visit func(nd *nondet, n ast.Node)) {
 	written := writtenVars(p.Packages)
 	p.workflows(func(pkg *model.Package, w *model.Workflow) {
 		journaled := journaledSpans(w)
-		lvalues := map[*ast.Ident]bool{}
+		lvalues, called := map[*ast.Ident]bool{}, map[*ast.Ident]bool{}
 		w.Inspect(func(n ast.Node, in *model.Func) {
-			visit(&nondet{p: p, pkg: pkg, w: w, in: in, written: written, lvalues: lvalues, journaled: journaled}, n)
+			visit(&nondet{p: p, pkg: pkg, w: w, in: in, written: written, lvalues: lvalues, called: called, journaled: journaled}, n)
 		})
 	})
 }
@@ -199,22 +213,43 @@ type nondet struct {
 	// lvalues are the identifiers written, not read, by the statements
 	// walked so far (marked by markWritten).
 	lvalues map[*ast.Ident]bool
+	// called holds the callees of the calls walked so far, and the
+	// arguments of journaled calls: a use of a function there is no use
+	// as a value. A call is walked before its children.
+	called map[*ast.Ident]bool
 	// journaled are the workflow's journaled calls, which Placement
 	// refuses where they stand.
 	journaled spans
 }
 
 // report refuses, at pos, what (a call, a statement) that why; fix is the
-// way out. In a helper the message names the path from the workflow.
+// way out. In a helper the message names the path from the workflow to
+// what: "rand.Intn in util.Pick, called from workflow Onboard along
+// Onboard → util.Pick → rand.Intn, gives another value when the run
+// resumes: make it a step ...".
 func (nd *nondet) report(pos token.Pos, what, why, fix string) {
-	where := "in a workflow body"
-	if len(nd.in.Path) > 0 {
-		where = fmt.Sprintf("in %s, called from workflow %s along %s → %s,", nd.in.Path[len(nd.in.Path)-1], nd.w.Name, nd.chain(), what)
-	}
+	where := nd.where(what)
 	if why != "" {
+		if len(nd.in.Path) > 0 {
+			where += ","
+		}
 		where += " " + why
 	}
 	nd.p.Nondet(nd.in, nd.w, pos, what, fmt.Sprintf("%s %s: %s", what, where, fix))
+}
+
+// where says where the node judged stands: "in a workflow body", or "in
+// util.Pick, called from workflow Onboard along Onboard → util.Pick",
+// with " → "+callee when callee is not "".
+func (nd *nondet) where(callee string) string {
+	if len(nd.in.Path) == 0 {
+		return "in a workflow body"
+	}
+	chain := nd.chain()
+	if callee != "" {
+		chain += " → " + callee
+	}
+	return fmt.Sprintf("in %s, called from workflow %s along %s", nd.in.Path[len(nd.in.Path)-1], nd.w.Name, chain)
 }
 
 // chain is the path from the workflow to in: Onboard → notifyAll → util.Pick.
@@ -303,6 +338,37 @@ func (nd *nondet) call(call *ast.CallExpr) {
 		fix = "make it a step so its result is journaled: end its line with //resume:step name=NAME, move it into a //resume:step function, or mark the call that leads here from the body //resume:step"
 	}
 	nd.report(call.Pos(), what, nondetMessages[kind], fix)
+}
+
+// use refuses the use of id as a value when it names a function whose
+// calls call refuses (now := time.Now; now()), or crypto/rand.Reader
+// (io.ReadFull(rand.Reader, b)): the calls through the value, or the reads
+// of the reader, give another outcome when the run resumes. The walk
+// leaves out callees and the arguments of journaled calls.
+func (nd *nondet) use(id *ast.Ident) {
+	switch obj := nd.in.Info().Uses[id].(type) {
+	case *types.Var:
+		if obj.Pkg() == nil || obj.Pkg().Path() != "crypto/rand" || obj.Name() != "Reader" {
+			return
+		}
+		what := obj.Pkg().Name() + "." + obj.Name()
+		nd.report(id.Pos(), what, "gives other bytes when the run resumes", "read it in a step so what it gives is journaled (pass it to a //resume:step function, or move the read into one)")
+	case *types.Func:
+		if nd.pkg.Module.Package(obj.Pkg()) != nil {
+			return // the module's own functions are walked where they are called
+		}
+		kind := judge(obj)
+		if kind == nondetNone {
+			return
+		}
+		what := model.QualifiedName(obj, nil)
+		why := nondetMessages[kind]
+		fix := "call it in a step so its result is journaled (pass it to a //resume:step function, or move the call into one)"
+		if kind == nondetWait {
+			why, fix = why+", and holds a worker while it waits", durableWait(obj.Name())
+		}
+		nd.p.Nondet(nd.in, nd.w, id.Pos(), what+" as a value", fmt.Sprintf("%s is used as a value %s: a call through it %s: %s", what, nd.where(""), why, fix))
+	}
 }
 
 // durableWait is the way out of a real-time wait of package time (name)

@@ -75,10 +75,12 @@ func stepTypes(p *Pass, pkg *model.Package, s *model.Step, report bool) bool {
 }
 
 // receiverOK refuses a call-site step (a //resume:step at the call of a
-// method the user did not declare a step) on a pointer receiver of a type
-// with exported fields: its state may carry the step's result (cmd.Run(),
-// then cmd.Stdout), which the journal does not record. A declared step's
-// receiver is a dependency, like *sql.DB, and is not journaled.
+// method the user did not declare a step) on a pointer receiver of a
+// struct type with exported fields, or of a type that is no struct (type
+// List []string; (*List).Load): its state may carry the step's result
+// (cmd.Run(), then cmd.Stdout), which the journal does not record. A
+// struct without exported fields, like a declared step's receiver, is a
+// dependency (*sql.DB) and is not journaled.
 func receiverOK(pkg *model.Package, s *model.Step, errorf func(string, ...any)) bool {
 	recv := s.Sig.Recv()
 	if recv == nil || s.Recv == nil {
@@ -89,9 +91,6 @@ func receiverOK(pkg *model.Package, s *model.Step, errorf func(string, ...any)) 
 	}
 	ptr, ok := recv.Type().(*types.Pointer)
 	if !ok {
-		return true
-	}
-	if _, isStruct := ptr.Elem().Underlying().(*types.Struct); !isStruct {
 		return true
 	}
 	why, _ := model.MayHoldResult(ptr.Elem())

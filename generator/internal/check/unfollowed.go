@@ -16,7 +16,8 @@ import (
 
 // Unfollowed refuses what the step search cannot follow that may reach a
 // journaled call: a function reaching a step (or being one, or a workflow,
-// or a wait) used as a value; a call through a function value that such
+// or a wait), of the package or of another package of the module, used as
+// a value; a call through a function value that such
 // a function could be; a call of an interface method, not itself a step,
 // that such a method implements; and a call of a function of another
 // package of the module that may run a step or wait.
@@ -52,7 +53,7 @@ var Unfollowed = &Check{
 }
 
 // reacherWhat says why r matters: "calls step NotifyOwner at a.go:12:9",
-// "is a //resume:step".
+// "calls resume.Sleep at a.go:14:6", "is a //resume:step".
 func reacherWhat(p *Pass, pkg *model.Package, r calls.Reacher) string {
 	switch r.Kind {
 	case calls.IsStep:
@@ -60,25 +61,35 @@ func reacherWhat(p *Pass, pkg *model.Package, r calls.Reacher) string {
 	case calls.IsWorkflow:
 		return "is a //resume:workflow, whose call from a workflow is a child run"
 	}
-	return fmt.Sprintf("calls step %s at %s", pkg.StepNameAt(r.Witness), p.PosString(r.Witness.Pos()))
+	return fmt.Sprintf("calls %s at %s", runsWhat(pkg, r.Witness), p.PosString(r.Witness.Pos()))
 }
 
 // valueUse refuses the use of a function that reaches a step (or is one,
-// or is a wait or a workflow) as a value: whoever calls the value later
-// does not journal it.
+// an interface method declared //resume:step too, or is a wait or a
+// workflow) as a value: whoever calls the value later does not journal
+// it.
 func valueUse(p *Pass, pkg *model.Package, id *ast.Ident, in *model.Func) {
 	fn, ok := in.Info().Uses[id].(*types.Func)
-	if !ok || calls.IsInterfaceMethod(fn) {
+	if !ok {
 		return
 	}
 	via := in.Via()
+	if calls.IsInterfaceMethod(fn) {
+		// Only a step: no implementation is followed through an
+		// interface, whose calls the interface call rule judges.
+		if _, isStep := in.Pkg.Directives.StepOf(fn); isStep {
+			name := model.QualifiedName(fn, in.Pkg.Load.Types)
+			p.Errorf(id.Pos(), "%s is a //resume:step, and is used here as a value: whatever calls the value runs it outside the journal; call %s directly in the workflow body or in a helper it calls%s", name, name, via)
+		}
+		return
+	}
 	if runtimeapi.WaitOf(fn) != runtimeapi.NotWait {
 		p.Errorf(id.Pos(), "resume.%s is used here as a value: a wait is a journaled point of the workflow, and the generator only sees a direct call; call resume.%s directly in the workflow body or in a helper it calls%s", fn.Name(), fn.Name(), via)
 		return
 	}
 	if pkg.Module.Package(fn.Pkg()) == nil {
-		if fn.Pkg() != nil && in.Pkg.Directives.WorkflowOf(fn) != nil {
-			p.Errorf(id.Pos(), "%s.%s is a //resume:workflow, whose call from a workflow is a child run, and is used here as a value: whatever calls the value runs it outside the journal; call %s.%s directly in the workflow body or in a helper it calls%s", fn.Pkg().Name(), fn.Name(), fn.Pkg().Name(), fn.Name(), via)
+		if fn.Pkg() != nil {
+			foreignValueUse(p, in, id, fn, via)
 		}
 		return
 	}
@@ -89,6 +100,30 @@ func valueUse(p *Pass, pkg *model.Package, id *ast.Ident, in *model.Func) {
 			return
 		}
 	}
+}
+
+// foreignValueUse is valueUse for fn, a function of another module: a
+// workflow, a step, or a function that may run a step or wait, read from
+// its source by name (calls.ForeignReach).
+func foreignValueUse(p *Pass, in *model.Func, id *ast.Ident, fn *types.Func, via string) {
+	name := fn.Pkg().Name() + "." + model.DisplayName(fn)
+	if in.Pkg.Directives.WorkflowOf(fn) != nil {
+		p.Errorf(id.Pos(), "%s is a //resume:workflow, whose call from a workflow is a child run, and is used here as a value: whatever calls the value runs it outside the journal; call %s directly in the workflow body or in a helper it calls%s", name, name, via)
+		return
+	}
+	if _, isStep := in.Pkg.Directives.StepOf(fn); isStep {
+		p.Errorf(id.Pos(), "%s is a //resume:step, and is used here as a value: whatever calls the value runs it outside the journal; call %s directly in the workflow body or in a helper it calls%s", name, name, via)
+		return
+	}
+	what := in.Pkg.Calls.ForeignReach(fn.Origin())
+	if what == "" {
+		return
+	}
+	fix := "mark it //resume:step"
+	if wait, ok := strings.CutPrefix(what, calls.ForeignWaitPrefix); ok {
+		fix = "call resume." + wait + " in the workflow body" // a step cannot wait
+	}
+	p.Errorf(id.Pos(), "%s is a function of another module that %s, and is used here as a value: whatever calls the value runs that outside the journal; move the helper into this module and call it directly, or %s%s", name, what, fix, via)
 }
 
 // unfollowedCall refuses a call the step search cannot follow that may

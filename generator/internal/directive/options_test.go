@@ -3,7 +3,16 @@ package directive
 import (
 	"strings"
 	"testing"
+	"time"
 )
+
+// TestDescendsFrom: descends-from= takes versions, once each.
+func TestDescendsFrom(t *testing.T) {
+	o, err := ParseWorkflowOptions([]string{"name=billing.Onboard", "descends-from=58d7f6410c0f1308,0854326adbd4a716,58d7f6410c0f1308"})
+	if err != nil || strings.Join(o.DescendsFrom, " ") != "58d7f6410c0f1308 0854326adbd4a716" || o.Name != "billing.Onboard" {
+		t.Fatalf("ParseWorkflowOptions = %+v, %v", o, err)
+	}
+}
 
 // TestNearOption tries option names close to the new options, and names
 // that must not be taken for them.
@@ -24,7 +33,14 @@ func TestNearOption(t *testing.T) {
 		{"NAME=X", false, "did you mean name=?"},
 		{"renamed-from=X", false, "belongs on //resume:step"},
 		{"key=x", false, "belongs on //resume:step"},
-		{"fast", false, `unknown option "fast" (want name=, old-version-of=)`},
+		{"fast", false, `unknown option "fast" (want name=, old-version-of=, timeout=, descends-from=)`},
+		{"descends-from=v1", false, "bad descends-from=v1: want workflow versions as resumegen prints them (16 hex digits)"},
+		{"descends-from=58d7f6410c0f1308,", false, "bad descends-from="},
+		{"descends-from=58D7F6410C0F1308", false, "bad descends-from="},
+		{"descendsfrom=58d7f6410c0f1308", false, "did you mean descends-from="},
+		{"descends-from=58d7f6410c0f1308", true, "belongs on //resume:workflow"},
+		{"timeout=0s", false, `bad timeout="0s": want a positive Go duration`},
+		{"timeout=tomorrow", false, `bad timeout="tomorrow"`},
 		{"version=2", false, `unknown option "version=2" (want`},
 		{"from=X", true, `unknown option "from=X" (want`},
 	} {
@@ -40,5 +56,17 @@ func TestNearOption(t *testing.T) {
 		if err != nil && strings.Contains(tc.want, "unknown option") && strings.Contains(err.Error(), "did you mean") {
 			t.Errorf("%s: %v suggests an option it is not close to", tc.field, err)
 		}
+	}
+}
+
+// TestWorkflowTimeout: timeout= on //resume:workflow is the runs'
+// deadline, a positive Go duration.
+func TestWorkflowTimeout(t *testing.T) {
+	o, err := ParseWorkflowOptions([]string{"name=billing.Onboard", "timeout=36h"})
+	if err != nil || o.Timeout != 36*time.Hour || o.Name != "billing.Onboard" {
+		t.Errorf("timeout=36h: %+v, %v", o, err)
+	}
+	if _, err := ParseWorkflowOptions([]string{"timeout=1h", "timeout=2h"}); err == nil || !strings.Contains(err.Error(), "given twice") {
+		t.Errorf("timeout= twice: %v", err)
 	}
 }

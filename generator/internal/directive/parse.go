@@ -56,6 +56,14 @@ type WorkflowOptions struct {
 	// OldOf is old-version-of=, the Go name of the workflow of which this
 	// function keeps an old version, or "".
 	OldOf string
+	// Timeout is timeout=, the run deadline counted from a run's creation
+	// (resume.WorkflowDef.Timeout), or 0.
+	Timeout time.Duration
+	// DescendsFrom are the versions of descends-from=: versions the
+	// workflow descends from that its generated files cannot tell (a
+	// generated file lost, a workflow moved to another module), added to
+	// its lineage (resume.WorkflowDef.Lineage).
+	DescendsFrom []string
 }
 
 // StepOptions are the options of a //resume:step directive. The Has*
@@ -281,7 +289,7 @@ func parseStepOptions(fields []string, callSite bool, keySrc string) (StepOption
 // //resume:step and //resume:workflow, as listed in messages.
 var (
 	stepOptionNames     = []string{"name=", "once", "tx", "retry=", "backoff=", "timeout=", "key=", "renamed-from="}
-	workflowOptionNames = []string{"name=", "old-version-of="}
+	workflowOptionNames = []string{"name=", "old-version-of=", "timeout=", "descends-from="}
 )
 
 // ParseWorkflowOptions parses the options after //resume:workflow.
@@ -305,6 +313,18 @@ func ParseWorkflowOptions(fields []string) (WorkflowOptions, error) {
 				return o, fmt.Errorf("bad old-version-of=%s: want the Go name of a workflow of this package, such as old-version-of=Onboard (or Type.Method for a method)", val)
 			}
 			o.OldOf = val
+		case "timeout":
+			d, err := parsePositiveDuration(val)
+			if err != nil {
+				return o, fmt.Errorf("bad timeout=%q: want a positive Go duration, the run's deadline from its creation, e.g. timeout=24h", val)
+			}
+			o.Timeout = d
+		case "descends-from":
+			vs, err := parseVersions(val)
+			if err != nil {
+				return o, err
+			}
+			o.DescendsFrom = vs
 		default:
 			return o, unknownOption(f, key, workflowOptionNames, stepOptionNames, "//resume:step")
 		}
@@ -313,6 +333,22 @@ func ParseWorkflowOptions(fields []string) (WorkflowOptions, error) {
 		return o, fmt.Errorf("name= and old-version-of= exclude each other: an old version takes the identity of the workflow it is a version of; drop name=")
 	}
 	return o, nil
+}
+
+// parseVersions parses the value of descends-from=: one or more workflow
+// versions (16 lowercase hex digits, as resumegen prints them), separated
+// by commas.
+func parseVersions(val string) ([]string, error) {
+	var out []string
+	for _, v := range strings.Split(val, ",") {
+		if len(v) != 16 || strings.Trim(v, "0123456789abcdef") != "" {
+			return nil, fmt.Errorf("bad descends-from=%s: want workflow versions as resumegen prints them (16 hex digits), separated by commas, such as descends-from=58d7f6410c0f1308", val)
+		}
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out, nil
 }
 
 // quotedFix suggests the name without its quotes when val is quoted.

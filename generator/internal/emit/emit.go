@@ -67,7 +67,7 @@ func File(src Source, exceptions map[*model.Workflow][]model.Exception, build co
 	}
 	f.Line()
 	f.Comment("A build error here means the runtime is older than this generated code.")
-	f.Const().Id("_").Op("=").Id(rt).Dot(supportVersion(src))
+	f.Const().Id("_").Op("=").Id(rt).Dot(supportVersion)
 	f.Line()
 	embedSource(f, src, imports)
 
@@ -103,10 +103,11 @@ type Source struct {
 	Shared []*model.Helper
 }
 
-// supportVersion is the runtime constant the file names: the newest
-// whose API the file uses (shared copies' resume.Site, run handles'
-// resume.SignalRun).
-func supportVersion(src Source) string { return "SupportPackageIsVersion4" }
+// supportVersion is the runtime constant a generated file names: the
+// newest whose API it uses. Every file holds a run handle
+// (resume.SignalRun) or a shared copy (resume.Site), both of version 5,
+// which also runs the lineage of version 4.
+const supportVersion = "SupportPackageIsVersion5"
 
 // embedSource emits the variable embedding the source files the workflows
 // of the file were copied from, which the runtime fingerprints again
@@ -301,6 +302,9 @@ func (e *workflowEmitter) manifest(f *jen.File) {
 			if len(s.RenamedFrom) > 0 {
 				policy += " renamed-from " + strings.Join(s.RenamedFrom, ",")
 			}
+			if s.Deferred {
+				policy += " deferred" // a compensation: it executes while a stopping run unwinds
+			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.Display, s.Signature, policy)
 		}
 		tw.Flush()
@@ -440,12 +444,29 @@ func (e *workflowEmitter) calleeExpr(s *model.Step) string {
 	return e.typ(t) + "." + fn.Name()
 }
 
+// lineageField is the Lineage field of a WorkflowDef literal, one version
+// a line, newest first, so that a version change shows in the diff as one
+// line added on top:
+//
+//	Lineage: []string{
+//		"58d7f6410c0f1308",
+//		"0c2b7e4f1a9d3e55",
+//	},
+func lineageField(lineage []string) jen.Code {
+	var vs []jen.Code
+	for _, v := range lineage {
+		vs = append(vs, jen.Line().Lit(v))
+	}
+	return jen.Line().Id("Lineage").Op(":").Index().String().Values(append(vs, jen.Line())...)
+}
+
 // def emits the workflow's definition:
 //
 //	var resumeOnboard = &resume.WorkflowDef{
 //		Package: "example.com/billing",
 //		Name:    "Onboard",
 //		Version: resumeOnboardVersion,
+//		Lineage: []string{"58d7f6410c0f1308"}, // when it has one: see lineageField
 //		Steps: []resume.StepDef{
 //			{Name: "ScoreAll", Callee: "...", Signature: "...", Policy: resume.PolicyDefault, Attempts: 5,
 //				Shape: []string{"result Score: Points int"}},
@@ -460,6 +481,10 @@ func (e *workflowEmitter) def(f *jen.File) {
 	d := w.Definition()
 	var steps []jen.Code
 	for i := range d.Steps {
+		// The generated code records a call site relative to its
+		// declaration, which the runtime resolves against the embedded
+		// source: an edit above the declaration leaves this file alone.
+		d.Steps[i].Pos = w.Steps[i].RelPos
 		steps = append(steps, jen.Line().Values(e.stepFields(&d.Steps[i])...))
 	}
 	if len(steps) > 0 {
@@ -478,12 +503,18 @@ func (e *workflowEmitter) def(f *jen.File) {
 			fields = append(fields, jen.Line().Id("Old").Op(":").True())
 		}
 	}
+	fields = append(fields, jen.Line().Id("Version").Op(":").Id(w.VersionName()))
+	if len(d.Lineage) > 0 {
+		fields = append(fields, lineageField(d.Lineage))
+	}
 	fields = append(fields,
-		jen.Line().Id("Version").Op(":").Id(w.VersionName()),
 		jen.Line().Id("Steps").Op(":").Index().Add(e.rt("StepDef")).Values(steps...),
 		jen.Line().Id("Graph").Op(":").Id(w.GraphName()),
 		shapeField(d.Shape),
 	)
+	if d.Timeout != 0 {
+		fields = append(fields, jen.Line().Id("Timeout").Op(":").Add(e.duration(d.Timeout)))
+	}
 	if len(w.ErrorIDs) > 0 {
 		fields = append(fields, jen.Line().Id("Errors").Op(":").Index().Add(e.rt("ErrorDef")).Values(e.errorDefs()...))
 	}
@@ -532,6 +563,9 @@ func (e *workflowEmitter) stepFields(d *resume.StepDef) []jen.Code {
 	}
 	if d.Child {
 		fields = append(fields, jen.Id("Child").Op(":").True())
+	}
+	if d.Deferred {
+		fields = append(fields, jen.Id("Deferred").Op(":").True())
 	}
 	if d.Attempts != 0 {
 		fields = append(fields, jen.Id("Attempts").Op(":").Lit(d.Attempts))

@@ -138,6 +138,14 @@ type Result struct {
 	generated map[*ast.File]bool
 	// modulePkgs are the go list packages of Module, by import path.
 	modulePkgs map[string]*packages.Package
+	// generatedFiles are the names of the generated files in this build
+	// of the roots and of the main module's packages read beside them;
+	// priors and priorProblems what they record (see [Prior]), read once,
+	// by the first package made.
+	generatedFiles []string
+	priors         []Prior
+	priorProblems  []PriorProblem
+	priorsRead     bool
 }
 
 // Load lists the packages of all patterns, with their dependencies, with
@@ -173,10 +181,11 @@ func Load(cfg Config) (*Result, error) {
 	source := map[*packages.Package]bool{}
 	for _, p := range roots {
 		isRoot[p] = true
-		directives, generated, err := scanDirectives(p)
+		directives, generated, files, err := scanDirectives(p)
 		if err != nil {
 			return nil, err
 		}
+		l.generatedFiles = append(l.generatedFiles, files...)
 		if directives {
 			l.Checked[p] = true
 			source[p] = true
@@ -196,6 +205,15 @@ func Load(cfg Config) (*Result, error) {
 	inModule := moduleClosure(l.Checked)
 	for p := range inModule {
 		source[p] = true
+		if !isRoot[p] {
+			// Its generated file is rewritten too (its shared copies, and
+			// then its workflows): the lineage it records is needed.
+			_, _, files, err := scanDirectives(p)
+			if err != nil {
+				return nil, err
+			}
+			l.generatedFiles = append(l.generatedFiles, files...)
+		}
 	}
 	// reaches[p]: p is a source root or imports one, directly or not.
 	reaches := map[*packages.Package]bool{}
@@ -364,9 +382,10 @@ func (r *Result) newModule(inModule map[*packages.Package]bool) *Module {
 
 // scanDirectives reports whether a non-generated file of the package
 // holds the text of a directive, and whether the package holds a
-// generated file (in this build or excluded from it). A file is read, not
-// parsed: this is what spares a tree without workflows the type check.
-func scanDirectives(p *packages.Package) (directives, generated bool, err error) {
+// generated file (in this build or excluded from it), and lists its
+// generated files in this build. A file is read, not parsed: this is what
+// spares a tree without workflows the type check.
+func scanDirectives(p *packages.Package) (directives, generated bool, files []string, err error) {
 	for _, name := range p.IgnoredFiles {
 		if strings.HasSuffix(name, GeneratedSuffix) {
 			generated = true
@@ -375,17 +394,18 @@ func scanDirectives(p *packages.Package) (directives, generated bool, err error)
 	for _, name := range p.GoFiles {
 		src, err := os.ReadFile(name)
 		if err != nil {
-			return false, false, fmt.Errorf("scan %s for directives: %w", p.PkgPath, err)
+			return false, false, nil, fmt.Errorf("scan %s for directives: %w", p.PkgPath, err)
 		}
 		if IsGeneratedFile(name, src) {
 			generated = true
+			files = append(files, name)
 			// Shared copies are regenerated from the package itself.
 			directives = directives || bytes.Contains(src, []byte(SharedCopiesMark))
 		} else if bytes.Contains(src, []byte(directiveMark)) {
 			directives = true
 		}
 	}
-	return directives, generated, nil
+	return directives, generated, files, nil
 }
 
 // typeCheck parses and type-checks one package, resolving its imports (by
@@ -543,6 +563,15 @@ type Package struct {
 	// Sources holds file contents by name for a package type-checked from
 	// memory (tests); ReadSource reads other files from disk.
 	Sources map[string][]byte
+	// Priors are the workflow definitions recorded in the generated files
+	// of this build of every package of the run (see [Prior]), read
+	// before anything is rewritten: a workflow moved to another package,
+	// its identity kept by name=, finds its earlier definition when both
+	// packages are generated in one run. PriorProblems are the package's
+	// own generated files that could not be read whole. Only the
+	// generator fills them.
+	Priors        []Prior
+	PriorProblems []PriorProblem
 }
 
 // ReadSource returns the content of one of the package's files.
@@ -579,12 +608,24 @@ func (r *Result) makePackage(p *packages.Package) *Package {
 	if p.Module != nil {
 		pkg.ModuleDir = p.Module.Dir
 	}
+	own := map[string]bool{}
 	for _, f := range p.Syntax {
 		if r.generated[f] {
 			pkg.Generated = append(pkg.Generated, f)
+			own[p.Fset.File(f.Pos()).Name()] = true
 			continue
 		}
 		pkg.Files = append(pkg.Files, f)
+	}
+	if !r.priorsRead {
+		r.priors, r.priorProblems = readPriors(r.generatedFiles)
+		r.priorsRead = true
+	}
+	pkg.Priors = r.priors
+	for _, prob := range r.priorProblems {
+		if own[prob.File] {
+			pkg.PriorProblems = append(pkg.PriorProblems, prob)
+		}
 	}
 	return pkg
 }

@@ -66,6 +66,7 @@ func (p *Package) Build() *Package {
 		w.Version = VersionOf(w)
 	}
 	p.resolveIdentities()
+	p.lineages()
 	for _, w := range p.Workflows {
 		if w.BadRecv {
 			continue

@@ -11,7 +11,8 @@ import (
 // cannot disagree. ID is set only when the identity is not the import-path
 // name (or for an old version), as the literal has it.
 func (w *Workflow) Definition() *resume.WorkflowDef {
-	def := &resume.WorkflowDef{Package: w.Package, Name: w.Name, Version: w.Version, Graph: w.Graph, Shape: w.Shape}
+	def := &resume.WorkflowDef{Package: w.Package, Name: w.Name, Version: w.Version, Lineage: w.Lineage, Graph: w.Graph, Shape: w.Shape,
+		Timeout: w.Directive.Workflow.Timeout}
 	if w.ID != w.Package+"."+w.Name || w.Old {
 		def.ID, def.Aliases, def.Old = w.ID, w.Aliases, w.Old
 	}
@@ -28,7 +29,7 @@ var policies = map[string]resume.Policy{"default": resume.PolicyDefault, "once":
 
 // Definition is the step's resume.StepDef as the generated code holds it.
 func (s *Step) Definition() resume.StepDef {
-	d := resume.StepDef{Name: s.Name, Callee: s.Callee, Signature: s.Signature, Policy: policies[s.Policy], Child: s.Child,
+	d := resume.StepDef{Name: s.Name, Callee: s.Callee, Signature: s.Signature, Policy: policies[s.Policy], Child: s.Child, Deferred: s.Deferred,
 		Attempts: s.Opts.Attempts, Timeout: s.Opts.Timeout, JSON: s.JSON, Key: s.Key, RenamedFrom: s.RenamedFrom, Pos: s.Pos, Site: s.SiteID, Shape: s.Shape}
 	if s.Opts.HasBackoff {
 		d.BackoffMin, d.BackoffMax = s.Opts.BackoffMin, s.Opts.BackoffMax

@@ -16,7 +16,7 @@ import (
 // (Workflow.Graph). Neither enters the version.
 func (p *Package) describe(w *Workflow) {
 	for _, s := range w.Steps {
-		s.Pos = p.callSite(s)
+		s.Pos, s.RelPos = p.callSite(w, s)
 	}
 	g := &graphSource{p: p, w: w, steps: map[*ast.CallExpr]*Step{}}
 	for _, s := range w.Steps {
@@ -26,17 +26,26 @@ func (p *Package) describe(w *Workflow) {
 }
 
 // callSite is "dir/file.go:42", the step call's file relative to the
-// module root and its line, or "" when the module root is unknown.
-func (p *Package) callSite(s *Step) string {
-	if p.Load.ModuleDir == "" || s.Call == nil {
-		return ""
+// module root and its line, and the same position relative to the
+// declaration holding the call, "dir/file.go:Onboard+12", which does not
+// move when lines above the declaration do; both "" when the module root
+// is unknown.
+func (p *Package) callSite(w *Workflow, s *Step) (abs, rel string) {
+	if p.Load.ModuleDir == "" || s.Call == nil || s.In == nil {
+		return "", ""
 	}
 	pos := p.Load.Fset.Position(s.Call.Pos())
-	rel, err := filepath.Rel(p.Load.ModuleDir, pos.Filename)
-	if err != nil || !filepath.IsLocal(rel) {
-		return ""
+	file, err := filepath.Rel(p.Load.ModuleDir, pos.Filename)
+	if err != nil || !filepath.IsLocal(file) {
+		return "", ""
 	}
-	return fmt.Sprintf("%s:%d", filepath.ToSlash(rel), pos.Line)
+	file = filepath.ToSlash(file)
+	decl := w.Name
+	if s.In.Fn != nil {
+		decl = DisplayName(s.In.Fn)
+	}
+	declLine := p.Load.Fset.Position(s.In.Decl.Type.Func).Line
+	return fmt.Sprintf("%s:%d", file, pos.Line), fmt.Sprintf("%s:%s+%d", file, decl, pos.Line-declLine)
 }
 
 // graphSource is the model of a workflow as package graph reads it.

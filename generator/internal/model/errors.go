@@ -222,16 +222,21 @@ func (c *errorCollector) typeSwitch(n *ast.TypeSwitchStmt) {
 
 // typeTarget records a test for the type t: nothing for an interface
 // every error satisfies (a replayed error is one too) or a type that is
-// no error (nothing a step returns can be one).
+// no error (nothing a step returns can be one). A type parameter is
+// recorded whatever its constraint, which is its underlying type: even
+// [T error] stands for concrete error types the journal would have to
+// know.
 func (c *errorCollector) typeTarget(t types.Type, pos token.Pos, what string) {
 	if t == nil {
 		return
 	}
-	if it, ok := t.Underlying().(*types.Interface); ok {
-		if types.Implements(ErrorInterface, it) {
-			return
-		}
-	} else if _, param := t.(*types.TypeParam); !param && !types.Implements(t, ErrorInterface) {
+	it, isInterface := t.Underlying().(*types.Interface)
+	_, isParam := t.(*types.TypeParam)
+	switch {
+	case isParam:
+	case isInterface && types.Implements(ErrorInterface, it):
+		return
+	case !isInterface && !types.Implements(t, ErrorInterface):
 		return
 	}
 	c.tests = append(c.tests, ErrorTest{Pos: pos, What: what, Type: t})

@@ -75,6 +75,12 @@ type Workflow struct {
 	Current *Workflow
 	// Version is the hash of the step signature list; see Canonical.
 	Version string
+	// Lineage lists the versions the workflow descends from, newest first,
+	// from the package's generated files (see lineages); it does not enter
+	// the version. Prior is the workflow's current definition recorded
+	// there, nil for a workflow generated for the first time.
+	Lineage []string
+	Prior   *load.Prior
 	// Steps are the journaled points of the workflow in source order:
 	// every step, child and wait call site the journal can order and
 	// name, in the body and in the helpers it calls.
@@ -227,8 +233,13 @@ type Step struct {
 	// RenamedFrom are the step's earlier names (renamed-from=).
 	RenamedFrom []string
 	// Pos is the call site, "dir/file.go:42" relative to the module root,
-	// or "" when the module root is unknown.
-	Pos string
+	// or "" when the module root is unknown. RelPos is the same place
+	// relative to the declaration holding the call, "dir/file.go:Onboard+12"
+	// (line 12 of Onboard's, counted from its func keyword): the generated
+	// code records that, so an edit above the declaration does not rewrite
+	// it, and the runtime resolves it against the source it embeds.
+	Pos    string
+	RelPos string
 
 	// Opts are the step's options: its declaration's, overridden by the
 	// call site's; Site is the call-site directive, nil without one.

@@ -23,8 +23,13 @@ type search struct {
 	// first call, so a step inside a helper is one step however many
 	// times the helper is called, numbered at run time like a loop's.
 	entered map[*types.Func]bool
-	// deferred counts the deferred calls the walk is in.
+	// deferred counts the deferred calls the walk is in: a step there is
+	// Deferred (resume.StepDef.Deferred: it executes while a stopping run
+	// unwinds).
 	deferred int
+	// helperSteps are, per helper walked, the steps its walk found (its
+	// own and those of the helpers it entered first), for markDeferred.
+	helperSteps map[*types.Func][]*Step
 }
 
 // place is where in a body the walk is: why the journal could not order
@@ -47,7 +52,7 @@ func (pl place) in(where Where, detail string) place {
 // carrying a trailing //resume:step. It follows the body's calls of the
 // functions and methods of the packages read from source (see enter).
 func (p *Package) findSteps(w *Workflow) {
-	s := &search{p: p, w: w, first: map[string]*Step{}, entered: map[*types.Func]bool{}}
+	s := &search{p: p, w: w, first: map[string]*Step{}, entered: map[*types.Func]bool{}, helperSteps: map[*types.Func][]*Step{}}
 	w.HelperCalls = map[token.Pos]*HelperCall{}
 	w.callAt = map[token.Pos]*Step{}
 	body := &Func{Decl: w.Decl, Pkg: p, Workflow: w.Name}
@@ -178,6 +183,9 @@ func (s *search) enter(call *ast.CallExpr, callee *types.Func, pl place, fr *Fun
 		}
 	}
 	if s.entered[callee] {
+		if s.deferred > 0 {
+			s.markDeferred(callee, map[*types.Func]bool{})
+		}
 		return
 	}
 	s.entered[callee] = true
@@ -187,7 +195,32 @@ func (s *search) enter(call *ast.CallExpr, callee *types.Func, pl place, fr *Fun
 	inner := &Func{Decl: decl, Fn: callee, Pkg: pkg, Workflow: fr.Workflow, Path: append(append([]string(nil), fr.Path...), QualifiedName(callee, w.pkg.Load.Types)),
 		EnteredAt: call.Lparen, From: fr, Shared: shared}
 	w.Funcs = append(w.Funcs, inner)
+	before := len(w.Calls)
 	s.walk(decl.Body, place{}, inner)
+	s.helperSteps[callee] = w.Calls[before:len(w.Calls):len(w.Calls)]
+}
+
+// markDeferred marks Deferred the journaled calls of helper fn, walked
+// first from a call that was not deferred and reached again from one, and
+// those of the helpers it calls: a helper's step is one step however the
+// helper is reached, and one path from a deferred call makes it a
+// compensation, which executes while a stopping run unwinds.
+func (s *search) markDeferred(fn *types.Func, seen map[*types.Func]bool) {
+	if seen[fn] {
+		return
+	}
+	seen[fn] = true
+	for _, st := range s.helperSteps[fn] {
+		st.Deferred = true
+	}
+	ast.Inspect(s.p.Calls.Steps.Decl(fn).Body, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok {
+			if callee := s.p.Calls.Steps.Callee(call); callee != nil && s.entered[callee] {
+				s.markDeferred(callee, seen)
+			}
+		}
+		return true
+	})
 }
 
 // helperCall records the call of a helper that reaches steps, creating the

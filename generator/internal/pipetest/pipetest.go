@@ -14,6 +14,7 @@ import (
 	"go/types"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -62,14 +63,22 @@ func Load(t testing.TB, src string) *load.Package {
 	if err != nil {
 		t.Fatalf("type-check: %v", err)
 	}
-	return &load.Package{PkgPath: pkg.Path(), Name: pkg.Name(), Fset: env.fset, Files: []*ast.File{f}, Types: pkg, TypesInfo: info}
+	return &load.Package{PkgPath: pkg.Path(), Name: pkg.Name(), Fset: env.fset, Files: []*ast.File{f}, Types: pkg, TypesInfo: info,
+		Sources: map[string][]byte{"p.go": []byte(src)}}
 }
 
 // Model runs the directive, call and model stages on src (see Load); what
 // the directive stage reports fails the test.
 func Model(t testing.TB, src string) *model.Package {
 	t.Helper()
-	pkg := Load(t, src)
+	return Build(t, Load(t, src))
+}
+
+// Build runs the directive, call and model stages on pkg, a package of
+// Load that the test may have changed (its Priors); what the directive
+// stage reports fails the test.
+func Build(t testing.TB, pkg *load.Package) *model.Package {
+	t.Helper()
 	ds := diag.New(pkg.Fset, "")
 	dirs := directive.Scan(pkg, ds)
 	for _, d := range ds.Items() {
@@ -114,10 +123,7 @@ func Module(t testing.TB, files map[string]string) *model.Package {
 		if err != nil {
 			t.Fatalf("parse %s: %v", name, err)
 		}
-		path := "example.com/p"
-		if dir := filepath.ToSlash(filepath.Dir(name)); dir != "." {
-			path += "/" + dir
-		}
+		path := pathOf(name)
 		byPkg[path] = append(byPkg[path], f)
 	}
 	loaded := map[string]*load.Package{}
@@ -142,7 +148,13 @@ func Module(t testing.TB, files map[string]string) *model.Package {
 		if err != nil {
 			t.Fatalf("type-check %s: %v", path, err)
 		}
-		loaded[path] = &load.Package{PkgPath: path, Name: pkg.Name(), Fset: env.fset, Files: byPkg[path], Types: pkg, TypesInfo: info}
+		sources := map[string][]byte{}
+		for name, src := range files {
+			if pathOf(name) == path {
+				sources[filepath.Base(name)] = []byte(src)
+			}
+		}
+		loaded[path] = &load.Package{PkgPath: path, Name: pkg.Name(), Fset: env.fset, Files: byPkg[path], Types: pkg, TypesInfo: info, Sources: sources}
 		return pkg, nil
 	}
 	var pkgs []*load.Package
@@ -169,6 +181,14 @@ func Module(t testing.TB, files map[string]string) *model.Package {
 	return model.NewModule(calls.New(srcs...), srcs...).Package(loaded["example.com/p"].Types).Build()
 }
 
+// pathOf is the import path of the package of Module's file name.
+func pathOf(name string) string {
+	if dir := filepath.ToSlash(filepath.Dir(name)); dir != "." {
+		return "example.com/p/" + dir
+	}
+	return "example.com/p"
+}
+
 type importerFunc func(path string) (*types.Package, error)
 
 func (f importerFunc) Import(path string) (*types.Package, error) { return f(path) }
@@ -189,50 +209,39 @@ func WantModule(t *testing.T, c *check.Check, files map[string]string) {
 	m := Module(t, files)
 	ds, ws := diag.New(m.Load.Fset, ""), diag.New(m.Load.Fset, "")
 	check.Run([]*check.Check{c}, []*model.Package{m}, ds, ws, false)
-	wants := map[string]map[int]*regexp.Regexp{}
+	wants := map[string]map[int][]*regexp.Regexp{}
 	for name, src := range files {
 		wants[name] = parseWants(t, name, src)
 	}
-	matchWants(t, c, ds.Sorted(), func(d diag.Diagnostic) *regexp.Regexp {
-		return wants[d.Pos.Filename][d.Pos.Line]
-	}, func(report func(file string, line int, re *regexp.Regexp)) {
-		for name, byLine := range wants {
-			for l, re := range byLine {
-				report(name, l, re)
-			}
-		}
-	})
+	matchWants(t, c, ds.Sorted(), func(d diag.Diagnostic) string { return d.Pos.Filename }, wants)
 }
 
-var wantRE = regexp.MustCompile(`// want(next)? (".*")\s*$`)
+var wantRE = regexp.MustCompile(`// want(next)? (".*)$`)
 
 // Want runs one check on src and compares its refusals with the
 // `// want "regexp"` comments of src, analysistest's convention: each
-// refusal must match the want of its line, and each want must be matched.
-// On a line ending with a directive, whose comment a want cannot follow,
-// write the want on the line before as `// wantnext "regexp"`.
+// refusal must match a want of its line, and each want must be matched
+// by a refusal of its line of its own. A line expecting several refusals
+// lists a pattern for each: `// want "first" "second"`. On a line ending
+// with a directive, whose comment a want cannot follow, write the want on
+// the line before as `// wantnext "regexp"`.
 func Want(t *testing.T, c *check.Check, src string) {
 	t.Helper()
 	wants := parseWants(t, "p.go", src)
 	errs, _ := Run(t, []*check.Check{c}, src)
-	matchWants(t, c, errs, func(d diag.Diagnostic) *regexp.Regexp { return wants[d.Pos.Line] },
-		func(report func(file string, line int, re *regexp.Regexp)) {
-			for l, re := range wants {
-				report("p.go", l, re)
-			}
-		})
+	matchWants(t, c, errs, func(diag.Diagnostic) string { return "p.go" }, map[string]map[int][]*regexp.Regexp{"p.go": wants})
 }
 
 // parseWants reads the want comments of a file, by line.
-func parseWants(t testing.TB, name, src string) map[int]*regexp.Regexp {
+func parseWants(t testing.TB, name, src string) map[int][]*regexp.Regexp {
 	t.Helper()
-	wants := map[int]*regexp.Regexp{}
+	wants := map[int][]*regexp.Regexp{}
 	for i, line := range strings.Split(src, "\n") {
 		m := wantRE.FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}
-		pat, err := strconv.Unquote(m[2])
+		pats, err := patterns(m[2])
 		if err != nil {
 			t.Fatalf("%s:%d: bad want %s: %v", name, i+1, m[2], err)
 		}
@@ -240,36 +249,56 @@ func parseWants(t testing.TB, name, src string) map[int]*regexp.Regexp {
 		if m[1] != "" {
 			line++
 		}
-		wants[line] = regexp.MustCompile(pat)
+		wants[line] = append(wants[line], pats...)
 	}
 	return wants
 }
 
-// matchWants compares the refusals with the wants: each refusal must
-// match the want of its line (want), and each want (all) be matched.
-func matchWants(t *testing.T, c *check.Check, errs []diag.Diagnostic, want func(diag.Diagnostic) *regexp.Regexp, all func(func(file string, line int, re *regexp.Regexp))) {
+// matchWants compares the refusals with the wants, by file (the file of a
+// refusal is file's) and line: each refusal must match a want of its
+// line, and each want be matched by a refusal of its own.
+func matchWants(t *testing.T, c *check.Check, errs []diag.Diagnostic, file func(diag.Diagnostic) string, wants map[string]map[int][]*regexp.Regexp) {
 	t.Helper()
-	type at struct {
-		file string
-		line int
-	}
-	matched := map[at]bool{}
 	for _, d := range errs {
-		re := want(d)
-		if re == nil || !re.MatchString(d.Message) {
+		f := file(d)
+		pats := wants[f][d.Pos.Line]
+		i := slices.IndexFunc(pats, func(re *regexp.Regexp) bool { return re.MatchString(d.Message) })
+		if i < 0 {
 			t.Errorf("%s: unexpected diagnostic of %s: %s", d.Pos, c.Name, d.Message)
 			continue
 		}
-		matched[at{d.Pos.Filename, d.Pos.Line}] = true
+		wants[f][d.Pos.Line] = slices.Delete(pats, i, i+1)
 	}
 	var missing []string
-	all(func(file string, line int, re *regexp.Regexp) {
-		if !matched[at{file, line}] {
-			missing = append(missing, fmt.Sprintf("%s:%d: no diagnostic of %s matching %q", file, line, c.Name, re))
+	for name, byLine := range wants {
+		for l, pats := range byLine {
+			for _, re := range pats {
+				missing = append(missing, fmt.Sprintf("%s:%d: no diagnostic of %s matching %q", name, l, c.Name, re))
+			}
 		}
-	})
+	}
 	sort.Strings(missing)
 	for _, m := range missing {
 		t.Error(m)
 	}
+}
+
+// patterns parses the Go string literals of a want comment, separated by
+// spaces, as regular expressions.
+func patterns(s string) ([]*regexp.Regexp, error) {
+	var out []*regexp.Regexp
+	for s = strings.TrimSpace(s); s != ""; s = strings.TrimSpace(s) {
+		lit, err := strconv.QuotedPrefix(s)
+		if err != nil {
+			return nil, fmt.Errorf("%q: want Go string literals", s)
+		}
+		pat, _ := strconv.Unquote(lit)
+		re, err := regexp.Compile(pat)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, re)
+		s = s[len(lit):]
+	}
+	return out, nil
 }

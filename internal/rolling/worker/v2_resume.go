@@ -16,7 +16,7 @@ import (
 // call goes through the resume journal. Regenerate with go generate.
 
 // A build error here means the runtime is older than this generated code.
-const _ = resume.SupportPackageIsVersion4
+const _ = resume.SupportPackageIsVersion5
 
 // The source the workflows of this file were copied from, which the
 // runtime checks before it runs one of them: an edit without go
@@ -96,13 +96,16 @@ var resumePipeline = &resume.WorkflowDef{
 	ID:      "rolling.Pipeline",
 	Aliases: []string{"github.com/resumegen/resumegen/internal/rolling/worker.Pipeline"},
 	Version: resumePipelineVersion,
+	Lineage: []string{
+		"0854326adbd4a716",
+	},
 	Steps: []resume.StepDef{
-		{Name: "Fetch", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Fetch", Signature: "func(context.Context, string, int) (int, error)", Policy: resume.PolicyDefault, JSON: "int", Pos: "internal/rolling/worker/v2.go:18"},
-		{Name: "Price", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Price", Signature: "func(context.Context, int) (int, error)", Policy: resume.PolicyDefault, JSON: "int", Pos: "internal/rolling/worker/v2.go:22"},
-		{Name: "Charge", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Charge", Signature: "func(context.Context, string, int) (int, error)", Policy: resume.PolicyDefault, JSON: "int", Pos: "internal/rolling/worker/v2.go:26"},
-		{Name: "Pack", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Pack", Signature: "func(context.Context, string, int) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "internal/rolling/worker/v2.go:30"},
-		{Name: "Ship", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Ship", Signature: "func(context.Context, string) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "internal/rolling/worker/v2.go:34"},
-		{Name: "Notify", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Notify", Signature: "func(context.Context, string, string) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "internal/rolling/worker/v2.go:38"},
+		{Name: "Fetch", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Fetch", Signature: "func(context.Context, string, int) (int, error)", Policy: resume.PolicyDefault, JSON: "int", Pos: "internal/rolling/worker/v2.go:Pipeline+2"},
+		{Name: "Price", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Price", Signature: "func(context.Context, int) (int, error)", Policy: resume.PolicyDefault, JSON: "int", Pos: "internal/rolling/worker/v2.go:Pipeline+6"},
+		{Name: "Charge", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Charge", Signature: "func(context.Context, string, int) (int, error)", Policy: resume.PolicyDefault, JSON: "int", Pos: "internal/rolling/worker/v2.go:Pipeline+10"},
+		{Name: "Pack", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Pack", Signature: "func(context.Context, string, int) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "internal/rolling/worker/v2.go:Pipeline+14"},
+		{Name: "Ship", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Ship", Signature: "func(context.Context, string) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "internal/rolling/worker/v2.go:Pipeline+18"},
+		{Name: "Notify", Callee: "github.com/resumegen/resumegen/internal/rolling/worker.Notify", Signature: "func(context.Context, string, string) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "internal/rolling/worker/v2.go:Pipeline+22"},
 	},
 	Graph: resumePipelineGraph,
 	Shape: []string{

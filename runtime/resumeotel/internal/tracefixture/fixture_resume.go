@@ -15,7 +15,7 @@ import (
 // call goes through the resume journal. Regenerate with go generate.
 
 // A build error here means the runtime is older than this generated code.
-const _ = resume.SupportPackageIsVersion4
+const _ = resume.SupportPackageIsVersion5
 
 // The source the workflows of this file were copied from, which the
 // runtime checks before it runs one of them: an edit without go
@@ -65,9 +65,9 @@ var resumeOrder = &resume.WorkflowDef{
 	Name:    "Order",
 	Version: resumeOrderVersion,
 	Steps: []resume.StepDef{
-		{Name: "Reserve", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Reserve", Signature: "func(context.Context, int) (int, error)", Policy: resume.PolicyDefault, Attempts: 3, BackoffMin: 1 * time.Millisecond, BackoffMax: 2 * time.Millisecond, JSON: "int", Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:22"},
-		{Name: "Charge", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Charge", Signature: "func(context.Context, string) error", Policy: resume.PolicyOnce, JSON: "null", Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:26"},
-		{Name: "Notify", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Notify", Signature: "func(context.Context, string) (string, error)", Policy: resume.PolicyDefault, Child: true, JSON: "string", Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:29"},
+		{Name: "Reserve", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Reserve", Signature: "func(context.Context, int) (int, error)", Policy: resume.PolicyDefault, Attempts: 3, BackoffMin: 1 * time.Millisecond, BackoffMax: 2 * time.Millisecond, JSON: "int", Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:Order+1"},
+		{Name: "Charge", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Charge", Signature: "func(context.Context, string) error", Policy: resume.PolicyOnce, JSON: "null", Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:Order+5"},
+		{Name: "Notify", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Notify", Signature: "func(context.Context, string) (string, error)", Policy: resume.PolicyDefault, Child: true, JSON: "string", Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:Order+8"},
 	},
 	Graph: resumeOrderGraph,
 	Source: &resume.Source{Files: resumeSource_fixture, Fingerprint: "0ba422362bb6e9e3", Decls: []resume.SourceDecl{
@@ -170,7 +170,7 @@ var resumeNotify = &resume.WorkflowDef{
 	Name:    "Notify",
 	Version: resumeNotifyVersion,
 	Steps: []resume.StepDef{
-		{Name: "Send", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Send", Signature: "func(context.Context, string) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:57"},
+		{Name: "Send", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Send", Signature: "func(context.Context, string) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:Notify+1"},
 	},
 	Graph: resumeNotifyGraph,
 	Source: &resume.Source{Files: resumeSource_fixture, Fingerprint: "72be62f7a9d19e41", Decls: []resume.SourceDecl{
@@ -247,7 +247,7 @@ var resumeFailing = &resume.WorkflowDef{
 	Name:    "Failing",
 	Version: resumeFailingVersion,
 	Steps: []resume.StepDef{
-		{Name: "Broken", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Broken", Signature: "func(context.Context) error", Policy: resume.PolicyDefault, Attempts: 2, BackoffMin: 1 * time.Millisecond, BackoffMax: 2 * time.Millisecond, JSON: "null", Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:72"},
+		{Name: "Broken", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Broken", Signature: "func(context.Context) error", Policy: resume.PolicyDefault, Attempts: 2, BackoffMin: 1 * time.Millisecond, BackoffMax: 2 * time.Millisecond, JSON: "null", Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:Failing+1"},
 	},
 	Graph: resumeFailingGraph,
 	Source: &resume.Source{Files: resumeSource_fixture, Fingerprint: "60f315ce1dd87f88", Decls: []resume.SourceDecl{
@@ -324,7 +324,7 @@ var resumeParking = &resume.WorkflowDef{
 	Name:    "Parking",
 	Version: resumeParkingVersion,
 	Steps: []resume.StepDef{
-		{Name: "Explode", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Explode", Signature: "func(context.Context) error", Policy: resume.PolicyOnce, JSON: "null", Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:84"},
+		{Name: "Explode", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Explode", Signature: "func(context.Context) error", Policy: resume.PolicyOnce, JSON: "null", Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:Parking+1"},
 	},
 	Graph: resumeParkingGraph,
 	Source: &resume.Source{Files: resumeSource_fixture, Fingerprint: "147decb585cf27aa", Decls: []resume.SourceDecl{
@@ -412,9 +412,9 @@ var resumeNapping = &resume.WorkflowDef{
 	Name:    "Napping",
 	Version: resumeNappingVersion,
 	Steps: []resume.StepDef{
-		{Name: "Send", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Send", Signature: "func(context.Context, string) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:96"},
-		{Name: "resume.Sleep", Callee: "github.com/resumegen/resumegen/runtime/resume.Sleep", Signature: "func(context.Context, time.Duration) error", Policy: resume.PolicyDefault, Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:99"},
-		{Name: "SendAgain", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Send", Signature: "func(context.Context, string) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:102"},
+		{Name: "Send", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Send", Signature: "func(context.Context, string) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:Napping+1"},
+		{Name: "resume.Sleep", Callee: "github.com/resumegen/resumegen/runtime/resume.Sleep", Signature: "func(context.Context, time.Duration) error", Policy: resume.PolicyDefault, Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:Napping+4"},
+		{Name: "SendAgain", Callee: "github.com/resumegen/resumegen/runtime/resumeotel/internal/tracefixture.Send", Signature: "func(context.Context, string) (string, error)", Policy: resume.PolicyDefault, JSON: "string", Pos: "runtime/resumeotel/internal/tracefixture/fixture.go:Napping+7"},
 	},
 	Graph: resumeNappingGraph,
 	Source: &resume.Source{Files: resumeSource_fixture, Fingerprint: "16cba6bf6e097165", Decls: []resume.SourceDecl{
