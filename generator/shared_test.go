@@ -117,3 +117,41 @@ func TestSharedCopiesKept(t *testing.T) {
 		t.Errorf("stale = %v, want [%s]", res.Stale, want)
 	}
 }
+
+// TestSharedCopiesKeepLineage regenerates a package of helpers that has
+// workflows of its own from a run of another package only, which reaches
+// one of its helpers: the helpers' generated file is rewritten (its shared
+// copies, and with them its workflows), and still records the lineage of
+// its own workflow, read from the file before it is rewritten, so the
+// workers of the new code still take the runs of the version before.
+func TestSharedCopiesKeepLineage(t *testing.T) {
+	dir := filepath.Join(testModule, "sharedlineage")
+	util := func(steps ...string) string {
+		return lineageSrc("//resume:workflow", steps...) + "\n// A calls step Plan.\nfunc A(ctx context.Context) error { return Plan(ctx, 1) }\n"
+	}
+	app := `package app
+
+import (
+	"context"
+
+	"example.com/golden/sharedlineage/shop"
+)
+
+//resume:workflow
+func W(ctx context.Context) error { return shop.A(ctx) }
+`
+	v1 := workflowOf(t, regenerate(t, filepath.Join(dir, "shop"), map[string]string{"shop.go": util("Plan", "Charge")}), "Order")
+	v2 := workflowOf(t, regenerate(t, filepath.Join(dir, "shop"), map[string]string{"shop.go": util("Plan", "Charge", "Ship")}), "Order")
+	if len(v2.Lineage) != 1 || v2.Lineage[0] != v1.Version {
+		t.Fatalf("lineage %v, want [%s]", v2.Lineage, v1.Version)
+	}
+	regenerate(t, filepath.Join(dir, "app"), map[string]string{"app.go": app})
+	b, err := os.ReadFile(filepath.Join(dir, "shop", "shop_resume.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(b); !strings.Contains(got, "func Resume_A(") || !strings.Contains(got, "\tLineage: []string{\n\t\t\""+v1.Version+"\",\n\t},\n") {
+		t.Fatalf("after a run of ./app, shop_resume.go lacks the shared copy of A or the lineage [%s] of Order:\n%s", v1.Version, got)
+	}
+	goCmd(t, dir, "vet", "./...")
+}
