@@ -24,8 +24,8 @@ func TestOtherModule(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFiles(t, dir, map[string]string{
-		"go.sum": string(sum),
-		"go.mod": fmt.Sprintf("module example.com/app\n\ngo 1.24\n\nrequire (\n\tgithub.com/resumegen/resumegen v0.0.0\n\texample.com/lib v0.0.0\n)\n\nreplace github.com/resumegen/resumegen => %s\n\nreplace example.com/lib => ./lib\n", root),
+		"go.sum":     string(sum),
+		"go.mod":     fmt.Sprintf("module example.com/app\n\ngo 1.24\n\nrequire (\n\tgithub.com/resumegen/resumegen v0.0.0\n\texample.com/lib v0.0.0\n)\n\nreplace github.com/resumegen/resumegen => %s\n\nreplace example.com/lib => ./lib\n", root),
 		"lib/go.mod": "module example.com/lib\n\ngo 1.24\n",
 		"lib/lib.go": `package lib
 
