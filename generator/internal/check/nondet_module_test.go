@@ -15,7 +15,9 @@ import (
 // and not where a //resume:allow stands at a call on the way (listed as
 // an exception). The standard library is judged by the table: a call of
 // the network, of another program, of a database is refused; strings is
-// not.
+// not. Each message names the whole path and the fix; a write to the
+// helper package's variable and time.Now used as a value there are
+// refused the same way.
 func TestNondeterministicAcrossPackages(t *testing.T) {
 	pipetest.WantModule(t, check.Nondeterministic, map[string]string{
 		"p.go": `package p
@@ -32,7 +34,10 @@ func Onboard(ctx context.Context, names []string) error {
 	_ = util.Pick(names)
 	_ = util.Pick(names) //resume:step name=Pick
 	_ = util.Stamp()     //resume:allow nondeterministic reason="only logged"
+	_ = util.Stamp()
 	_ = util.Hosts(ctx)
+	util.Count()
+	_ = util.Clock()
 	_ = strings.ToUpper(names[0])
 	return Done(ctx)
 }
@@ -55,15 +60,23 @@ import (
 
 // Pick picks a name at random.
 func Pick(names []string) string {
-	return names[rand.Intn(len(names))] // want "rand\\.Intn in util\\.Pick, called from workflow Onboard along Onboard → util\\.Pick → rand\\.Intn, gives another value when the run resumes"
+	return names[rand.Intn(len(names))] // want "^rand\\.Intn in util\\.Pick, called from workflow Onboard along Onboard → util\\.Pick → rand\\.Intn, gives another value when the run resumes: make it a step so its result is journaled: end its line with //resume:step name=NAME, move it into a //resume:step function, or mark the call that leads here from the body //resume:step$"
 }
 
 // Stamp is the time.
 func Stamp() time.Time { return deep.Now() }
 
+var hits int
+
+// Count counts the calls.
+func Count() { hits++ } // want "^write to package-level variable util\\.hits in util\\.Count, called from workflow Onboard along Onboard → util\\.Count → write to package-level variable util\\.hits: the body runs again from the start when the run resumes, so the write happens again while the steps before it do not; keep the state in a local variable, or move the write into a //resume:step function$"
+
+// Clock is the clock.
+func Clock() func() time.Time { return time.Now } // want "^time\\.Now is used as a value in util\\.Clock, called from workflow Onboard along Onboard → util\\.Clock: a call through it gives another value when the run resumes: call it in a step so its result is journaled \\(pass it to a //resume:step function, or move the call into one\\)$"
+
 // Hosts asks the network, a program and a database.
 func Hosts(ctx context.Context) error {
-	_, _ = http.Get("http://example.com/")             // want "http\\.Get in util\\.Hosts, called from workflow Onboard along Onboard → util\\.Hosts → http\\.Get, talks to the network"
+	_, _ = http.Get("http://example.com/")             // want "^http\\.Get in util\\.Hosts, called from workflow Onboard along Onboard → util\\.Hosts → http\\.Get, talks to the network, whose answer may differ when the run resumes \\(and which it does again\\): make it a step so its result is journaled: .*, or mark the call that leads here from the body //resume:step$"
 	_ = exec.Command("hostname").Run()                  // want "exec\\.Cmd\\.Run in util\\.Hosts, .* runs another program"
 	var db *sql.DB
 	_, _ = db.QueryContext(ctx, "select 1")              // want "sql\\.DB\\.QueryContext in util\\.Hosts, .* queries a database"
@@ -76,7 +89,7 @@ func Hosts(ctx context.Context) error {
 import "time"
 
 // Now is the time, two packages down.
-func Now() time.Time { return time.Now() }
+func Now() time.Time { return time.Now() } // want "^time\\.Now in deep\\.Now, called from workflow Onboard along Onboard → util\\.Stamp → deep\\.Now → time\\.Now, gives another value when the run resumes: make it a step so its result is journaled: end its line with //resume:step name=NAME, move it into a //resume:step function, or mark the call that leads here from the body //resume:step$"
 `,
 	})
 }
