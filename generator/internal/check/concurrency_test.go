@@ -44,3 +44,45 @@ func wait(ch chan int) error {
 func Step(ctx context.Context) error { return nil }
 `)
 }
+
+// TestConcurrencyAcrossPackages refuses a goroutine and a select two
+// packages down from the body, each with the whole path from the workflow
+// and the fix; a call marked //resume:step on the way runs them inside
+// the journaled call.
+func TestConcurrencyAcrossPackages(t *testing.T) {
+	pipetest.WantModule(t, check.Concurrency, map[string]string{
+		"p.go": `package p
+
+import (
+	"context"
+
+	"example.com/p/util"
+)
+
+//resume:workflow
+func Onboard(ctx context.Context) error {
+	util.Fan()
+	util.Fan() //resume:step name=Fan
+	return nil
+}
+`,
+		"util/util.go": `package util
+
+import "example.com/p/util/deep"
+
+// Fan fans out.
+func Fan() { deep.Race(make(chan int), make(chan int)) }
+`,
+		"util/deep/deep.go": `package deep
+
+// Race starts a goroutine and takes whichever channel is ready.
+func Race(a, b chan int) {
+	go func() { a <- 1 }() // want "^go statement in deep\\.Race, called from workflow Onboard along Onboard → util\\.Fan → deep\\.Race → go statement, starts a goroutine, which runs concurrently with the body in no fixed order, so what it does may differ when the run resumes: do the concurrent work inside a step \\(it may start goroutines and wait for them\\), or call it directly$"
+	select { // want "^select in deep\\.Race, called from workflow Onboard along Onboard → util\\.Fan → deep\\.Race → select, picks a ready case at random, so it may take another one when the run resumes: receive in a step and branch on what it returns, or wait with resume\\.Await\\[T\\]\\(ctx, NAME, timeout\\)$"
+	case <-a:
+	case <-b:
+	}
+}
+`,
+	})
+}

@@ -83,3 +83,46 @@ func helper(m map[string]int) error {
 func Step(ctx context.Context, k string) error { return nil }
 `)
 }
+
+// TestMapOrderAcrossPackages refuses a range over a map two packages down
+// from the body, whose result depends on the order, with the whole path
+// and the fix; one that only sums is accepted there too.
+func TestMapOrderAcrossPackages(t *testing.T) {
+	pipetest.WantModule(t, check.MapOrder, map[string]string{
+		"p.go": `package p
+
+import (
+	"context"
+
+	"example.com/p/util"
+)
+
+//resume:workflow
+func Onboard(ctx context.Context, owners map[string]int) error {
+	_ = util.First(owners)
+	return nil
+}
+`,
+		"util/util.go": `package util
+
+import "example.com/p/util/deep"
+
+// First is the first owner.
+func First(m map[string]int) string { return deep.AnyKey(m) }
+`,
+		"util/deep/deep.go": `package deep
+
+// AnyKey is some key of m, and their sum.
+func AnyKey(m map[string]int) string {
+	sum := 0
+	for _, v := range m {
+		sum += v
+	}
+	for k := range m { // want "^range over a map in deep\\.AnyKey, called from workflow Onboard along Onboard → util\\.First → deep\\.AnyKey → range over a map, iterates in random order, so code that depends on the order does something else when the run resumes: range over sorted keys \\(slices\\.Sorted\\(maps\\.Keys\\(m\\)\\)\\); a loop that only counts, sums integers, or sets or deletes the entry of its own key is fine$"
+		return k
+	}
+	return ""
+}
+`,
+	})
+}
