@@ -56,8 +56,8 @@ func File(src Source, exceptions map[*model.Workflow][]model.Exception, build co
 	base := filepath.Base(src.Name)
 	switch {
 	case len(ws) > 0 && len(src.Shared) > 0:
-		f.Comment(fmt.Sprintf("// This file is the durable form of the workflows in %s, and of its helpers\n"+
-			"// that workflows of any package call: each step call goes through the\n// resume journal. Regenerate with go generate.", base))
+		f.Comment(fmt.Sprintf("// This file is the durable form of the workflows in %s, and of\n"+
+			"// its helpers that workflows of any package call: each step call goes\n// through the resume journal. Regenerate with go generate.", base))
 	case len(ws) > 0:
 		f.Comment(fmt.Sprintf("// This file is the durable form of the workflows in %s: each step\n"+
 			"// call goes through the resume journal. Regenerate with go generate.", base))

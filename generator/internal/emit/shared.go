@@ -28,8 +28,8 @@ import (
 //		resume.RegisterSource("example.com/app/util", resumeSource_notify)
 //	}
 //
-//	// Resume_NotifyAll is NotifyAll of notify.go, with its step calls
-//	// journaled for whichever workflow calls it.
+//	// Resume_NotifyAll is NotifyAll of notify.go,
+//	// with its step calls journaled for whichever workflow calls it.
 //	func Resume_NotifyAll(ctx context.Context, owners []Owner) error { ... }
 //
 //	// resume_NotifyAll_Notify journals step Notify of the workflow calling NotifyAll (default).
@@ -72,7 +72,7 @@ func sharedCopies(f *jen.File, src Source, imports *importSet) error {
 		if err != nil {
 			return err
 		}
-		f.Comment(fmt.Sprintf("// %s is %s of %s, with its step calls journaled for\n// whichever workflow calls it.", h.CopyName, helperWhat(h), filepath.Base(lp.Fset.File(h.Decl.Pos()).Name())))
+		f.Comment(fmt.Sprintf("// %s is %s of %s,\n// with its step calls journaled for whichever workflow calls it.", h.CopyName, helperWhat(h), filepath.Base(lp.Fset.File(h.Decl.Pos()).Name())))
 		f.Id(copied)
 		f.Line()
 		for _, site := range h.Sites {

@@ -191,6 +191,7 @@ func pathOf(name string) string {
 
 type importerFunc func(path string) (*types.Package, error)
 
+// Import imports path by calling f.
 func (f importerFunc) Import(path string) (*types.Package, error) { return f(path) }
 
 // RunChecks runs the checks on m and returns their refusals and
