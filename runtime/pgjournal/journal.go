@@ -796,7 +796,14 @@ func (t *stepTx) Rollback() error {
 	t.done = true
 	t.handle.close()
 	defer t.conn.Release()
-	return t.tx.Rollback(context.Background())
+	err := t.tx.Rollback(context.Background())
+	if err != nil && t.conn.Conn().IsClosed() {
+		// The connection broke first (pgx closes it when a query's
+		// context ends mid-query): the server aborted the transaction
+		// with it, and nothing of it committed.
+		return nil
+	}
+	return err
 }
 
 // FinishRun records the run's status and releases its lease, fenced. A
