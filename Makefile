@@ -4,6 +4,11 @@ GO ?= go
 # PostgreSQL journal's tests and benchmarks (they skip without one, unless
 # RESUME_REQUIRE_POSTGRES=1).
 WITH_POSTGRES ?= scripts/with-postgres.sh
+# WITH_PGBOUNCER, inside WITH_POSTGRES, puts a throwaway PgBouncer in
+# transaction pooling mode in front of that server, so that the PostgreSQL
+# journal's conformance suite runs a second time through a pooler (its
+# tests skip without pgbouncer, unless RESUME_REQUIRE_PGBOUNCER=1).
+WITH_PGBOUNCER ?= scripts/with-pgbouncer.sh
 
 .PHONY: demo test deps generate check bench fuzz
 
@@ -16,16 +21,16 @@ demo:
 # without Unix signals), proves every generated file is fresh, and runs all
 # tests (golden files that compile, the journal conformance suite, the
 # crash matrix with real processes). The tests run beside a throwaway
-# PostgreSQL server, for the PostgreSQL journal.
-# It says first, and again at the end, which of PostgreSQL, Chromium and
-# PgBouncer are missing (the tests that need them skip) and how to install
-# them.
+# PostgreSQL server, for the PostgreSQL journal, and a PgBouncer in front
+# of it. It says first, and again at the end, which of PostgreSQL, Chromium
+# and PgBouncer are missing (the tests that need them skip) and how to
+# install them.
 test:
 	@scripts/check-deps.sh
 	$(GO) vet ./...
 	GOOS=windows GOARCH=amd64 $(GO) vet ./runtime/resume
 	$(GO) tool resumegen -check ./...
-	$(WITH_POSTGRES) $(GO) test -count=1 ./...
+	$(WITH_POSTGRES) $(WITH_PGBOUNCER) $(GO) test -count=1 ./...
 	@scripts/check-deps.sh
 
 # deps says which programs the tests need are missing, and how to install
@@ -41,14 +46,15 @@ generate:
 check:
 	$(GO) tool resumegen -check ./...
 
-# bench runs the runtime benchmarks (the waiting ones, whose op is a
+# bench runs the runtime benchmarks (the step benchmarks also through a
+# PgBouncer in transaction mode; the waiting ones, whose op is a
 # batch of runs or seconds of an idle worker, with their own counts), and
 # resumegen against go vet on a
 # package of 50 workflows x 20 steps; docs/benchmarks.md records them.
 # Set RESUME_BENCH_DIR to put the databases on the disk you care about (the
 # PostgreSQL server of the benchmarks lives in /tmp).
 bench:
-	$(WITH_POSTGRES) $(GO) test -run '^$$' -bench . -skip 'IdleWaiting|ClaimIdle|Latency' -benchtime 500x -count 5 ./runtime/...
+	$(WITH_POSTGRES) $(WITH_PGBOUNCER) $(GO) test -run '^$$' -bench . -skip 'IdleWaiting|ClaimIdle|Latency' -benchtime 500x -count 5 ./runtime/...
 	$(WITH_POSTGRES) $(GO) test -run '^$$' -bench 'IdleWaiting|Latency' -benchtime 1x -count 3 ./runtime/...
 	$(WITH_POSTGRES) $(GO) test -run '^$$' -bench ClaimIdle -benchtime 300x -count 3 ./runtime/...
 	$(GO) test -run '^$$' -bench GenerateVsVet -benchtime 5x -count 5 ./cmd/resumegen/

@@ -21,7 +21,8 @@ if [ -z "${RESUME_CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1 && ! c
 	! command -v google-chrome >/dev/null 2>&1 && ! command -v headless-shell >/dev/null 2>&1; then
 	warn "no Chromium found: the web UI's browser tests will SKIP" "install it: apt-get install chromium (or set RESUME_CHROMIUM to the browser)"
 fi
-if ! command -v pgbouncer >/dev/null 2>&1; then
+# with-pgbouncer.sh also finds Debian's /usr/sbin/pgbouncer off PATH.
+if [ -z "${PGBOUNCER:-}" ] && ! command -v pgbouncer >/dev/null 2>&1 && [ ! -x /usr/sbin/pgbouncer ]; then
 	warn "no PgBouncer found: the tests of the journal behind a pooler will SKIP" "install it: apt-get install pgbouncer"
 fi
 if [ "$missing" = 0 ]; then

@@ -22,17 +22,27 @@ import (
 )
 
 // TestChaos runs 200 runs of the example on four worker processes sharing
-// one PostgreSQL journal, while a driver kills random workers with SIGKILL
-// at random moments and restarts them. At the end every run succeeded or
-// waits for a person, tx effects exist exactly once, no once step ran twice,
-// and no step of a run executed in two workers at the same time (proved from
-// the effects log and the kill times).
+// one PostgreSQL journal, while a driver, at random moments, kills random
+// workers with SIGKILL (and restarts them) or terminates all of a random
+// worker's server sessions (pg_terminate_backend: the connection loss of a
+// server restart, a pooler or a network drop, while the process goes on).
+// Three of the four workers run with clocks that are wrong (an hour slow,
+// an hour fast, a day fast). At the end every run succeeded or waits for a
+// person, tx effects exist exactly once, no once step ran twice, no step
+// of a run executed in two workers at the same time (proved from the
+// effects log and the kill times: a worker that stopped itself, its lease
+// about to expire, counts as killed when it exited), and every time the
+// journal holds was written by the journal's clock, not a worker's.
 func TestChaos(t *testing.T) {
 	const (
 		runs     = 200
 		workers  = 4
 		maxKills = 30
+		maxTerms = 30
 	)
+	// skews are the workers' clocks: right, an hour slow, an hour fast,
+	// a day fast.
+	skews := [workers]time.Duration{0, -time.Hour, time.Hour, 24 * time.Hour}
 	db := freshDatabase(t)
 	dir := t.TempDir()
 	seed := uint64(time.Now().UnixNano())
@@ -58,7 +68,10 @@ func TestChaos(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.Command(binary, args("-worker", "-concurrency", "4", "-step-delay", "20ms", "-lease", "1s")...)
+		// Each worker's sessions carry its name, for the terminations.
+		wargs := append([]string{"-db", fmt.Sprintf("%s&application_name=chaos-worker-%d", db, i)}, args("-worker", "-concurrency", "4",
+			"-step-delay", "20ms", "-lease", "1s", "-clock-skew", skews[i].String())[2:]...)
+		cmd := exec.Command(binary, wargs...)
 		cmd.Stdout, cmd.Stderr = logf, logf
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -93,15 +106,43 @@ func TestChaos(t *testing.T) {
 
 	began := time.Now()
 	deadline := began.Add(3 * time.Minute)
+	sigkills, terms, sessions, selfExits := 0, 0, 0, 0
 	for finished() < runs {
 		if time.Now().After(deadline) {
 			t.Fatalf("after 3 minutes only %d of %d runs finished", finished(), runs)
 		}
 		time.Sleep(time.Duration(50+rng.IntN(350)) * time.Millisecond)
-		if len(kills) >= maxKills {
-			continue
+		// A worker that exited by itself (it stopped itself before a
+		// lease it could not renew expired, and a step ignored the
+		// cancellation: the overrun action ends the process) ended no
+		// later than now; it is restarted.
+		for i, w := range procs {
+			select {
+			case err := <-w.done:
+				kills = append(kills, kill{pid: w.cmd.Process.Pid, at: time.Now().UnixNano()})
+				selfExits++
+				t.Logf("worker %d (pid %d) exited by itself: %v; its log ends:\n%s", i, w.cmd.Process.Pid, err, tail(readLines(t, w.path), 5))
+				w.log.Close()
+				start(i)
+			default:
+			}
 		}
 		i := rng.IntN(workers)
+		if rng.IntN(2) == 0 && terms < maxTerms {
+			// Connection loss: every session of the worker ends, the
+			// process goes on.
+			var n int
+			if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1`,
+				fmt.Sprintf("chaos-worker-%d", i)).Scan(&n); err != nil {
+				t.Fatalf("terminate worker %d's sessions: %v", i, err)
+			}
+			terms++
+			sessions += n
+			continue
+		}
+		if sigkills >= maxKills {
+			continue
+		}
 		w := procs[i]
 		if err := w.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatalf("kill worker %d: %v", i, err)
@@ -111,6 +152,7 @@ func TestChaos(t *testing.T) {
 		// still start a step while the signal is on its way, and nothing
 		// of it runs after this.
 		kills = append(kills, kill{pid: w.cmd.Process.Pid, at: time.Now().UnixNano()})
+		sigkills++
 		w.log.Close()
 		start(i)
 	}
@@ -140,18 +182,21 @@ func TestChaos(t *testing.T) {
 
 	// Every run succeeded or waits for a person at its once step.
 	statuses := map[string]int{}
-	rows, err := conn.Query(ctx, `SELECT status, attention_step FROM resume_runs`)
+	rows, err := conn.Query(ctx, `SELECT run_id, status, attention_step, error FROM resume_runs`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for rows.Next() {
-		var status, step string
-		if err := rows.Scan(&status, &step); err != nil {
+		var id, status, step, runErr string
+		if err := rows.Scan(&id, &status, &step, &runErr); err != nil {
 			t.Fatal(err)
 		}
 		statuses[status]++
-		if status == "needs_attention" && !strings.HasPrefix(step, "NotifyOwner") {
-			t.Errorf("a run needs attention at %q, not at the once step", step)
+		switch {
+		case status == "needs_attention" && !strings.HasPrefix(step, "NotifyOwner"):
+			t.Errorf("run %s needs attention at %q, not at the once step: %s", id, step, runErr)
+		case status != "needs_attention" && status != "succeeded":
+			t.Errorf("run %s is %s: %s", id, status, runErr)
 		}
 	}
 	if rows.Err() != nil {
@@ -220,10 +265,24 @@ func TestChaos(t *testing.T) {
 		}
 	}
 
-	t.Logf("chaos: %d runs on %d workers in %v, %d SIGKILLs; %d succeeded, %d need attention; "+
-		"score rows %d (duplicated %d), charges %d, once steps run twice %d, overlapping executions %d, step executions %d",
-		runs, workers, elapsed.Round(time.Millisecond), len(kills), statuses["succeeded"], statuses["needs_attention"],
-		scoreRows, duplicated, len(charged), onceTwice, overlaps, len(execs))
+	// Every time the journal holds is the journal's: none carries a
+	// skewed worker's clock. (The server runs on this host.)
+	lo, hi := began.Add(-time.Minute), time.Now().Add(time.Minute)
+	var skewed int
+	if err := conn.QueryRow(ctx, `SELECT
+			(SELECT count(*) FROM resume_runs WHERE created_at NOT BETWEEN $1 AND $2 OR updated_at NOT BETWEEN $1 AND $2) +
+			(SELECT count(*) FROM resume_steps WHERE started_at NOT BETWEEN $1 AND $2 OR finished_at NOT BETWEEN $1 AND $2)`, lo, hi).Scan(&skewed); err != nil {
+		t.Fatal(err)
+	}
+	if skewed != 0 {
+		t.Errorf("%d journal rows hold a time outside %v..%v: a worker's skewed clock, not the journal's", skewed, lo.Format(time.RFC3339), hi.Format(time.RFC3339))
+	}
+
+	t.Logf("chaos: seed %d; %d runs on %d workers (clocks off by %v) in %v; %d SIGKILLs, %d session terminations (%d sessions), %d self-exits; "+
+		"%d succeeded, %d need attention; score rows %d (duplicated %d), charges %d, once steps run twice %d, overlapping executions %d, "+
+		"rows with a skewed time %d, step executions %d",
+		seed, runs, workers, skews, elapsed.Round(time.Millisecond), sigkills, terms, sessions, selfExits, statuses["succeeded"], statuses["needs_attention"],
+		scoreRows, duplicated, len(charged), onceTwice, overlaps, skewed, len(execs))
 }
 
 type kill struct {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/resumegen/resumegen/internal/fixture"
 )
@@ -76,6 +77,17 @@ type proc struct {
 	dir    string // the world's files
 	db     string // a SQLite file in dir or a PostgreSQL DSN
 	binary string
+	// lease, if set, is the -lease of every run: a killed process's run
+	// is taken over once it expired, on a journal where the end of a
+	// process is no signal (PostgreSQL).
+	lease string
+}
+
+// onPostgres makes p's journal a fresh PostgreSQL database, with a 1s
+// lease: PostgreSQL takes a killed process's run over once its lease
+// expired (no session proves a process dead), and the tests resume after.
+func (p *proc) onPostgres() {
+	p.db, p.lease = freshDatabase(p.t), "1s"
 }
 
 func newProc(t *testing.T) proc {
@@ -84,7 +96,24 @@ func newProc(t *testing.T) proc {
 }
 
 func (p proc) args(extra ...string) []string {
-	return append([]string{"-db", p.db, "-run", "r1", "-world", p.dir}, extra...)
+	args := []string{"-db", p.db, "-run", "r1", "-world", p.dir}
+	if p.lease != "" {
+		args = append(args, "-lease", p.lease)
+	}
+	return append(args, extra...)
+}
+
+// resume runs the example again, as a person does after a crash: while
+// the killed process's lease holds the run ("run is busy"), again, for up
+// to 10 s.
+func (p proc) resume(extra ...string) (code int, out string) {
+	p.t.Helper()
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		code, out = p.run(extra...)
+		if code != 1 || !strings.Contains(out, "run is busy") || time.Now().After(end) {
+			return code, out
+		}
+	}
 }
 
 // run runs the example and returns its exit code, or -9 when SIGKILL ended it.
@@ -157,7 +186,7 @@ func TestCrashMatrix(t *testing.T) {
 				case "regenerated":
 					p.binary = generated
 				case "postgres":
-					p.db = freshDatabase(t)
+					p.onPostgres()
 				}
 				t.Parallel()
 				crashAndResume(t, p, tc.fault, tc.wantStatus, tc.want, tc.calls)
@@ -174,7 +203,7 @@ func crashAndResume(t *testing.T, p proc, fault, wantStatus string, want map[str
 		t.Fatalf("crash run exited %d, want SIGKILL\n%s", code, out)
 	}
 	wantCode := map[string]int{"succeeded": 0, "needs_attention": 3}[wantStatus]
-	if code, out := p.run(); code != wantCode {
+	if code, out := p.resume(); code != wantCode {
 		t.Fatalf("resume exited %d, want %d\n%s", code, wantCode, out)
 	}
 	r := p.report()
@@ -228,13 +257,13 @@ func TestResolveOnce(t *testing.T) {
 		t.Run(tc.db+"/"+tc.how, func(t *testing.T) {
 			p := newProc(t)
 			if tc.db == "postgres" {
-				p.db = freshDatabase(t)
+				p.onPostgres()
 			}
 			t.Parallel()
 			if code, _ := p.run("-crash", "NotifyOwner:effect"); code != -9 {
 				t.Fatal("no crash")
 			}
-			if code, out := p.run(); code != 3 {
+			if code, out := p.resume(); code != 3 {
 				t.Fatalf("resume exited %d, want 3 (needs attention)\n%s", code, out)
 			}
 			if code, out := p.run("-resolve", "NotifyOwner:"+tc.how); code != 0 {

@@ -11,7 +11,7 @@
 //
 //	onboard [-db PATH|DSN] [-run ID] [-world DIR] [-outbox DIR] [-crash STEP:POINT] [-fail STEP] [-resolve STEP:done|redo] [-report]
 //	onboard -db DSN -run PREFIX -enqueue N
-//	onboard -db DSN -worker [-concurrency N]
+//	onboard -db DSN -worker [-concurrency N] [-lease D] [-clock-skew D]
 //
 // -db is a SQLite file or a postgres:// DSN; both hold the same tables.
 // -crash makes the process die at POINT (before, effect or after) of STEP.
@@ -21,6 +21,9 @@
 // settles a step that waits for a person before resuming. -report prints,
 // as JSON, what every step did and exits. -enqueue creates runs for
 // workers; -worker executes them until SIGTERM, then releases its runs.
+// -lease sets how long a run is held without renewal; -clock-skew runs
+// the process as if its host's clock were wrong (its durable times follow
+// the journal's clock all the same).
 // Exit status: 0 succeeded, 3 the run needs attention, 1 otherwise.
 package main
 
@@ -51,7 +54,7 @@ type config struct {
 	db, runID, outbox, world, crash, resolve, fail string
 	report, worker                                 bool
 	enqueue, concurrency                           int
-	delay, lease                                   time.Duration
+	delay, lease, skew                             time.Duration
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -78,6 +81,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.concurrency, "concurrency", 4, "with -worker: runs executed at once")
 	fs.DurationVar(&c.delay, "step-delay", 0, "make every step take this `long`, so kills land inside steps")
 	fs.DurationVar(&c.lease, "lease", 30*time.Second, "how long a run is held without renewal before another process may take it")
+	fs.DurationVar(&c.skew, "clock-skew", 0, "run as if this host's clock were off by `D` (durable times follow the journal's clock all the same)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -134,6 +138,9 @@ func runOnce(ctx context.Context, c config, stdout io.Writer) (int, error) {
 
 	// The run's outcome is printed below; the engine's log would repeat it.
 	opts := []resume.Option{resume.WithLease(c.lease), resume.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}
+	if c.skew != 0 {
+		opts = append(opts, resume.WithClock(skewedClock(c.skew)))
+	}
 	if c.crash != "" {
 		f, err := resume.ParseFault(c.crash)
 		if err != nil {
@@ -185,6 +192,16 @@ func runOnce(ctx context.Context, c config, stdout io.Writer) (int, error) {
 	fmt.Fprintf(stdout, "run %s: succeeded: %d records scored, %d owners notified\n", c.runID, sum.Scored, sum.Notified)
 	return 0, nil
 }
+
+// skewedClock is the system clock off by its value: a host whose clock is
+// wrong (see -clock-skew).
+type skewedClock time.Duration
+
+// Now is the system clock's time moved by c.
+func (c skewedClock) Now() time.Time { return time.Now().Add(time.Duration(c)) }
+
+// At fires when Now reaches t.
+func (c skewedClock) At(t time.Time) <-chan time.Time { return time.After(t.Sub(c.Now())) }
 
 // report is what -report prints: what every step did, counted in the
 // outside world and in the journal.

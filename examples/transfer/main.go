@@ -10,13 +10,15 @@
 //
 // Usage:
 //
-//	transfer -db PATH|DSN -world FILE -run ID [-to ACCOUNT] [-amount CENTS] [-crash STEP:POINT]
+//	transfer -db PATH|DSN -world FILE -run ID [-to ACCOUNT] [-amount CENTS] [-crash STEP:POINT] [-lease D]
 //
 // -db is a SQLite file or a postgres:// DSN. -world is the effects log the
 // pretend bank appends to. -crash makes the process die at POINT (before,
 // effect or after) of STEP (a step name or key, e.g. Send[bob]). Run it again
-// with the same flags, without -crash, to resume. It prints the receipt as
-// JSON. Exit status: 0 succeeded, 1 otherwise.
+// with the same flags, without -crash, to resume (on PostgreSQL once the
+// killed process's -lease, 30s by default, expired: until then the run is
+// busy). It prints the receipt as JSON. Exit status: 0 succeeded, 1
+// otherwise.
 package main
 
 import (
@@ -27,6 +29,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/resumegen/resumegen/runtime/openjournal"
 	"github.com/resumegen/resumegen/runtime/resume"
@@ -52,10 +55,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	to := fs.String("to", "bob", "payee `account` (\"closed\" is refused once)")
 	amount := fs.Int("amount", 5000, "`cents` to move (over 100000 is refused once)")
 	crash := fs.String("crash", "", "die with SIGKILL at `STEP:POINT`")
+	lease := fs.Duration("lease", 30*time.Second, "how long the run is held without renewal before another process may take it (on PostgreSQL, how long a killed process's run waits)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	rec, err := transfer(ctx, *db, *worldPath, *crash, Order{ID: *runID, From: "alice", To: *to, Amount: *amount})
+	rec, err := transfer(ctx, *db, *worldPath, *crash, *lease, Order{ID: *runID, From: "alice", To: *to, Amount: *amount})
 	if err != nil {
 		fmt.Fprintln(stderr, "transfer:", err)
 		return 1
@@ -68,13 +72,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // transfer runs (or resumes) the order's run to its end in this process.
-func transfer(ctx context.Context, db, worldPath, crash string, o Order) (Receipt, error) {
+func transfer(ctx context.Context, db, worldPath, crash string, lease time.Duration, o Order) (Receipt, error) {
 	j, err := openjournal.Open(ctx, db)
 	if err != nil {
 		return Receipt{}, err
 	}
 	defer j.Close()
-	opts := []resume.Option{resume.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}
+	opts := []resume.Option{resume.WithLease(lease), resume.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}
 	if crash != "" {
 		f, err := resume.ParseFault(crash)
 		if err != nil {

@@ -1,7 +1,9 @@
 // Package pgtest gives tests a PostgreSQL server: the one named by
 // RESUME_TEST_POSTGRES_DSN (scripts/with-postgres.sh starts a throwaway one
 // and sets it). Without it a test is skipped, unless RESUME_REQUIRE_POSTGRES
-// is 1 (CI): a PostgreSQL test that skips in CI is a failed test.
+// is 1 (CI): a PostgreSQL test that skips in CI is a failed test. The same
+// holds for the PgBouncer in front of it (RESUME_TEST_PGBOUNCER_DSN, set by
+// scripts/with-pgbouncer.sh; RESUME_REQUIRE_PGBOUNCER=1 in CI).
 package pgtest
 
 import (
@@ -25,6 +27,20 @@ func DSN(tb testing.TB) string {
 			tb.Fatal("RESUME_REQUIRE_POSTGRES=1 but RESUME_TEST_POSTGRES_DSN is not set: run the tests under scripts/with-postgres.sh (make test does)")
 		}
 		tb.Skip("RESUME_TEST_POSTGRES_DSN is not set: run under scripts/with-postgres.sh (make test does) to include the PostgreSQL tests")
+	}
+	return dsn
+}
+
+// PgBouncerDSN returns the DSN of the test server through a PgBouncer in
+// transaction pooling mode, or skips (or, in CI, fails) tb.
+func PgBouncerDSN(tb testing.TB) string {
+	tb.Helper()
+	dsn := os.Getenv("RESUME_TEST_PGBOUNCER_DSN")
+	if dsn == "" {
+		if os.Getenv("RESUME_REQUIRE_PGBOUNCER") == "1" {
+			tb.Fatal("RESUME_REQUIRE_PGBOUNCER=1 but RESUME_TEST_PGBOUNCER_DSN is not set: run the tests under scripts/with-postgres.sh scripts/with-pgbouncer.sh (make test does; apt-get install pgbouncer)")
+		}
+		tb.Skip("RESUME_TEST_PGBOUNCER_DSN is not set: install pgbouncer (apt-get install pgbouncer) and run under scripts/with-postgres.sh scripts/with-pgbouncer.sh (make test does) to include the tests through a transaction pooler")
 	}
 	return dsn
 }

@@ -341,9 +341,8 @@ type ClaimRequest struct {
 	// disagree compare expiries on one clock.
 	Lease time.Duration
 	// TakeOverDead lets the claim take a running run whose owner is known
-	// to be dead before its lease expires: the owner's liveness signal (see
-	// [Liveness]) was released by the end of its process. A journal without
-	// liveness ignores it.
+	// to have stopped before its lease expires: the owner's liveness signal
+	// (see [Liveness]) says so. A journal without liveness ignores it.
 	TakeOverDead bool
 	// Abandoned, if set, is a lease whose holder is known to be dead: the
 	// run may be taken from it before the lease expires.
@@ -416,33 +415,70 @@ type Move struct {
 	At time.Time `json:"at"`
 }
 
-// Liveness is an optional interface of a [Journal] that tells a live
-// worker process from a dead one by a signal that the operating system or
-// the database releases when the process ends, however it ends (SIGKILL,
-// OOM, a zombie not yet reaped, a process in another PID namespace): the
-// SQLite journal holds an OS file lock (flock) on a lock file per owner
-// beside the journal, the PostgreSQL journal a session-level advisory lock
-// per owner on a connection of its own. Process ids are never read: they
-// mean nothing across PID namespaces and hosts.
+// Clock is an optional interface of a [Journal] that reads the journal's
+// own clock: the one its leases expire by and its waiting runs come due by
+// (PostgreSQL: the server's clock_timestamp(); SQLite: the clock of the
+// host whose processes share the file, or the one given to
+// sqlitejournal.WithClock). The engine takes every time that decides
+// something durable from it (a sleep's wake-up, an await's timeout, a
+// schedule's ticks, a run's deadline), through the offset it measures
+// between this clock and its own, so that a process whose clock is wrong
+// can neither cut a sleep short, start a schedule's tick early, nor stop a
+// run before its deadline. A decorator of a journal
+// passes it on by implementing it, or by an Unwrap method returning the
+// journal it wraps; without it the engine's own clock decides.
+type Clock interface {
+	// Now returns the journal's current time. It reads no journal row
+	// ([Counters] does not count it).
+	Now(ctx context.Context) (time.Time, error)
+}
+
+// Liveness is an optional interface of a [Journal] that tells that a
+// worker process stopped by a signal that cannot be wrong, so that its runs
+// are taken over at once instead of once their leases expired. The SQLite
+// journal holds an OS file lock (flock) on a lock file per owner beside the
+// journal, which the kernel releases when the process ends, however it
+// ends (SIGKILL, OOM, a zombie not yet reaped, a process in another PID
+// namespace). The PostgreSQL journal has only the owner's own word
+// (Release, or Close of its journal): no session of the server proves
+// anything about a process, whose connection ends with a server restart, a
+// network drop, idle_session_timeout or a transaction pooler while it
+// goes on executing its step, so a killed process's runs wait out their
+// leases there. Process ids are never read: they mean nothing across PID
+// namespaces and hosts.
 //
 // The engine calls KeepAlive for its owner before its first claim; a claim
 // with [ClaimRequest.TakeOverDead] takes a run from an owner whose signal
-// is released at once, in the claim itself, instead of waiting out its
+// says it stopped at once, in the claim itself, instead of waiting out its
 // lease. An owner that never held a signal (a worker of an older version)
-// is never taken for dead.
+// is never taken for stopped.
 type Liveness interface {
 	// KeepAlive makes this process hold owner's liveness signal until the
-	// journal is closed (or the process ends). It is cheap once held, and
-	// takes the signal again if it was lost (a dropped connection).
+	// journal is closed (or the process ends). It is cheap once held.
 	KeepAlive(ctx context.Context, owner string) error
-	// OwnerGone reports whether owner held a liveness signal that is
-	// released now: its process ended.
+	// OwnerGone reports whether owner held a liveness signal that says
+	// now that its process stopped.
 	OwnerGone(ctx context.Context, owner string) (bool, error)
 	// Release gives owner's signal up, as the end of its process would:
 	// its runs are taken over at once. For an engine that stops for good
-	// while its process lives on, and for tests that simulate a crash in
-	// process.
+	// while its process lives on, once nothing of it executes, and for
+	// tests that simulate a crash in process.
 	Release(ctx context.Context, owner string) error
+}
+
+// LiveOwnerGuard is an optional interface of a [Journal] whose claims
+// never take a run whose lease lapsed from an owner whose liveness signal
+// ([Liveness]) is held: a signal that proves the owner's process alive as
+// surely as its release proves it ended (the SQLite journal's flock, which
+// the kernel holds for the process and no connection can lose). An
+// engine over such a journal keeps a run whose lease it could not renew
+// in time (the database's write lock was busy): no other process can take
+// it while this one lives. Over any other journal the engine stops a run
+// before a lease it cannot renew expires (see resume.WithOverrunAction).
+type LiveOwnerGuard interface {
+	// GuardsLiveOwners reports whether the journal's claims leave the
+	// lapsed leases of live owners alone.
+	GuardsLiveOwners() bool
 }
 
 // Resolution is a person's decision about an in_flight step.
@@ -508,6 +544,13 @@ type CancelOptions struct {
 	// called from defer, and ends the run cancelled.
 	Running bool
 }
+
+// ErrNoNotify is what a notifier ([WorkNotifier], [FinishNotifier]) returns
+// when it sends no notification in its configuration (the PostgreSQL
+// journal behind a transaction pooler, where no session lasts to LISTEN
+// on): the engine polls, as it does when a notification is lost, and says
+// so once, without a warning.
+var ErrNoNotify = errors.New("this journal sends no notifications: polling")
 
 // WorkNotifier is an optional interface of a [Journal] that can tell idle
 // workers when a run may have become claimable (created pending, released
@@ -786,9 +829,22 @@ type StepTx interface {
 	Handle() any
 	// Commit writes s in the transaction and commits it.
 	Commit(ctx context.Context, s StepRecord) error
-	// Rollback abandons the transaction; after Commit it does nothing.
+	// Rollback abandons the transaction; after Commit it does nothing. A
+	// transaction that ended with its connection is reported as
+	// [ErrTxLost].
 	Rollback() error
 }
+
+// ErrTxLost is what a [StepTx]'s Rollback returns (wrapped) when the
+// transaction ended with its connection before it could be rolled back:
+// the server aborted it, and nothing of it committed (PostgreSQL: a
+// terminated session, a server restart, or pgx closing the connection of
+// a statement whose context ended while it was on the wire). The step's
+// attempt then has no outcome of its own: the engine journals the run's
+// stop when the run was asked to stop meanwhile, and otherwise stops the
+// run without journaling the attempt, so that it is resumed and the step
+// executes again, as after a crash.
+var ErrTxLost = errors.New("the step's transaction ended with its connection: nothing of it committed")
 
 // ErrNoJournal is the error of a read-only open (a journal's OpenReadOnly,
 // openjournal.OpenReadOnly) of a database that holds no resumegen journal:

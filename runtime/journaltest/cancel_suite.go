@@ -48,13 +48,6 @@ func (j *cancelSeenLate) CancelRequested(ctx context.Context, runID string) (tim
 	return j.Journal.CancelRequested(ctx, runID)
 }
 
-// skewedClock is the system clock off by skew.
-type skewedClock struct{ skew time.Duration }
-
-func (c skewedClock) Now() time.Time { return time.Now().Add(c.skew) }
-
-func (c skewedClock) At(t time.Time) <-chan time.Time { return time.After(time.Until(t.Add(-c.skew))) }
-
 // resumeDying resumes run runID on an engine that "dies" at f (see
 // startDying), and reports whether it did.
 func resumeDying(j journal.Journal, runID string, f resume.Fault) (crashed bool) {

@@ -96,7 +96,7 @@ func runCodec(t *testing.T, open func(t *testing.T) journal.Journal, effectsOf f
 		j := open(t)
 		id := newRunID(t)
 		p := Plan{Loop: 3}
-		dying := resume.NewEngine(j, resume.WithCodec(codec), resume.WithLease(30*time.Millisecond), resume.WithOwner("crasher"),
+		dying := resume.NewEngine(j, resume.WithCodec(codec), resume.WithLease(150*time.Millisecond), resume.WithOwner("crasher"),
 			resume.WithFaultAction(func() { panic(crash{}) }), resume.WithFault(resume.Fault{Step: "Loop#2", Point: resume.FaultBefore}))
 		func() {
 			defer func() {
@@ -115,7 +115,7 @@ func runCodec(t *testing.T, open func(t *testing.T) journal.Journal, effectsOf f
 				t.Fatal(err)
 			}
 		}
-		time.Sleep(40 * time.Millisecond)
+		time.Sleep(170 * time.Millisecond) // a journal without liveness: the lease expires
 		e := resume.NewEngine(j, resume.WithCodec(codec))
 		res, err := e.Resume(ctx, id)
 		if err != nil || res.Status != journal.StatusSucceeded || string(res.Output) != "5" {

@@ -439,11 +439,14 @@ func WorkerProcess() bool { return os.Getenv(workerEnv) != "" }
 
 // WorkerMain is a worker process of [CrashLoopProcesses]: it works on j
 // until no run is pending or running, and returns the exit status (0 when
-// the queue is done, 1 after 60 s).
+// the queue is done, 1 after 60 s). Its lease is 2 s: over a journal
+// where the end of a process is no signal (PostgreSQL: only the owner's
+// word is, and a killed process says nothing), the next worker waits the
+// dead one's lease out.
 func WorkerMain(j journal.Journal) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	e := resume.NewEngine(j)
+	e := resume.NewEngine(j, resume.WithLease(2*time.Second))
 	done := make(chan error, 1)
 	go func() { done <- e.Work(ctx, resume.WorkerOptions{PollInterval: 10 * time.Millisecond}) }()
 	deadline := time.Now().Add(60 * time.Second)

@@ -999,6 +999,8 @@ func Run(t *testing.T, h Harness) {
 	runCodec(t, open, effectsOf)
 	runFaults(t, open, effectsOf)
 	runSchedules(t, h, open)
+	runClocks(t, open)
+	runLeases(t, open)
 	runDeploys(t, h, open)
 	t.Run("corrupt rows", func(t *testing.T) { runCorrupt(t, h) })
 	t.Run("sealed journal", func(t *testing.T) { runSealed(t, h) })

@@ -29,20 +29,31 @@ type Plan struct {
 // effects counts what the steps did, per run, as the outside world would.
 type effects struct {
 	mu    sync.Mutex
-	calls map[string]int      // run/step → executions
-	keys  map[string][]string // run/step → idempotency keys seen
+	calls map[string]int         // run/step → executions
+	keys  map[string][]string    // run/step → idempotency keys seen
+	times map[string][]time.Time // run/step → when each execution began, by this host's clock
 }
 
-var seen = &effects{calls: map[string]int{}, keys: map[string][]string{}}
+var seen = &effects{calls: map[string]int{}, keys: map[string][]string{}, times: map[string][]time.Time{}}
 
 func (e *effects) record(ctx context.Context, step string) int {
 	info, _ := resume.StepFromContext(ctx)
+	now := time.Now()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	k := info.RunID + "/" + step
 	e.calls[k]++
 	e.keys[k] = append(e.keys[k], info.IdempotencyKey())
+	e.times[k] = append(e.times[k], now)
 	return e.calls[k]
+}
+
+// timesOf returns when each execution of step of run runID began, by this
+// host's clock (the test server's clock too: it runs on this host).
+func (e *effects) timesOf(runID, step string) []time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]time.Time(nil), e.times[runID+"/"+step]...)
 }
 
 func (e *effects) count(runID, step string) int {

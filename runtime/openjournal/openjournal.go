@@ -45,6 +45,7 @@ var libpqKeywords = map[string]bool{
 	"search_path": true, "statement_cache_capacity": true,
 	"default_query_exec_mode": true, "description_cache_capacity": true,
 	"pool_max_conns": true, "pool_min_conns": true,
+	"resume_pooler": true, // pgjournal's own (see pgjournal.WithPooler)
 }
 
 // IsPostgres reports whether target names a PostgreSQL database: a

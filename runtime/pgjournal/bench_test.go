@@ -25,8 +25,13 @@ import (
 // openBench opens a journal in a fresh schema with its bench_rows table.
 func openBench(b *testing.B) journaltest.BenchHarness {
 	b.Helper()
+	return openBenchOn(b, testPool(b))
+}
+
+// openBenchOn is openBench on pool.
+func openBenchOn(b *testing.B, pool *pgxpool.Pool) journaltest.BenchHarness {
+	b.Helper()
 	ctx := context.Background()
-	pool := testPool(b)
 	schema := freshSchema(b, pool)
 	j, err := pgjournal.Open(ctx, pool, pgjournal.WithSchema(schema))
 	if err != nil {
@@ -97,6 +102,22 @@ func BenchmarkTxStep(b *testing.B) {
 // <= 2.2.
 func BenchmarkOnceStep(b *testing.B) {
 	journaltest.BenchStep(b, openBench(b), resume.PolicyOnce)
+}
+
+// BenchmarkDefaultStepPgBouncer, BenchmarkTxStepPgBouncer and
+// BenchmarkOnceStepPgBouncer are the step benchmarks through PgBouncer in
+// transaction pooling mode: the journal prepares no statement there
+// (QueryExecModeExec), and neither does the raw baseline, on the same pool.
+func BenchmarkDefaultStepPgBouncer(b *testing.B) {
+	journaltest.BenchStep(b, openBenchOn(b, pgBouncerPool(b)), resume.PolicyDefault)
+}
+
+func BenchmarkTxStepPgBouncer(b *testing.B) {
+	journaltest.BenchStep(b, openBenchOn(b, pgBouncerPool(b)), resume.PolicyTx)
+}
+
+func BenchmarkOnceStepPgBouncer(b *testing.B) {
+	journaltest.BenchStep(b, openBenchOn(b, pgBouncerPool(b)), resume.PolicyOnce)
 }
 
 // concurrency is the number of runs, and of raw inserters, at once.

@@ -50,19 +50,23 @@ type Journal struct {
 	commits atomic.Int64
 	sql     queries
 	listen  listener // for NotifyWork
-	live    liveness // the owners' advisory locks (see KeepAlive)
+	live    liveness // what this process said of its owners (see KeepAlive)
+	pooler  Pooler   // PoolerNone or PoolerTransaction (see WithPooler)
 }
 
 var (
 	_ journal.Journal      = (*Journal)(nil)
 	_ journal.WorkNotifier = (*Journal)(nil)
+	_ journal.Clock        = (*Journal)(nil)
 )
 
 // Option configures a Journal.
 type Option func(*config)
 
 type config struct {
-	schema string
+	schema    string
+	pooler    Pooler
+	poolerSet bool // given by WithPooler, which wins over the DSN
 }
 
 // WithSchema puts the journal's tables in the named schema (created if
@@ -72,7 +76,10 @@ func WithSchema(name string) Option {
 }
 
 // Open opens the journal on pool and brings its schema up to date. The
-// caller keeps ownership of pool: Close leaves it open.
+// caller keeps ownership of pool: Close leaves it open. Open looks for a
+// transaction pooler between the pool and the server unless told (see
+// [Pooler]); behind one, a pool that prepares statements on the server is
+// refused, with the fix.
 func Open(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Journal, error) {
 	c := config{schema: "public"}
 	for _, o := range opts {
@@ -81,27 +88,91 @@ func Open(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Journal, er
 	if c.schema == "" {
 		return nil, errors.New("pgjournal: empty schema name")
 	}
+	p, err := resolvePooler(ctx, pool, c.pooler)
+	if err != nil {
+		return nil, err
+	}
 	if err := migrate(ctx, pool, c.schema); err != nil {
 		return nil, fmt.Errorf("pgjournal: %w", err)
 	}
-	return &Journal{pool: pool, schema: c.schema, sql: newQueries(c.schema)}, nil
+	return &Journal{pool: pool, schema: c.schema, sql: newQueries(c.schema), pooler: p}, nil
 }
 
 // Connect opens a pool on dsn (a postgres:// URL or key=value string, as
-// pgxpool.ParseConfig reads it) and the journal on it. Close closes the
-// pool.
+// pgxpool.ParseConfig reads it, and the resume_pooler parameter, see
+// [WithPooler]) and the journal on it. Behind a transaction pooler, found
+// or named, the pool prepares no statement on the server
+// (QueryExecModeExec). Close closes the pool.
 func Connect(ctx context.Context, dsn string, opts ...Option) (*Journal, error) {
-	pool, err := pgxpool.New(ctx, dsn)
+	pool, c, err := connectPool(ctx, dsn, opts, false)
 	if err != nil {
-		return nil, fmt.Errorf("pgjournal: connect: %w", err)
+		return nil, err
 	}
-	j, err := Open(ctx, pool, opts...)
+	j, err := Open(ctx, pool, append(opts[:len(opts):len(opts)], WithPooler(c.pooler))...)
 	if err != nil {
 		pool.Close()
 		return nil, err
 	}
 	j.owned = true
 	return j, nil
+}
+
+// connectPool opens a pool on dsn for Connect and ConnectReadOnly: it reads
+// the resume_pooler parameter (opts win over it), looks for a transaction
+// pooler unless told (on a pool of its own, closed after), and behind one
+// opens the pool without server-side prepared statements. With readOnly
+// the pool's sessions default to read-only transactions, which a
+// transaction pooler cannot carry: that is refused. The returned config
+// names the pooler found.
+func connectPool(ctx context.Context, dsn string, opts []Option, readOnly bool) (*pgxpool.Pool, config, error) {
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	rest, p, found, err := cutPooler(dsn)
+	if err != nil {
+		return nil, c, err
+	}
+	if !c.poolerSet && found {
+		c.pooler = p
+	}
+	cfg, err := pgxpool.ParseConfig(rest)
+	if err != nil {
+		return nil, c, fmt.Errorf("pgjournal: connect: %w", err)
+	}
+	if c.pooler == PoolerDetect {
+		probe, err := pgxpool.NewWithConfig(ctx, cfg.Copy())
+		if err != nil {
+			return nil, c, fmt.Errorf("pgjournal: connect: %w", err)
+		}
+		behind, err := detectPooler(ctx, probe)
+		probe.Close()
+		if err != nil {
+			return nil, c, fmt.Errorf("pgjournal: connect: look for a transaction pooler: %w", err)
+		}
+		c.pooler = PoolerNone
+		if behind {
+			c.pooler = PoolerTransaction
+		}
+	}
+	if c.pooler == PoolerTransaction {
+		if readOnly {
+			return nil, c, errors.New("pgjournal: a read-only open makes the server refuse every write of its sessions " +
+				"(default_transaction_read_only), and a transaction pooler keeps no session setting (PgBouncer refuses it at connect): " +
+				"open it on the server directly, or through a pooler in session mode")
+		}
+		if cfg.ConnConfig.DefaultQueryExecMode == pgx.QueryExecModeCacheStatement {
+			cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
+		}
+	}
+	if readOnly {
+		cfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, c, fmt.Errorf("pgjournal: connect: %w", err)
+	}
+	return pool, c, nil
 }
 
 // Pool returns the journal's connection pool, for the user's own tables: tx
@@ -112,9 +183,10 @@ func (j *Journal) Pool() *pgxpool.Pool { return j.pool }
 // Schema returns the name of the schema holding the journal's tables.
 func (j *Journal) Schema() string { return j.schema }
 
-// Close stops listening for work (see [Journal.NotifyWork]), ends the
-// liveness session (see [Journal.KeepAlive]: this process's owners are
-// dead from then on) and closes the pool if Connect opened it.
+// Close stops listening for work (see [Journal.NotifyWork]), says that
+// this process's owners stopped (see [Journal.Release]: their runs are
+// taken over at once) and closes the pool if Connect opened it. Close a
+// journal once the engines that use it returned.
 func (j *Journal) Close() error {
 	j.stopListening()
 	j.closeLiveness()
@@ -122,6 +194,18 @@ func (j *Journal) Close() error {
 		j.pool.Close()
 	}
 	return nil
+}
+
+// Now returns the server's clock (journal.Clock): clock_timestamp(), the
+// clock every lease and wake-up time of the journal is counted by.
+// Engines take their durable times from it, whatever their host's clock
+// says.
+func (j *Journal) Now(ctx context.Context) (time.Time, error) {
+	var now time.Time
+	if err := j.pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&now); err != nil {
+		return time.Time{}, fmt.Errorf("pgjournal: read the server's clock: %w", err)
+	}
+	return now.UTC(), nil
 }
 
 // Counters returns the reads and commits since Open.
@@ -132,7 +216,7 @@ func (j *Journal) Counters() journal.Counters {
 // queries are the journal's statements, qualified with its schema once.
 type queries struct {
 	createRun, selectRun, selectRunForUpdate, selectSteps, entrySteps string
-	claimedSteps, refusedRun, keepAlive, forgetOwners                 string
+	claimedSteps, refusedRun, keepAlive, stopOwner, forgetOwners      string
 	claim, claimNext, renew, writeStep, writeStepTx, finish           string
 	selectStepStatus, resolveDone, resolveRedo, makePending           string
 	retrySteps, retryRun, saveManifest, manifest, listRuns            string
@@ -164,28 +248,16 @@ const stepFence = `WITH run AS (
 				UPDATE {schema}.resume_runs SET progress_attempt = attempts
 				WHERE run_id = $12 AND (SELECT first FROM run))`
 
-// claimable is the condition under which a run may be claimed: pending, or
-// running under a lease that expired, held by an owner not known to be
-// alive. The lease of an owner whose liveness lock is held (an overloaded
-// or paused process, a claim or a renewal that waited for a lock) is never
-// taken: that owner may be executing a step, and it renews when it can,
-// not even by a worker of the same owner name (another of its goroutines
-// may be executing it). Claim, for one run, takes the claimer's own lapsed
-// lease: a process restarted under the same owner name.
-const claimable = `(status = 'pending' OR (status = 'running' AND lease_until < clock_timestamp() AND NOT ` + ownerAlive + `))`
-
-// claimableNext is claimable for ClaimNext: also a lapsed lease of the
-// claimer's own ($1) that it does not execute now ($4, the runs it holds):
-// it lost track of the run, and no one else can take it while it lives.
+// claimableNext is the condition under which ClaimNext takes a run:
+// pending, due after a wait, or running under a lease that expired by the
+// server's clock, unless the claimer ($1) holds that lease and executes
+// the run now ($4, the runs it holds: it is renewing, or stopping). A
+// lapsed lease is taken whoever holds it, and whatever its sessions: an
+// owner that cannot renew stops itself before its lease expires (see
+// liveness.go).
 const claimableNext = `(status = 'pending' OR (status = 'running' AND lease_until < clock_timestamp() AND
-		((lease_owner = $1::text AND NOT (run_id = ANY($4::text[]))) OR (lease_owner <> $1::text AND NOT ` + ownerAlive + `)))
+		NOT (lease_owner = $1::text AND run_id = ANY($4::text[])))
 		OR ` + waitDue + `)`
-
-// ownerAlive is true when the run's owner registered a liveness lock and a
-// session holds it now. (When the try succeeds, the lock it took is given
-// back at the end of the statement's transaction.)
-const ownerAlive = `(EXISTS (SELECT 1 FROM {schema}.resume_owners o WHERE o.owner = resume_runs.lease_owner)
-		AND NOT pg_try_advisory_xact_lock(` + livenessLockSQL + `, hashtext(resume_runs.lease_owner)))`
 
 // claimSet takes a run: $1 owner, $2 lease length.
 const claimSet = `UPDATE {schema}.resume_runs SET
@@ -193,12 +265,11 @@ const claimSet = `UPDATE {schema}.resume_runs SET
 		lease_owner = $1::text, lease_until = clock_timestamp() + $2::interval, updated_at = clock_timestamp(),
 		error = '', attention_step = '', attention_kind = '', ` + claimWaitSet
 
-// ownerGone is true when the run's owner registered a liveness lock
-// (resume_owners) and no session holds it now: its process ended. The
-// transaction-level try takes the lock only when it is free, and gives it
-// back when the statement's transaction ends.
-const ownerGone = `(EXISTS (SELECT 1 FROM {schema}.resume_owners o WHERE o.owner = resume_runs.lease_owner)
-		AND pg_try_advisory_xact_lock(` + livenessLockSQL + `, hashtext(resume_runs.lease_owner)))`
+// ownerGone is true when the run's owner said its process stopped
+// (resume_owners.stopped_at, see liveness.go): the one signal that takes
+// a run over before its lease expires.
+const ownerGone = `(EXISTS (SELECT 1 FROM {schema}.resume_owners o
+		WHERE o.owner = resume_runs.lease_owner AND o.stopped_at IS NOT NULL))`
 
 func newQueries(schema string) queries {
 	q := queries{
@@ -234,7 +305,7 @@ func newQueries(schema string) queries {
 		// any, $6 whether an owner whose process ended may be taken from.
 		claim: claimSet + `
 			WHERE run_id = $3 AND (status = 'pending' OR status = 'waiting' OR (status = 'running' AND
-				((lease_until < clock_timestamp() AND (lease_owner = $1::text OR NOT ` + ownerAlive + `)) OR (lease_owner = $4 AND epoch = $5)
+				(lease_until < clock_timestamp() OR (lease_owner = $4 AND epoch = $5)
 				OR ($6::boolean AND lease_owner <> $1::text AND ` + ownerGone + `))))
 			RETURNING ` + runColumns,
 		// $3 the workflows. The inner select locks the oldest claimable
@@ -299,11 +370,13 @@ func newQueries(schema string) queries {
 			UPDATE {schema}.resume_runs SET status = 'pending', error = '', attention_step = '', attention_kind = '', updated_at = $1
 			WHERE run_id IN (SELECT id FROM up) AND status = 'needs_attention' AND attention_kind = 'child'`,
 		keepAlive: `INSERT INTO {schema}.resume_owners (owner, since) VALUES ($1, clock_timestamp())
-			ON CONFLICT (owner) DO NOTHING`,
-		// Dead owners (their lock is free) that no running run names.
+			ON CONFLICT (owner) DO UPDATE SET stopped_at = NULL`,
+		stopOwner: `INSERT INTO {schema}.resume_owners (owner, since, stopped_at) VALUES ($1, clock_timestamp(), clock_timestamp())
+			ON CONFLICT (owner) DO UPDATE SET stopped_at = clock_timestamp()`,
+		// Owners that no running run names: what they said is needed no
+		// more (an owner not listed is never taken for stopped).
 		forgetOwners: `DELETE FROM {schema}.resume_owners o
-			WHERE NOT EXISTS (SELECT 1 FROM {schema}.resume_runs r WHERE r.lease_owner = o.owner AND r.status = 'running')
-			AND pg_try_advisory_xact_lock(` + livenessLockSQL + `, hashtext(o.owner))`,
+			WHERE NOT EXISTS (SELECT 1 FROM {schema}.resume_runs r WHERE r.lease_owner = o.owner AND r.status = 'running')`,
 		// saveManifest runs after manifestLock, so that max(seq) is read
 		// after any concurrent save committed.
 		saveManifest: `INSERT INTO {schema}.resume_manifests (workflow, version, manifest, created_at, definition, seq)
@@ -331,7 +404,7 @@ func newQueries(schema string) queries {
 		SELECT CASE WHEN EXISTS (SELECT 1 FROM w) THEN 1 ELSE {schema}.resume_lease_lost($12, $14) END`
 	for _, s := range []*string{
 		&q.createRun, &q.selectRun, &q.selectRunForUpdate, &q.selectSteps, &q.entrySteps,
-		&q.claimedSteps, &q.refusedRun, &q.keepAlive, &q.forgetOwners,
+		&q.claimedSteps, &q.refusedRun, &q.keepAlive, &q.stopOwner, &q.forgetOwners,
 		&q.claim, &q.claimNext, &q.renew, &q.writeStep, &q.writeStepTx, &q.finish,
 		&q.selectStepStatus, &q.resolveDone, &q.resolveRedo, &q.makePending,
 		&q.retrySteps, &q.retryRun, &q.saveManifest, &q.manifest, &q.listRuns, &q.wakeParents,
@@ -789,6 +862,13 @@ func (t *stepTx) Commit(ctx context.Context, s journal.StepRecord) error {
 }
 
 // Rollback abandons the transaction; after Commit it does nothing.
+//
+// A connection that closed has nothing to roll back: the server aborts the
+// transaction of a session that ends (terminated, restarted), and pgx
+// closes the connection of a statement whose context ended while it was
+// on the wire (the step's context, cancelled by a stop, mid-INSERT), or
+// that got a FATAL error. That is reported as journal.ErrTxLost: nothing
+// of the transaction committed.
 func (t *stepTx) Rollback() error {
 	if t.done {
 		return nil
@@ -798,10 +878,7 @@ func (t *stepTx) Rollback() error {
 	defer t.conn.Release()
 	err := t.tx.Rollback(context.Background())
 	if err != nil && t.conn.Conn().IsClosed() {
-		// The connection broke first (pgx closes it when a query's
-		// context ends mid-query): the server aborted the transaction
-		// with it, and nothing of it committed.
-		return nil
+		return fmt.Errorf("%w (%w)", journal.ErrTxLost, err)
 	}
 	return err
 }

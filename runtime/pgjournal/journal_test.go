@@ -64,8 +64,43 @@ func freshSchema(tb testing.TB, pool *pgxpool.Pool) string {
 }
 
 func TestConformance(t *testing.T) {
+	conformance(t, testPool(t))
+}
+
+// TestConformancePgBouncer runs the conformance suite a second time,
+// through a PgBouncer in transaction pooling mode: no session state
+// survives a transaction there.
+func TestConformancePgBouncer(t *testing.T) {
+	conformance(t, pgBouncerPool(t))
+}
+
+// pgBouncerPool connects to the test server through PgBouncer, or skips
+// the test when there is none, unless RESUME_REQUIRE_PGBOUNCER=1 makes
+// that a failure.
+func pgBouncerPool(tb testing.TB) *pgxpool.Pool {
+	tb.Helper()
+	cfg, err := pgxpool.ParseConfig(pgtest.PgBouncerDSN(tb))
+	if err != nil {
+		tb.Fatalf("RESUME_TEST_PGBOUNCER_DSN: %v", err)
+	}
+	if cfg.MaxConns < 20 {
+		cfg.MaxConns = 20
+	}
+	// Server-side prepared statements do not survive a transaction
+	// behind a transaction pooler (PgBouncer 1.18 has no
+	// max_prepared_statements).
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		tb.Fatalf("connect: %v", err)
+	}
+	tb.Cleanup(pool.Close)
+	return pool
+}
+
+// conformance runs the journal conformance suite on pool.
+func conformance(t *testing.T, pool *pgxpool.Pool) {
 	ctx := context.Background()
-	pool := testPool(t)
 	var effects string // the effects table of the journal opened last
 	var schema string  // the schema of the journal opened last
 	journaltest.Run(t, journaltest.Harness{

@@ -6,91 +6,67 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/resumegen/resumegen/runtime/journal"
 )
 
-// A worker's liveness is a session-level advisory lock per owner name,
-// held on a connection the journal keeps for it alone (taken out of the
-// pool). The server releases the lock when that session ends: the process
-// was killed, crashed, or is a zombie (its socket is closed), wherever it
-// ran, whatever its PID namespace or host. resume_owners lists the owners
-// that ever held one, so that the lease of an owner that never did (a
-// worker of an older version) is waited out instead of taken for dead.
+// Liveness without session state. A session of the server proves nothing
+// about a worker's process: a connection ends when the server restarts,
+// the network drops, idle_session_timeout strikes or a transaction pooler
+// hands the server connection to another client, while the process goes
+// on executing its step. So no lock or LISTEN of a session says whether
+// an owner lives, and a run is taken from an owner that did not say it
+// stopped only once its lease expired by the server's clock; the engine
+// stops a run before a lease it cannot renew expires (resume's
+// keepLease), so the two never execute a step at once.
 //
-// The lock is (livenessLock, hashtext(owner)); a hash collision can only
-// make a dead owner look alive, and its lease is then waited out.
-//
-// The liveness session asks the server for TCP keepalives (10s idle, 5s
-// interval, 3 probes): a worker whose host vanished, whose session the
-// server would otherwise keep for the OS default of two hours, is seen
-// dead within about 25 seconds.
-//
-// If the liveness connection breaks (the server restarted, the network
-// dropped), the process's locks are free until it connects again: a ping
-// every second notices and takes them back, and the engine takes them back
-// before its next claim; meanwhile another worker's Start, Resume or
-// startup may take this process's runs for a dead one's. Its writes are
-// fenced by the lease epoch all the same.
+// The one death signal that cannot be wrong is the owner's own word:
+// resume_owners lists each owner with stopped_at, which its process sets
+// when it stops for good (Release, or Close of its journal, once its
+// engines returned). A run of an owner whose row says it stopped is taken
+// over at once, before its lease expires; an owner that never said so (it
+// was killed, its host vanished, it is a worker of an older version) has
+// its lease waited out.
 
 var _ journal.Liveness = (*Journal)(nil)
 
-// livenessLock is the first key of the owners' advisory locks ("resl").
-const livenessLock = 0x7265_736c
-
-// livenessLockSQL is livenessLock, for queries.
-const livenessLockSQL = "1919251308"
-
-// livenessPing is how often the liveness connection is checked.
-const livenessPing = time.Second
-
+// liveness is what this process said of its owners.
 type liveness struct {
 	mu    sync.Mutex
-	conn  *pgx.Conn       // nil until the first KeepAlive
-	held  map[string]bool // owners whose lock this process holds
+	held  map[string]bool // owners this process listed as running
 	swept bool
-	stop  chan struct{} // closes the pinger
 }
 
-func init() {
-	if fmt.Sprint(livenessLock) != livenessLockSQL {
-		panic("pgjournal: livenessLockSQL is not livenessLock")
-	}
-}
-
-// KeepAlive takes owner's liveness lock on the journal's liveness
-// connection (opened, or opened again, as needed) and lists owner in
-// resume_owners. It fails when another session holds owner's lock: two
-// live processes must not share one owner name.
+// KeepAlive lists owner in resume_owners as running (stopped_at NULL),
+// once per journal, after forgetting, once, the owners that hold no
+// running run any more. It holds no session: a connection the server
+// ends changes nothing.
 func (j *Journal) KeepAlive(ctx context.Context, owner string) error {
 	l := &j.live
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.held[owner] && l.conn != nil && !l.conn.IsClosed() {
+	if l.held[owner] {
 		return nil
 	}
-	if err := j.liveConnLocked(ctx); err != nil {
-		return fmt.Errorf("pgjournal: liveness of owner %s: %w", owner, err)
-	}
-	if !l.held[owner] {
-		if err := j.lockOwnerLocked(ctx, owner); err != nil {
-			return fmt.Errorf("pgjournal: liveness of owner %s: %w", owner, err)
-		}
-		l.held[owner] = true
-	}
 	if !l.swept {
-		l.swept = true
-		// Forget dead owners that hold no run any more.
+		// Forget the owners that hold no running run: their word is no
+		// longer needed (an owner not listed is never taken for stopped).
 		if _, err := j.pool.Exec(ctx, j.sql.forgetOwners); err != nil {
-			return fmt.Errorf("pgjournal: forget dead owners: %w", err)
+			return fmt.Errorf("pgjournal: forget owners that hold no run: %w", err)
 		}
+		l.swept = true
 	}
+	if _, err := j.pool.Exec(ctx, j.sql.keepAlive, owner); err != nil {
+		return fmt.Errorf("pgjournal: list owner %s as running: %w", owner, err)
+	}
+	if l.held == nil {
+		l.held = map[string]bool{}
+	}
+	l.held[owner] = true
 	return nil
 }
 
-// OwnerGone reports whether owner is listed in resume_owners and no session
-// holds its liveness lock.
+// OwnerGone reports whether owner's process said it stopped (its row's
+// stopped_at is set) and did not list it as running since.
 func (j *Journal) OwnerGone(ctx context.Context, owner string) (bool, error) {
 	j.live.mu.Lock()
 	mine := j.live.held[owner]
@@ -99,131 +75,45 @@ func (j *Journal) OwnerGone(ctx context.Context, owner string) (bool, error) {
 		return false, nil
 	}
 	var gone bool
-	if err := j.pool.QueryRow(ctx, qualify(`SELECT EXISTS (SELECT 1 FROM {schema}.resume_owners o WHERE o.owner = $1)
-		AND pg_try_advisory_xact_lock(`+livenessLockSQL+`, hashtext($1))`, j.schema), owner).Scan(&gone); err != nil {
+	if err := j.pool.QueryRow(ctx, qualify(`SELECT EXISTS (SELECT 1 FROM {schema}.resume_owners
+		WHERE owner = $1 AND stopped_at IS NOT NULL)`, j.schema), owner).Scan(&gone); err != nil {
 		return false, fmt.Errorf("pgjournal: liveness of owner %s: %w", owner, err)
 	}
 	return gone, nil
 }
 
-// Release unlocks owner's advisory lock, as the end of the process would.
+// Release says that owner stopped for good: its runs are taken over at
+// once. Call it only once nothing of owner executes any more.
 func (j *Journal) Release(ctx context.Context, owner string) error {
 	l := &j.live
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.held[owner] {
-		return nil
-	}
-	delete(l.held, owner)
-	if l.conn == nil || l.conn.IsClosed() {
-		return nil
-	}
-	if _, err := l.conn.Exec(ctx, `SELECT pg_advisory_unlock(`+livenessLockSQL+`, hashtext($1))`, owner); err != nil {
-		return fmt.Errorf("pgjournal: release the liveness lock of owner %s: %w", owner, err)
-	}
-	return nil
-}
-
-// liveConnLocked opens the liveness connection if it is not open, taking
-// the locks of the owners already held again.
-func (j *Journal) liveConnLocked(ctx context.Context) error {
-	l := &j.live
-	if l.conn != nil && !l.conn.IsClosed() {
-		return nil
-	}
-	if l.conn != nil {
-		l.conn.Close(context.Background())
-		l.conn = nil
-	}
-	c, err := j.pool.Acquire(ctx)
-	if err != nil {
+	if err := j.stopOwner(ctx, owner); err != nil {
 		return err
 	}
-	l.conn = c.Hijack()
-	// The server must notice a vanished host (no FIN ever comes) within
-	// about half a minute, not the OS default of two hours: until then its
-	// owner looks alive and its runs wait.
-	if _, err := l.conn.Exec(ctx, `SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5; SET tcp_keepalives_count = 3`); err != nil {
-		l.conn.Close(ctx)
-		l.conn = nil
-		return fmt.Errorf("set keepalives of the liveness connection: %w", err)
-	}
-	if l.held == nil {
-		l.held = map[string]bool{}
-	}
-	for owner := range l.held {
-		if err := j.lockOwnerLocked(ctx, owner); err != nil {
-			delete(l.held, owner)
-			return err
-		}
-	}
-	if l.stop == nil {
-		l.stop = make(chan struct{})
-		go j.pingLiveness(l.stop)
+	delete(l.held, owner)
+	return nil
+}
+
+// stopOwner sets owner's stopped_at.
+func (j *Journal) stopOwner(ctx context.Context, owner string) error {
+	if _, err := j.pool.Exec(ctx, j.sql.stopOwner, owner); err != nil {
+		return fmt.Errorf("pgjournal: say that owner %s stopped: %w", owner, err)
 	}
 	return nil
 }
 
-// lockOwnerLocked takes owner's lock on the liveness connection, waiting
-// out a claim that holds it for a moment (pg_try_advisory_xact_lock), then
-// lists owner. The lock comes first: a listed owner whose lock is free is
-// dead.
-func (j *Journal) lockOwnerLocked(ctx context.Context, owner string) error {
-	var got bool
-	for wait := time.Millisecond; ; wait *= 2 {
-		if err := j.live.conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(`+livenessLockSQL+`, hashtext($1))`, owner).Scan(&got); err != nil {
-			return err
-		}
-		if got {
-			break
-		}
-		if wait > 100*time.Millisecond {
-			return fmt.Errorf("its lock is held by another live session: two processes use the owner name %q", owner)
-		}
-		time.Sleep(wait)
-	}
-	_, err := j.pool.Exec(ctx, j.sql.keepAlive, owner)
-	return err
-}
-
-// pingLiveness checks the liveness connection every livenessPing and opens
-// it again, with its locks, when it broke.
-func (j *Journal) pingLiveness(stop chan struct{}) {
-	t := time.NewTicker(livenessPing)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-		}
-		l := &j.live
-		l.mu.Lock()
-		if l.conn != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), livenessPing)
-			if err := l.conn.Ping(ctx); err != nil {
-				l.conn.Close(ctx)
-			}
-			_ = j.liveConnLocked(ctx)
-			cancel()
-		}
-		l.mu.Unlock()
-	}
-}
-
-// closeLiveness ends the liveness session: this process's owners are seen
-// as dead from then on.
+// closeLiveness says that this process's owners stopped, as Close ends
+// the journal: their runs are taken over at once. An owner whose word
+// cannot be written has its lease waited out.
 func (j *Journal) closeLiveness() {
 	l := &j.live
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.stop != nil {
-		close(l.stop)
-		l.stop = nil
-	}
-	if l.conn != nil {
-		l.conn.Close(context.Background())
-		l.conn = nil
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for owner := range l.held {
+		_ = j.stopOwner(ctx, owner)
 	}
 	l.held = nil
 }

@@ -46,6 +46,9 @@ func (j *Journal) NotifyWork(ctx context.Context) (<-chan struct{}, error) {
 // notified starts the listener if needed and returns its current wake
 // channel: the work channel's, or with finished the done channel's.
 func (j *Journal) notified(ctx context.Context, finished bool) (<-chan struct{}, error) {
+	if j.pooler == PoolerTransaction {
+		return nil, errNoListen
+	}
 	l := &j.listen
 	l.mu.Lock()
 	if !l.started {

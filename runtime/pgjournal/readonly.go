@@ -30,8 +30,12 @@ func OpenReadOnly(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Jou
 	if c.schema == "" {
 		return nil, errors.New("pgjournal: empty schema name")
 	}
+	p, err := resolvePooler(ctx, pool, c.pooler)
+	if err != nil {
+		return nil, err
+	}
 	var have int
-	err := pool.QueryRow(ctx, qualify(`SELECT version FROM {schema}.resume_schema`, c.schema)).Scan(&have)
+	err = pool.QueryRow(ctx, qualify(`SELECT version FROM {schema}.resume_schema`, c.schema)).Scan(&have)
 	var pgErr *pgconn.PgError
 	switch {
 	case errors.As(err, &pgErr) && (pgErr.Code == "42P01" || pgErr.Code == "3F000"): // undefined_table, invalid_schema_name
@@ -46,24 +50,20 @@ func OpenReadOnly(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Jou
 		return nil, fmt.Errorf("pgjournal: schema %s: %w (version %d, this program's %d): a program that opens it for writing (a worker) upgrades it",
 			c.schema, journal.ErrOlderJournal, have, len(migrations))
 	}
-	return &Journal{pool: pool, schema: c.schema, sql: newQueries(c.schema)}, nil
+	return &Journal{pool: pool, schema: c.schema, sql: newQueries(c.schema), pooler: p}, nil
 }
 
 // ConnectReadOnly opens a pool on dsn whose sessions default to read-only
 // transactions (default_transaction_read_only), and the journal on it with
-// [OpenReadOnly]: the server itself refuses any write. Close closes the
-// pool.
+// [OpenReadOnly]: the server itself refuses any write. A transaction
+// pooler keeps no session setting: behind one (see [Pooler]) it is
+// refused, naming the fix. Close closes the pool.
 func ConnectReadOnly(ctx context.Context, dsn string, opts ...Option) (*Journal, error) {
-	cfg, err := pgxpool.ParseConfig(dsn)
+	pool, c, err := connectPool(ctx, dsn, opts, true)
 	if err != nil {
-		return nil, fmt.Errorf("pgjournal: connect: %w", err)
+		return nil, err
 	}
-	cfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("pgjournal: connect: %w", err)
-	}
-	j, err := OpenReadOnly(ctx, pool, opts...)
+	j, err := OpenReadOnly(ctx, pool, append(opts[:len(opts):len(opts)], WithPooler(c.pooler))...)
 	if err != nil {
 		pool.Close()
 		return nil, err

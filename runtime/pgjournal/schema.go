@@ -262,6 +262,12 @@ CREATE TABLE {schema}.resume_keys (
 ALTER TABLE {schema}.resume_runs ADD COLUMN cancel_requested_at timestamptz;
 ALTER TABLE {schema}.resume_runs ADD COLUMN deadline timestamptz;
 `,
+	// 15: liveness without session state (see liveness.go): an owner says
+	// it stopped by setting stopped_at; advisory locks say nothing any
+	// more.
+	`
+ALTER TABLE {schema}.resume_owners ADD COLUMN stopped_at timestamptz;
+`,
 }
 
 // leaseLostCode is the SQLSTATE resume_lease_lost raises.

@@ -197,24 +197,3 @@ func TestTxStepAbortedTransactionIsNotReportedCommitted(t *testing.T) {
 		t.Errorf("%d journal rows, want 0", len(steps))
 	}
 }
-
-// A step's query cancelled with its context (the run is cancelled, or its
-// deadline passes, while the step waits on the server) makes pgx close the
-// connection. The transaction died with it, nothing of it committed: the
-// rollback succeeds, so that the run ends as the stop says (cancelled)
-// rather than left pending with "roll back: conn closed".
-func TestTxStepRollbackAfterCancelledQuery(t *testing.T) {
-	j, effects, lease := stepTxFixture(t)
-	stx, tx := beginWithEffect(t, j, effects, lease)
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	if _, err := tx.Exec(ctx, `SELECT pg_sleep(10)`); err == nil {
-		t.Fatal("a query cancelled after 50ms of a 10s sleep succeeded")
-	}
-	if err := stx.Rollback(); err != nil {
-		t.Fatalf("rollback after a cancelled query: %v", err)
-	}
-	if n := countRows(t, j, effects); n != 0 {
-		t.Fatalf("the step's write survived its rollback: %d rows", n)
-	}
-}

@@ -111,7 +111,7 @@ func (st *runState) runChild(sctx context.Context, wf any, args []any) (json.Raw
 	if err := e.saveManifest(ctx, cdef); err != nil {
 		return nil, st.stopf("run %s, step %s: %w", st.run.RunID, info.StepKey, err)
 	}
-	now := e.now()
+	now := e.clockNow()
 	rec := journal.RunRecord{
 		RunID: childID, Workflow: cdef.QualifiedName(), Version: cdef.Version, Parent: st.run.RunID,
 		Status: StatusPending, Input: json.RawMessage(input), CreatedAt: now, UpdatedAt: now,

@@ -2,13 +2,27 @@ package resume
 
 import "time"
 
-// Clock is an engine's time source ([WithClock]): what [Sleep] and
-// [SleepUntil] compute wake-up times from and compare them with, what
-// [Await]'s timeouts count from, and what schedules ([Engine.Schedule])
-// tick by. The default is the system clock. A test fast-forwards all of
-// them with one fake clock (resumetest.Clock is one), given also to the
-// journal as its own clock (sqlitejournal.WithClock(c.Now)), which
-// decides when a waiting run is due.
+// Clock is an engine's time source ([WithClock]): what the engine waits by
+// (At: a sleep's timer, a scheduler's next look) and what it counts on
+// from between two readings of the journal's clock. It does not decide
+// anything durable by itself: every time that does (a [Sleep]'s wake-up,
+// an [Await]'s timeout, which ticks of a schedule ([Engine.Schedule]) are
+// due, a run's deadline ([WithRunTimeout]), a lease) is the journal's (journal.Clock: the PostgreSQL server's,
+// the SQLite journal's). The engine reads the journal's clock at most
+// every 30 seconds and counts on from the reading by this clock, so that a
+// host whose clock is wrong by an hour sleeps, times out and schedules
+// exactly as one whose clock is right, and says so in its log (see
+// [WithClockSkewBound]).
+//
+// A test fast-forwards time by giving one fake clock to the engine and to
+// the journal (resumetest.Clock does both: sqlitejournal.WithClock(c.Now)):
+// the two clocks then agree, and the fake clock drives sleeps, timeouts
+// and schedules. A fake clock given to the engine alone, over a journal
+// with a clock of its own, moves nothing durable: the journal's clock
+// decides, and the engine logs the disagreement. Over a journal that tells
+// no clock (a decorator that neither implements journal.Clock nor unwraps
+// to a journal that does) the engine's clock decides, as it did before
+// journals told theirs.
 type Clock interface {
 	// Now returns the current time.
 	Now() time.Time
@@ -19,7 +33,8 @@ type Clock interface {
 }
 
 // WithClock makes c the engine's clock, in place of the system clock, for
-// waits and schedules alike (see [Clock]). A nil c is the system clock.
+// waits and schedules alike (see [Clock] for how it relates to the
+// journal's). A nil c is the system clock.
 func WithClock(c Clock) Option {
 	return func(e *Engine) {
 		if c == nil {

@@ -30,6 +30,9 @@ type Engine struct {
 	// now and at are the engine's clock (see WithClock).
 	now func() time.Time
 	at  func(time.Time) <-chan time.Time
+	// clock is the journal's clock, as this engine reads it: durable
+	// times come from it (see journalNow).
+	clock journalClock
 
 	faults      []Fault
 	faultAction func()
@@ -57,6 +60,10 @@ type Engine struct {
 
 	tracer Tracer // see WithTracer
 
+	// overrun is the overrun action (see WithOverrunAction); nil:
+	// ExitOnOverrun.
+	overrun func(Overrun)
+
 	// unwindTimeout bounds the deferred steps of a run that must stop (see
 	// WithUnwindTimeout).
 	unwindTimeout time.Duration
@@ -78,6 +85,13 @@ func (e *Engine) hold(runID string) (release func()) {
 			delete(e.held, runID)
 		}
 	}
+}
+
+// executes reports whether this engine executes run runID now.
+func (e *Engine) executes(runID string) bool {
+	e.heldMu.Lock()
+	defer e.heldMu.Unlock()
+	return e.held[runID] > 0
 }
 
 // holding lists the runs this engine executes now.
@@ -349,7 +363,12 @@ func (e *Engine) createAt(ctx context.Context, runID string, wf any, args []any,
 	if err := e.saveManifest(ctx, def); err != nil {
 		return journal.RunRecord{}, false, err
 	}
-	now := e.now()
+	// The journal's clock: runs are claimed oldest first, whichever
+	// host's clock created them.
+	now, _, err := e.journalNow(ctx)
+	if err != nil {
+		return journal.RunRecord{}, false, fmt.Errorf("run %s: %w", runID, err)
+	}
 	r := journal.RunRecord{
 		RunID: runID, Workflow: def.QualifiedName(), Version: def.Version,
 		Status: StatusPending, Input: json.RawMessage(input), CreatedAt: now, UpdatedAt: now,
@@ -409,16 +428,20 @@ func (e *Engine) ResumeAll(ctx context.Context) ([]Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resume all: list runs: %w", err)
 	}
+	now, _, err := e.journalNow(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("resume all: %w", err)
+	}
 	var out []Result
 	others := 0
 	for _, r := range runs {
 		if r.Parent != "" {
 			continue // its parent executes it
 		}
-		if r.Status == StatusWaiting && (r.WakeAt.IsZero() || r.WakeAt.After(e.now())) {
-			continue // its wait is not over
+		if r.Status == StatusWaiting && (r.WakeAt.IsZero() || r.WakeAt.After(now)) {
+			continue // its wait is not over, by the journal's clock
 		}
-		if r.Status == StatusRunning && r.LeaseUntil.After(e.now()) && !e.ownerGone(ctx, r.LeaseOwner) {
+		if r.Status == StatusRunning && r.LeaseUntil.After(now) && !e.ownerGone(ctx, r.LeaseOwner) {
 			continue // another live process holds it
 		}
 		if _, ok := lookupVersion(r.Workflow, r.Version); !ok {
@@ -640,6 +663,11 @@ func (e *Engine) saveManifest(ctx context.Context, def *WorkflowDef) error {
 // (finished, or held by a live process) is refused without its journal
 // being read.
 func (e *Engine) execute(ctx context.Context, runID string) (Result, error) {
+	if e.executes(runID) {
+		// Its lease may have lapsed (this engine is stopping it): claiming
+		// it again here would execute it twice in this process.
+		return Result{RunID: runID, Status: StatusRunning}, fmt.Errorf("run %s: %w: this engine executes it now", runID, ErrRunBusy)
+	}
 	if err := e.keepAlive(ctx); err != nil {
 		return Result{}, fmt.Errorf("run %s: claim: %w", runID, err)
 	}
@@ -735,12 +763,17 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 		e.logger.Error("run failed: crash loop", "run", runID, "workflow", run.Workflow, "claims_without_progress", n)
 		return e.finish(ctx, lease, run)
 	}
+	// A reading of the journal's clock (cached; one round trip every 30 s)
+	// for the run's records and waits.
+	if _, _, err := e.journalNow(ctx); err != nil {
+		e.logger.Warn("reading the journal's clock failed", "run", runID, "err", err)
+	}
 	st := newRunState(e, def, run, steps)
 	st.drain = drain
 	switch {
 	case !run.CancelRequested.IsZero():
 		st.halt(StopCancelled, run.CancelRequested)
-	case !run.Deadline.IsZero() && st.due(run.Deadline):
+	case st.pastDeadline():
 		st.halt(StopDeadline, run.Deadline)
 	}
 	// The claim's own bound of the lease (heldUntil): a claim whose answer
@@ -758,13 +791,18 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 		}
 	}
 
-	rctx, cancel := context.WithCancel(context.WithValue(ctx, stateKey{}, st))
-	defer cancel()
-	renewDone := e.renew(rctx, cancel, st)
+	rctx, cancel := context.WithCancelCause(context.WithValue(ctx, stateKey{}, st))
+	defer cancel(nil)
+	// The lease is kept until the body returns, however its context ends:
+	// a step still executing must not lose the run to another process.
+	kctx, stopKeeping := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopKeeping()
+	kept := e.keepLease(kctx, cancel, st)
 	watchDone := e.watchStop(rctx, st)
 	out, bodyErr, panicked := e.runBody(rctx, def, Args(run.Input))
-	cancel()
-	<-renewDone
+	cancel(nil)
+	stopKeeping()
+	<-kept
 	<-watchDone
 
 	stop := st.stopped()
@@ -852,8 +890,14 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 		}
 	}
 	res, err = e.finishBy(ctx, lease, run, st.leaseDeadline)
-	if stop != nil && runErr == nil && err == nil {
-		err = stop
+	if stop != nil && runErr == nil {
+		if err == nil {
+			err = stop
+		} else {
+			// Both say what happened: why the run stopped, and that its
+			// state could not be recorded either.
+			err = fmt.Errorf("%w; then %w", stop, err)
+		}
 	}
 	return res, err
 }
@@ -917,7 +961,7 @@ func (e *Engine) finish(ctx context.Context, lease journal.Lease, run journal.Ru
 // its lease, retrying a failed write with backoff until the lease expires
 // (until). The write outlives ctx's cancellation.
 func (e *Engine) finishBy(ctx context.Context, lease journal.Lease, run journal.RunRecord, until func() time.Time) (Result, error) {
-	run.UpdatedAt = e.now()
+	run.UpdatedAt = e.clockNow()
 	if run.Status != StatusNeedsAttention {
 		run.AttentionKind = ""
 	}
@@ -953,34 +997,6 @@ func (e *Engine) finishBy(ctx context.Context, lease journal.Lease, run journal.
 func (e *Engine) finished(ctx context.Context, lease journal.Lease, run journal.RunRecord) bool {
 	got, _, err := e.journal.LoadRun(ctx, run.RunID)
 	return err == nil && got.Epoch == lease.Epoch && got.LeaseOwner == "" && got.Status == run.Status && got.Error == run.Error
-}
-
-// renew keeps the run's lease alive while its body executes. If the lease
-// is lost, the run stops: later steps return ErrLeaseLost unexecuted.
-func (e *Engine) renew(ctx context.Context, cancel context.CancelFunc, st *runState) <-chan struct{} {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(e.lease / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				err := st.renewLease(ctx)
-				if errors.Is(err, ErrLeaseLost) {
-					st.stopf("run %s: %w", st.run.RunID, err)
-					cancel()
-					return
-				}
-				if err != nil && ctx.Err() == nil {
-					e.logger.Warn("lease renewal failed", "run", st.run.RunID, "err", err)
-				}
-			}
-		}
-	}()
-	return done
 }
 
 // versionMismatch explains why run cannot resume under def: both versions

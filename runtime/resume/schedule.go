@@ -123,8 +123,11 @@ const scheduleRetry = time.Second
 // fit it (checked as [Engine.Enqueue] checks them, with Args of the first
 // tick). Journal errors while it runs are logged and retried.
 //
-// Ticks start when the engine's clock (see [WithClock]) passes
-// them, in each process by its own clock.
+// Ticks start when the journal's clock passes them (journal.Clock; the
+// engine's, see [WithClock], for a journal that tells none), whatever the
+// clock of the process that runs the schedule says: a scheduler whose
+// clock is fast starts no tick early, nor moves the next tick ahead, and
+// one whose clock is slow does not hold the schedule back.
 func (e *Engine) Schedule(ctx context.Context, s Schedule) error {
 	p, err := e.schedulePlan(s)
 	if err != nil {
@@ -154,13 +157,17 @@ func (e *Engine) Schedule(ctx context.Context, s Schedule) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-e.at(e.scheduleNow().Add(min(wait, maxScheduleWait))):
+		case <-e.at(e.now().Add(min(wait, maxScheduleWait))):
 		}
 	}
 }
 
-// scheduleNow is the engine's clock in UTC, as schedules compute ticks.
-func (e *Engine) scheduleNow() time.Time { return e.now().UTC() }
+// scheduleNow is the journal's clock in UTC, the earliest it may read
+// now, as schedules compute which ticks are due.
+func (e *Engine) scheduleNow(ctx context.Context) (time.Time, error) {
+	now, _, err := e.journalNow(ctx)
+	return now.UTC(), err
+}
 
 // schedulePlan is a validated schedule: its parsed ticks and the row it
 // keeps in the journal.
@@ -200,7 +207,8 @@ func (e *Engine) schedulePlan(s Schedule) (*schedulePlan, error) {
 	default:
 		return fail("set Cron (a cron spec, such as \"0 * * * *\" or \"@hourly\") or Every (an interval)")
 	}
-	first := p.ticks.Next(e.scheduleNow())
+	// Whether the spec fires at all: the engine's clock is good enough.
+	first := p.ticks.Next(e.now().UTC())
 	if first.IsZero() {
 		return fail("cron spec %q never fires", s.Cron)
 	}
@@ -298,7 +306,11 @@ func tickRunID(name string, tick time.Time) string { return name + "@" + tickTex
 // defines it otherwise (see Engine.Schedule).
 func (e *Engine) ensureSchedule(ctx context.Context, p *schedulePlan) (journal.ScheduleRecord, error) {
 	for {
-		want := p.record(e.scheduleNow())
+		now, err := e.scheduleNow(ctx)
+		if err != nil {
+			return journal.ScheduleRecord{}, err
+		}
+		want := p.record(now)
 		row, created, err := e.journal.CreateSchedule(ctx, want)
 		if err != nil || created || p.matches(row) {
 			return row, err
@@ -341,7 +353,10 @@ func (e *Engine) scheduleStep(ctx context.Context, p *schedulePlan) (time.Durati
 		return 0, &scheduleStop{fmt.Sprintf("schedule %s: another process replaced it (spec %q, workflow %s, missed %s, limit %d; this one has spec %q, workflow %s): this scheduler stops",
 			p.s.Name, row.Spec, row.Workflow, row.Missed, row.CatchUpLimit, p.spec, p.def.QualifiedName())}
 	}
-	now := e.scheduleNow()
+	now, err := e.scheduleNow(ctx)
+	if err != nil {
+		return 0, err
+	}
 	if row.NextTick.After(now) {
 		return row.NextTick.Sub(now), nil
 	}

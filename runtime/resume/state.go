@@ -41,6 +41,10 @@ type runState struct {
 	// it, expires by this process's clock: journal writes are retried
 	// until then.
 	leaseUntil time.Time
+	// running counts the step attempts whose code executes now, and
+	// runningKey names the last one started (see executing).
+	running    int
+	runningKey string
 
 	// haltReason, once set (StopCancelled, StopDeadline), makes every
 	// later step call that is not deferred return a *StopError instead of
@@ -107,11 +111,36 @@ func (st *runState) leaseDeadline() time.Time {
 	return st.leaseUntil
 }
 
-// leaseRenewed records a renewal of the lease asked for at asked.
+// leaseRenewed records a renewal of the lease asked for at asked. A
+// renewal whose answer comes after a later one's does not move the bound
+// back.
 func (st *runState) leaseRenewed(asked time.Time) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.leaseUntil = asked.Add(st.e.lease)
+	if until := asked.Add(st.e.lease); until.After(st.leaseUntil) {
+		st.leaseUntil = until
+	}
+}
+
+// enter records that the code of step key begins to execute; the
+// returned function records that it returned.
+func (st *runState) enter(key string) (leave func()) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.running++
+	st.runningKey = key
+	return func() {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		st.running--
+	}
+}
+
+// executing reports whether the code of a step executes now, and which.
+func (st *runState) executing() (key string, ok bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.runningKey, st.running > 0
 }
 
 func (st *runState) stopped() error {
@@ -258,7 +287,7 @@ func (st *runState) step(ctx context.Context, def *StepDef, callKey stepKey, bod
 		}
 		rec.Attempt++
 		rec.Seq = st.nextSeq()
-		rec.StartedAt = st.e.now()
+		rec.StartedAt = st.e.clockNow()
 		err := st.tracedAttempt(ctx, def, &rec, body)
 		if err == nil {
 			st.delivered(key, false)
@@ -387,7 +416,9 @@ func (st *runState) attempt(ctx context.Context, def *StepDef, rec *journal.Step
 		sctx = context.WithValue(sctx, txKey{}, tx.Handle())
 	}
 
+	leave := st.enter(rec.StepKey)
 	raw, panicked, err := st.callBody(sctx, body)
+	leave()
 	if stop := st.stopped(); stop != nil && err != nil {
 		// The run stopped while the step ran (a child run it executes
 		// needs a person, the lease was lost): the attempt has no outcome
@@ -411,13 +442,19 @@ func (st *runState) attempt(ctx context.Context, def *StepDef, rec *journal.Step
 		err = fmt.Errorf("run %s, step %s: %w", st.run.RunID, rec.StepKey, err)
 	}
 	if err != nil {
+		stopping := stopCause(sctx) != nil && !def.Deferred
 		if tx != nil {
-			if rbErr := tx.Rollback(); rbErr != nil {
+			// A transaction lost with its connection committed nothing. It
+			// is the step's outcome only when the run's stop ended its
+			// statement; otherwise the attempt has none (the journal's
+			// connection failed, not the step): the run stops unjournaled,
+			// and its resume executes the step again.
+			if rbErr := tx.Rollback(); rbErr != nil && !(stopping && errors.Is(rbErr, journal.ErrTxLost)) {
 				return st.stopf("run %s, step %s: roll back: %w", st.run.RunID, rec.StepKey, rbErr)
 			}
 		}
-		rec.FinishedAt = st.e.now()
-		if stopCause(sctx) != nil && !def.Deferred {
+		rec.FinishedAt = st.e.clockNow()
+		if stopping {
 			// The run was asked to stop while the step executed, and the
 			// step gave up: its outcome is the stop, its failure history.
 			rec.History = append(rec.History, journal.AttemptRecord{
@@ -445,7 +482,7 @@ func (st *runState) attempt(ctx context.Context, def *StepDef, rec *journal.Step
 
 	st.e.fault(rec.StepKey, def.Name, FaultEffect)
 	rec.Status, rec.Result, rec.Error, rec.ErrorDetail, rec.Final = journal.StepSucceeded, raw, "", nil, false
-	rec.FinishedAt = st.e.now()
+	rec.FinishedAt = st.e.clockNow()
 	if tx != nil {
 		if err := tx.Commit(context.WithoutCancel(ctx), *rec); err != nil {
 			return st.stopf("run %s, step %s: commit: %w", st.run.RunID, rec.StepKey, err)

@@ -166,13 +166,32 @@ func (st *runState) refusing(def *StepDef) bool {
 	return reason != "" && !def.Deferred
 }
 
-// checkDeadline stops the run if its deadline has come by the engine's
-// clock: each step call looks, so that the stop does not wait for the
-// timer of watchStop.
+// checkDeadline stops the run if its deadline has come by the journal's
+// clock (pastDeadline): each step call looks, so that the stop does not
+// wait for the timer of watchStop.
 func (st *runState) checkDeadline() {
-	if d := st.run.Deadline; !d.IsZero() && !st.e.now().Before(d) {
-		st.halt(StopDeadline, d)
+	if st.pastDeadline() {
+		st.halt(StopDeadline, st.run.Deadline)
 	}
+}
+
+// pastDeadline reports whether the run's deadline has come by the
+// journal's clock: the earliest it may read now, counted on from the
+// engine's last reading of it without a round trip (journalEarliest), or
+// the journal's word when it claimed the run waking at the deadline. A
+// process whose clock is fast never stops a run early, nor one whose
+// clock is slow late.
+func (st *runState) pastDeadline() bool {
+	d := st.run.Deadline
+	if d.IsZero() {
+		return false
+	}
+	now, ok := st.e.journalEarliest()
+	if !ok {
+		// No reading of the journal's clock yet: only its word counts.
+		return !st.run.WakeAt.IsZero() && !d.After(st.run.WakeAt)
+	}
+	return st.due(d, now)
 }
 
 // childStopped is called when a child run of this one ended cancelled: a
@@ -196,7 +215,7 @@ func (st *runState) refuse(ctx context.Context, name, key string, prev journal.S
 	if err := st.holdLease(ctx, key); err != nil {
 		return err
 	}
-	now := st.e.now()
+	now := st.e.clockNow()
 	rec := journal.StepRecord{
 		RunID: st.run.RunID, StepKey: key, Name: name, Status: journal.StepFailed, Final: true,
 		Error: serr.Error(), ErrorDetail: encodeStepError(st.def, serr),
@@ -257,8 +276,9 @@ func stopCause(sctx context.Context) error {
 
 // watchStop makes the run stop before its next step when a person
 // cancels it (asked of the journal every cancelPoll) or its deadline
-// passes (by the engine's clock), until ctx ends; a cancellation noticed
-// while a child run executes is passed on to it.
+// passes (by the journal's clock, as the engine counts it on: see
+// atJournal), until ctx ends; a cancellation noticed while a child run
+// executes is passed on to it.
 func (e *Engine) watchStop(ctx context.Context, st *runState) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
@@ -266,7 +286,7 @@ func (e *Engine) watchStop(ctx context.Context, st *runState) <-chan struct{} {
 		var deadline <-chan time.Time
 		if d := st.run.Deadline; !d.IsZero() {
 			if reason, _ := st.halting(); reason == "" {
-				deadline = e.at(d)
+				deadline = e.atJournal(d)
 			}
 		}
 		t := time.NewTicker(e.cancelPoll())
@@ -277,6 +297,11 @@ func (e *Engine) watchStop(ctx context.Context, st *runState) <-chan struct{} {
 				return
 			case <-deadline:
 				deadline = nil
+				if !st.pastDeadline() {
+					// A newer reading of the journal's clock moved it.
+					deadline = e.atJournal(st.run.Deadline)
+					continue
+				}
 				st.halt(StopDeadline, st.run.Deadline)
 			case <-t.C:
 				if reason, _ := st.halting(); reason == StopCancelled {

@@ -155,13 +155,11 @@ func (st *runState) suspend(kind, name string, until time.Time) error {
 	return st.stop
 }
 
-// due reports whether time t has come: by the engine's clock, or by the
-// journal's, which said so when it claimed the run waiting until a time
-// no earlier than t (journal.RunRecord.WakeAt). Trusting the journal's
-// word keeps a run whose engine's clock lags the journal's from being
-// claimed and suspended again and again.
-func (st *runState) due(t time.Time) bool {
-	return !t.After(st.e.now()) || !st.run.WakeAt.IsZero() && !t.After(st.run.WakeAt)
+// due reports whether time t has come by the journal's clock: the
+// earliest it may read now (now), or its word when it claimed the run
+// waiting until a time no earlier than t (journal.RunRecord.WakeAt).
+func (st *runState) due(t, now time.Time) bool {
+	return !t.After(now) || !st.run.WakeAt.IsZero() && !t.After(st.run.WakeAt)
 }
 
 // waitPoint starts a wait of the body: the run must be able to go on, and
@@ -183,8 +181,8 @@ func (st *runState) waitPoint(name string) (string, error) {
 }
 
 // sleepUntil is Sleep and SleepUntil in a run: the wake-up time, journaled
-// once (wake computes it from the engine's clock), then the run goes on if
-// it is due and suspends otherwise.
+// once (wake computes it from the journal's clock, the latest it may read
+// now), then the run goes on if it is due and suspends otherwise.
 func (st *runState) sleepUntil(ctx context.Context, wake func(time.Time) time.Time) error {
 	key, err := st.waitPoint(sleepStep)
 	if err != nil {
@@ -209,7 +207,10 @@ func (st *runState) sleepUntil(ctx context.Context, wake func(time.Time) time.Ti
 		if reason, _ := st.halting(); reason != "" {
 			return st.refuse(ctx, sleepStep, key, journal.StepRecord{})
 		}
-		now := st.e.now()
+		_, now, err := st.e.journalNow(ctx)
+		if err != nil {
+			return st.stopf("run %s, sleep %s: %w", st.run.RunID, key, err)
+		}
 		at = journalTime(wake(now))
 		b, _ := json.Marshal(at)
 		rec := journal.StepRecord{RunID: st.run.RunID, StepKey: key, Name: sleepStep, Status: journal.StepSucceeded,
@@ -222,7 +223,11 @@ func (st *runState) sleepUntil(ctx context.Context, wake func(time.Time) time.Ti
 		}
 		st.e.fault(key, sleepStep, FaultAfter)
 	}
-	if st.due(at) {
+	now, _, err := st.e.journalNow(ctx)
+	if err != nil {
+		return st.stopf("run %s, sleep %s: %w", st.run.RunID, key, err)
+	}
+	if st.due(at, now) {
 		st.delivered(key, false)
 		return nil
 	}
@@ -282,7 +287,12 @@ func (st *runState) await(ctx context.Context, name string, timeout time.Duratio
 	if err := st.holdLease(ctx, key); err != nil {
 		return err
 	}
-	now := st.e.now()
+	// The deadline counts from the latest the journal's clock may read;
+	// it has passed once the earliest it may read has.
+	lo, now, err := st.e.journalNow(ctx)
+	if err != nil {
+		return st.stopf("run %s, await %s: %w", st.run.RunID, key, err)
+	}
 	if !seen && timeout > 0 {
 		deadline = journalTime(now.Add(timeout))
 	}
@@ -309,7 +319,7 @@ func (st *runState) await(ctx context.Context, name string, timeout time.Duratio
 		}
 		st.delivered(key, false)
 		return nil
-	case !deadline.IsZero() && st.due(deadline):
+	case !deadline.IsZero() && st.due(deadline, lo):
 		rec.Status, rec.Final, rec.Error, rec.ErrorDetail = journal.StepFailed, true, ErrTimeout.Error(), encodeStepError(st.def, ErrTimeout)
 		rec.History = []journal.AttemptRecord{{Attempt: 1, StartedAt: rec.StartedAt, FinishedAt: now, Error: rec.Error, Permanent: true}}
 		if err := st.takeSignal(ctx, 0, rec); err != nil {

@@ -67,6 +67,11 @@ func (e *Engine) Work(ctx context.Context, opts WorkerOptions) error {
 		}
 		return fmt.Errorf("resume: worker: %w", err)
 	}
+	// Read the journal's clock now: a host whose clock is wrong is said
+	// so at once, not at its first sleep.
+	if _, _, err := e.journalNow(ctx); err != nil && ctx.Err() == nil {
+		e.logger.Warn("reading the journal's clock failed", "err", err)
+	}
 	var stopAdvertising func()
 	err := e.retryStart(ctx, "advertise", func(ctx context.Context) (err error) {
 		stopAdvertising, err = e.advertise(ctx, versions)
@@ -146,7 +151,11 @@ claiming:
 			if notifier != nil {
 				var nerr error
 				if wake, nerr = notifier.NotifyWork(ctx); nerr != nil && !notifyFailed && ctx.Err() == nil {
-					e.logger.Warn("work notifications unavailable; polling", "every", opts.PollInterval, "err", nerr)
+					if errors.Is(nerr, journal.ErrNoNotify) {
+						e.logger.Info("the journal sends no work notifications; polling", "every", opts.PollInterval, "why", nerr.Error())
+					} else {
+						e.logger.Warn("work notifications unavailable; polling", "every", opts.PollInterval, "err", nerr)
+					}
 				}
 				notifyFailed = nerr != nil
 			}

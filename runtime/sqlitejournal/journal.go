@@ -69,7 +69,16 @@ func (j *Journal) clock() time.Time {
 	return time.Now()
 }
 
-var _ journal.Journal = (*Journal)(nil)
+var (
+	_ journal.Journal = (*Journal)(nil)
+	_ journal.Clock   = (*Journal)(nil)
+)
+
+// Now returns the journal's clock (journal.Clock): the host's clock, which
+// every process sharing the file reads (SQLite runs on the host that holds
+// the file), or the one given to [WithClock]. Leases expire and waiting
+// runs come due by it; engines take their durable times from it.
+func (j *Journal) Now(ctx context.Context) (time.Time, error) { return j.clock(), nil }
 
 // Open opens (creating if needed) the journal in the SQLite file at path and
 // brings its schema up to date. A file it creates is mode 0600, and so are

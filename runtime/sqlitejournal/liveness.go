@@ -30,8 +30,21 @@ import (
 // its owner lives. A dead owner's file stays until no running run names
 // that owner any more; the first KeepAlive of a journal opened later
 // removes it.
+//
+// The lock is no session: no connection carries it, so nothing but the end
+// of the process (or Release, or Close) frees it, and a held lock proves
+// its process alive. So a run whose lease lapsed while its owner lives (it
+// waited for the write lock, it is paused) is not taken from it either
+// (journal.LiveOwnerGuard): its owner keeps it, and renews when it can.
 
-var _ journal.Liveness = (*Journal)(nil)
+var (
+	_ journal.Liveness       = (*Journal)(nil)
+	_ journal.LiveOwnerGuard = (*Journal)(nil)
+)
+
+// GuardsLiveOwners reports true: claims leave the lapsed lease of an owner
+// whose lock file is locked alone (journal.LiveOwnerGuard).
+func (j *Journal) GuardsLiveOwners() bool { return true }
 
 func init() {
 	// resume_owner_gone(dir, owner) is OwnerGone inside SQL, so that a claim

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,6 +47,95 @@ func TestFastForwardedWait(t *testing.T) {
 	clock.Advance(time.Microsecond)
 	if res, err := e.Resume(ctx, "expense-1"); err != nil || string(res.Output) != `"timeout"` {
 		t.Fatalf("Resume at the timeout = %+v, %v", res, err)
+	}
+}
+
+// offsetClock is a fake clock read d off: the clock of an engine whose
+// host is wrong by d, in a test that fast-forwards time.
+type offsetClock struct {
+	c *resumetest.Clock
+	d time.Duration
+}
+
+func (o offsetClock) Now() time.Time { return o.c.Now().Add(o.d) }
+
+func (o offsetClock) At(t time.Time) <-chan time.Time { return o.c.At(t.Add(-o.d)) }
+
+// TestSkewedEngineSleepsByTheJournalsClock: with the journal's clock a
+// fake one and the engine's an hour off it (slow, then fast), a 30-minute
+// sleep ends 30 minutes after it began by the journal's clock, and not a
+// microsecond earlier. Before, the hour-slow engine's sleep was due at
+// once (its wake-up was 30 minutes in the past of the journal's clock) and
+// the hour-fast engine's an hour late.
+func TestSkewedEngineSleepsByTheJournalsClock(t *testing.T) {
+	ctx := context.Background()
+	for _, skew := range []time.Duration{-time.Hour, time.Hour} {
+		t.Run(skew.String(), func(t *testing.T) {
+			clock := resumetest.NewClock(time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC))
+			j, err := sqlitejournal.Open(ctx, filepath.Join(t.TempDir(), "j.db"), sqlitejournal.WithClock(clock.Now))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer j.Close()
+			e := resume.NewEngine(j, resume.WithClock(offsetClock{clock, skew}))
+			const nap = 30 * time.Minute
+			began := clock.Now()
+			res, err := e.Start(ctx, "nap-1", journaltest.SleepFlow, nap)
+			if !errors.Is(err, resume.ErrRunWaiting) || !res.WakeAt.Equal(began.Add(nap)) {
+				t.Fatalf("Start = %+v, %v; want waiting until %v, 30m after it began by the journal's clock", res, err, began.Add(nap))
+			}
+			clock.Advance(nap - time.Microsecond)
+			if res, err := e.Resume(ctx, "nap-1"); !errors.Is(err, resume.ErrRunWaiting) {
+				t.Fatalf("a microsecond before its wake-up, by the journal's clock, the run went on: %+v, %v", res, err)
+			}
+			clock.Advance(time.Microsecond)
+			if res, err := e.Resume(ctx, "nap-1"); err != nil || string(res.Output) != `"ab"` {
+				t.Fatalf("Resume at the wake-up = %+v, %v", res, err)
+			}
+		})
+	}
+}
+
+// unreadableClock is a journal whose clock cannot be read for now.
+type unreadableClock struct {
+	*sqlitejournal.Journal
+	broken atomic.Bool
+}
+
+func (u *unreadableClock) Now(ctx context.Context) (time.Time, error) {
+	if u.broken.Load() {
+		return time.Time{}, errors.New("the journal's clock is unreachable")
+	}
+	return u.Journal.Now(ctx)
+}
+
+// TestStartWithoutTheJournalsClock: a run whose times cannot be taken
+// from the journal's clock (its reading fails) is not created on a guess
+// from the engine's clock (an hour slow here): nothing is stored nor
+// executed, and once the clock reads the run sleeps a minute from the
+// journal's now.
+func TestStartWithoutTheJournalsClock(t *testing.T) {
+	ctx := context.Background()
+	sj, err := sqlitejournal.Open(ctx, filepath.Join(t.TempDir(), "j.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sj.Close()
+	j := &unreadableClock{Journal: sj}
+	e := resume.NewEngine(j, resume.WithClock(offsetClock{resumetest.NewClock(time.Now()), -time.Hour}))
+	j.broken.Store(true)
+	res, err := e.Start(ctx, "nap-1", journaltest.SleepFlow, time.Minute)
+	if err == nil || !strings.Contains(err.Error(), "unreachable") {
+		t.Fatalf("Start with the journal's clock unreadable = %+v, %v; want its error", res, err)
+	}
+	if _, _, err := sj.LoadRun(ctx, "nap-1"); !errors.Is(err, journal.ErrRunNotFound) {
+		t.Fatalf("a run was stored without the journal's clock: %v", err)
+	}
+	j.broken.Store(false)
+	before := time.Now()
+	res, err = e.Start(ctx, "nap-1", journaltest.SleepFlow, time.Minute)
+	if !errors.Is(err, resume.ErrRunWaiting) || res.WakeAt.Before(before.Add(time.Minute).Truncate(time.Microsecond)) {
+		t.Fatalf("Start once the clock reads = %+v, %v; want waiting a minute from the journal's now", res, err)
 	}
 }
 
