@@ -37,6 +37,10 @@ type BenchHarness struct {
 	// OpenAgain opens another journal on the same database, as another
 	// process would.
 	OpenAgain func(tb testing.TB) journal.Journal
+	// FillRuns inserts n runs of workflow wf in one statement, oldest
+	// first, their ids prefix and a number: pending, or (waiting) asleep
+	// until the year 2999. For benchmarks that need a deep queue.
+	FillRuns func(ctx context.Context, prefix, wf string, n int, waiting bool) error
 }
 
 // benchState is what the benchmark workflow reads: the workflow body is
@@ -418,4 +422,42 @@ func BenchClaimNext(b *testing.B, h BenchHarness, skipped int) {
 	b.ReportMetric(float64(spent[0].Nanoseconds())/float64(b.N), "any-ns/claim")
 	b.ReportMetric(float64(spent[1].Nanoseconds())/float64(b.N), "versions-ns/claim")
 	b.ReportMetric(float64(spent[1])/float64(spent[0]), "versions/any")
+}
+
+// ClaimLadder is the number of runs queued ahead (pending) or asleep
+// (waiting) that BenchClaimDepth is run at.
+var ClaimLadder = []int{0, 10_000, 100_000, 1_000_000}
+
+// BenchClaimDepth times ClaimNext with pending runs queued (each claim
+// takes the oldest, and the run is finished untimed), beside as many
+// waiting runs asleep for centuries that every claim must pass over. It
+// reports the time of one claim; flat across ClaimLadder is the target.
+func BenchClaimDepth(b *testing.B, h BenchHarness, pending, waiting int) {
+	ctx := context.Background()
+	j := h.Journal
+	const wf = "journaltest.BenchDeep"
+	if err := h.FillRuns(ctx, "asleep-", wf, waiting, true); err != nil {
+		b.Fatal(err)
+	}
+	if err := h.FillRuns(ctx, "queued-", wf, pending+b.N, false); err != nil {
+		b.Fatal(err)
+	}
+	req := journal.ClaimNextRequest{Owner: "bench-worker", Lease: time.Minute, Workflows: []string{wf}}
+	var spent time.Duration
+	b.ResetTimer()
+	for range b.N {
+		t0 := time.Now()
+		r, _, err := j.ClaimNext(ctx, req)
+		spent += time.Since(t0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		l := journal.Lease{RunID: r.RunID, Owner: req.Owner, Epoch: r.Epoch}
+		if err := j.FinishRun(ctx, l, journal.RunRecord{Status: journal.StatusSucceeded, Output: []byte(`null`), UpdatedAt: time.Now()}); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(spent.Nanoseconds())/float64(b.N), "ns/claim")
 }

@@ -9,3 +9,7 @@ func WorkChannel(schema string) string { return workChannel(schema) }
 
 // ClaimNextSQL is the statement of ClaimNext, for the plan test.
 func ClaimNextSQL(j *Journal) string { return j.sql.claimNext }
+
+// GroupWaiting is 1 for a group commit under way, plus the number of
+// writes queued behind it.
+func GroupWaiting(j *Journal) int { return j.group.Waiting() }

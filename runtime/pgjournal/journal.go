@@ -38,6 +38,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/resumegen/resumegen/runtime/internal/groupcommit"
 	"github.com/resumegen/resumegen/runtime/journal"
 )
 
@@ -49,9 +50,10 @@ type Journal struct {
 	reads   atomic.Int64
 	commits atomic.Int64
 	sql     queries
-	listen  listener // for NotifyWork
-	live    liveness // what this process said of its owners (see KeepAlive)
-	pooler  Pooler   // PoolerNone or PoolerTransaction (see WithPooler)
+	listen  listener                       // for NotifyWork
+	group   *groupcommit.Queue[groupWrite] // writes of concurrent runs, committed together (group.go)
+	live    liveness                       // what this process said of its owners (see KeepAlive)
+	pooler  Pooler                         // PoolerNone or PoolerTransaction (see WithPooler)
 }
 
 var (
@@ -95,7 +97,15 @@ func Open(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Journal, er
 	if err := migrate(ctx, pool, c.schema); err != nil {
 		return nil, fmt.Errorf("pgjournal: %w", err)
 	}
-	return &Journal{pool: pool, schema: c.schema, sql: newQueries(c.schema), pooler: p}, nil
+	return newJournal(pool, c.schema, p), nil
+}
+
+// newJournal is the journal on pool, in schema, behind pooler p, once its
+// schema is known.
+func newJournal(pool *pgxpool.Pool, schema string, p Pooler) *Journal {
+	j := &Journal{pool: pool, schema: schema, sql: newQueries(schema), pooler: p}
+	j.group = groupcommit.New(maxGroup, j.commitGroup)
+	return j
 }
 
 // Connect opens a pool on dsn (a postgres:// URL or key=value string, as
@@ -778,12 +788,15 @@ func (j *Journal) writeStep(ctx context.Context, q querier, l journal.Lease, s j
 }
 
 // WriteStep upserts the step's row, fenced, in one statement and one commit.
+//
+// Rows that concurrent runs write meanwhile commit together, in one
+// transaction (see group.go).
 func (j *Journal) WriteStep(ctx context.Context, l journal.Lease, s journal.StepRecord) error {
-	if err := j.writeStep(ctx, j.pool, l, s); err != nil {
+	args, err := stepArgs(l, s)
+	if err != nil {
 		return err
 	}
-	j.commits.Add(1)
-	return nil
+	return j.write(ctx, groupWrite{sql: j.sql.writeStep, args: args, lease: l, what: "run " + s.RunID + ", step " + s.StepKey})
 }
 
 // BeginStep opens a transaction for a tx step: the step's writes and its
@@ -893,21 +906,21 @@ func (j *Journal) FinishRun(ctx context.Context, l journal.Lease, r journal.RunR
 	if r.Status == journal.StatusWaiting && (r.WaitKind == journal.WaitSignal || r.WaitKind == journal.WaitChild) {
 		return j.finishWaiting(ctx, l, r)
 	}
-	err := j.finish(ctx, j.pool, l, r)
-	if err == nil || errors.Is(err, journal.ErrLeaseLost) {
-		j.commits.Add(1)
-	}
-	return err
+	return j.write(ctx, groupWrite{sql: j.sql.finish, args: finishArgs(l, r), lease: l, what: "run " + l.RunID + ": finish"})
 }
 
 func (j *Journal) finish(ctx context.Context, q querier, l journal.Lease, r journal.RunRecord) error {
-	tag, err := q.Exec(ctx, j.sql.finish,
-		string(r.Status), jsonArg(r.Output), r.Error, r.AttentionStep, r.UpdatedAt,
-		l.RunID, l.Owner, l.Epoch, r.AttentionKind, r.FailedStep, jsonArg(r.ErrorDetail), r.WaitKind, r.WaitName, nullTime(r.WakeAt))
+	tag, err := q.Exec(ctx, j.sql.finish, finishArgs(l, r)...)
 	if err != nil {
 		return fmt.Errorf("run %s: finish: %w", l.RunID, err)
 	}
 	return leaseHeld(tag, l)
+}
+
+// finishArgs are the arguments of the finish statement.
+func finishArgs(l journal.Lease, r journal.RunRecord) []any {
+	return []any{string(r.Status), jsonArg(r.Output), r.Error, r.AttentionStep, r.UpdatedAt,
+		l.RunID, l.Owner, l.Epoch, r.AttentionKind, r.FailedStep, jsonArg(r.ErrorDetail), r.WaitKind, r.WaitName, nullTime(r.WakeAt)}
 }
 
 // LoadRun reads a run and its full journal, ordered by seq.

@@ -50,7 +50,7 @@ func OpenReadOnly(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Jou
 		return nil, fmt.Errorf("pgjournal: schema %s: %w (version %d, this program's %d): a program that opens it for writing (a worker) upgrades it",
 			c.schema, journal.ErrOlderJournal, have, len(migrations))
 	}
-	return &Journal{pool: pool, schema: c.schema, sql: newQueries(c.schema), pooler: p}, nil
+	return newJournal(pool, c.schema, p), nil
 }
 
 // ConnectReadOnly opens a pool on dsn whose sessions default to read-only

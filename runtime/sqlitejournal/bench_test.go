@@ -69,6 +69,18 @@ func openBench(b *testing.B) journaltest.BenchHarness {
 				WHERE run_id = ?`, owner, time.Now().Add(time.Hour).UTC().Format("2006-01-02T15:04:05.000000Z"), runID)
 			return err
 		},
+		FillRuns: func(ctx context.Context, prefix, wf string, n int, waiting bool) error {
+			status, wakeAt := "pending", ""
+			if waiting {
+				status, wakeAt = "waiting", "2999-01-01T00:00:00.000000Z"
+			}
+			_, err := db.ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 WHERE ?1 > 0 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
+				INSERT INTO resume_runs (run_id, workflow, version, status, input, created_at, updated_at, wait_kind, wake_at)
+				SELECT ?2 || i, ?3, 'v1', ?4, '[]', strftime('%Y-%m-%dT%H:%M:%f000Z', '2026-01-01', '+' || i || ' seconds'),
+					'2026-01-01T00:00:00.000000Z', CASE WHEN ?5 <> '' THEN 'sleep' ELSE '' END, ?5 FROM n`,
+				n, prefix, wf, status, wakeAt)
+			return err
+		},
 		OpenAgain: func(tb testing.TB) journal.Journal {
 			j, err := sqlitejournal.Open(context.Background(), path)
 			if err != nil {
@@ -204,4 +216,22 @@ func BenchmarkWakeLatency(b *testing.B) {
 // p99. SQLite has no notification: the worker's poll is the bound.
 func BenchmarkSignalLatency(b *testing.B) {
 	journaltest.BenchSignalLatency(b, openBench(b).Journal, 200, 20*time.Millisecond)
+}
+
+// BenchmarkConcurrent: journaltest.BenchConcurrent at each rung of the
+// concurrency ladder, 20 steps a run. Target (issue 23): at 16 runs, at
+// least 3x the raw single-row commits of 16 writers; at 1 run, at least
+// 1/1.1 of them.
+func BenchmarkConcurrent(b *testing.B) {
+	for _, runs := range journaltest.ConcurrencyLadder {
+		b.Run(fmt.Sprintf("runs=%d", runs), func(b *testing.B) { journaltest.BenchConcurrent(b, openBench(b), runs, 20) })
+	}
+}
+
+// BenchmarkClaimDepth: journaltest.BenchClaimDepth along the claim
+// ladder, as many pending runs as waiting ones. Target (issue 23): flat.
+func BenchmarkClaimDepth(b *testing.B) {
+	for _, n := range journaltest.ClaimLadder {
+		b.Run(fmt.Sprintf("queued=%d", n), func(b *testing.B) { journaltest.BenchClaimDepth(b, openBench(b), n, n) })
+	}
 }

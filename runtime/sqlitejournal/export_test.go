@@ -41,3 +41,7 @@ func ExplainClaimNext(ctx context.Context, j *Journal, c journal.ClaimNextReques
 
 // NextWakeSQL is NextWake's query for n workflows.
 var NextWakeSQL = nextWakeSQL
+
+// GroupWaiting is 1 for a commit under way, plus the number of writes
+// queued behind it.
+func GroupWaiting(j *Journal) int { return j.group.Waiting() }

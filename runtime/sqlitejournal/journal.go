@@ -31,6 +31,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/resumegen/resumegen/runtime/internal/groupcommit"
 	"github.com/resumegen/resumegen/runtime/journal"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -45,7 +46,8 @@ type Journal struct {
 	// Statements on the hot path, prepared once on the writer connection.
 	writeStepStmt, finishStmt, claimStmt, entryStmt *sql.Stmt
 
-	live liveness // the owners' lock files (see KeepAlive)
+	live  liveness                       // the owners' lock files (see KeepAlive)
+	group *groupcommit.Queue[groupWrite] // writes of concurrent runs, committed together (group.go)
 
 	now func() time.Time // the journal's clock (see WithClock); nil: time.Now
 }
@@ -118,6 +120,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Journal, error) {
 	}
 	read.SetMaxOpenConns(4)
 	j := &Journal{db: db, read: read, live: liveness{dir: path + ".owners", held: map[string]*os.File{}}}
+	j.group = groupcommit.New(maxGroup, j.commitGroup)
 	for _, o := range opts {
 		o(j)
 	}
@@ -397,11 +400,24 @@ func (j *Journal) CreateRun(ctx context.Context, r journal.RunRecord) (journal.R
 	}
 	r = r.Created()
 	lease := r.LeaseUntil.Sub(r.CreatedAt)
-	tx, err := j.db.BeginTx(ctx, nil)
+	var stored journal.RunRecord
+	var created bool
+	err := j.group.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		return j.withTx(ctx, tx, func(tx *sql.Tx) error {
+			var err error
+			stored, created, err = j.createRun(ctx, tx, r, lease)
+			return err
+		})
+	})
 	if err != nil {
-		return r, false, writeLock(err)
+		return r, false, err
 	}
-	defer tx.Rollback()
+	return stored, created, nil
+}
+
+// createRun inserts r in tx unless its run id exists, and returns the
+// stored run and whether it was created.
+func (j *Journal) createRun(ctx context.Context, tx *sql.Tx, r journal.RunRecord, lease time.Duration) (journal.RunRecord, bool, error) {
 	now := j.clock()
 	if r.LeaseOwner != "" {
 		r.LeaseUntil = now.Add(lease)
@@ -424,10 +440,6 @@ func (j *Journal) CreateRun(ctx context.Context, r journal.RunRecord) (journal.R
 		return r, false, writeLock(err)
 	}
 	if n, _ := res.RowsAffected(); n == 1 {
-		if err := tx.Commit(); err != nil {
-			return r, false, writeLock(err)
-		}
-		j.commits.Add(1)
 		return r, true, nil
 	}
 	stored, err := j.run(ctx, tx, r.RunID)
@@ -590,36 +602,59 @@ func (j *Journal) ClaimNext(ctx context.Context, c journal.ClaimNextRequest) (jo
 
 // claimNextSQL is ClaimNext's statement and its arguments at the
 // journal's time t.
+//
+// The oldest claimable run is the oldest of three: the oldest pending run,
+// the oldest running one whose lease lapsed, and the oldest waiting one
+// whose wake-up time passed. Each is found on its own, in an index that
+// yields it first (pending and running: resume_runs_by_status_created, in
+// the order wanted; waiting: resume_runs_by_wake, the due ones only), so
+// that the claim's cost does not grow with the runs pending or waiting
+// (TestClaimNextPlan): one condition OR-ing the three read every pending
+// run and sorted them.
 func (j *Journal) claimNextSQL(c journal.ClaimNextRequest, t time.Time) (string, []any) {
 	now := ts(t)
+	mine, versionsOK, vargs := claimVersions(c, t)
+	ofWorkflows := `
+				AND parent_run_id = ''
+				AND workflow IN (?` + strings.Repeat(", ?", len(c.Workflows)-1) + `)` + versionsOK
+	var workflows []any
+	for _, w := range c.Workflows {
+		workflows = append(workflows, w)
+	}
 	// A lapsed lease of a live owner is not taken, but for the claimer's
 	// own of a run it does not execute now: it lost track of that run.
 	notHeld := "1"
-	args := []any{c.Owner, ts(t.Add(c.Lease)), now, now, c.Owner}
+	var holding []any
 	if len(c.Holding) > 0 {
 		notHeld = "run_id NOT IN (?" + strings.Repeat(", ?", len(c.Holding)-1) + ")"
 		for _, id := range c.Holding {
-			args = append(args, id)
+			holding = append(holding, id)
 		}
 	}
-	args = append(args, c.Owner, j.live.dir, now)
-	for _, w := range c.Workflows {
-		args = append(args, w)
+	oldest := func(cond string) string {
+		return `SELECT * FROM (SELECT run_id, created_at FROM resume_runs
+				WHERE ` + cond + ofWorkflows + `
+				ORDER BY created_at, run_id LIMIT 1)`
 	}
-	mine, versionsOK, vargs := claimVersions(c, t)
+	args := append(vargs, c.Owner, ts(t.Add(c.Lease)), now)
+	args = append(args, workflows...)
+	args = append(append(append(args, now, c.Owner), holding...), c.Owner, j.live.dir)
+	args = append(args, workflows...)
+	args = append(append(args, now), workflows...)
 	return mine + `UPDATE resume_runs SET
 			status = 'running', attempts = attempts + 1, epoch = epoch + 1,
 			lease_owner = ?, lease_until = ?, updated_at = ?, error = '', attention_step = '', attention_kind = '',
 			wait_kind = '', wait_name = '', wake_at = CASE WHEN status = 'waiting' THEN wake_at ELSE '' END
 		WHERE run_id = (
-			SELECT run_id FROM resume_runs
-			WHERE (status = 'pending' OR (status = 'running' AND lease_until < ? AND
-					((lease_owner = ? AND ` + notHeld + `) OR (lease_owner <> ? AND NOT resume_owner_alive(?, lease_owner))))
-					OR ` + waitDue + `)
-				AND parent_run_id = ''
-				AND workflow IN (?` + strings.Repeat(", ?", len(c.Workflows)-1) + `)` + versionsOK + `
+			SELECT run_id FROM (
+				` + oldest(`status = 'pending'`) + `
+				UNION ALL
+				` + oldest(`status = 'running' AND lease_until < ? AND
+					((lease_owner = ? AND `+notHeld+`) OR (lease_owner <> ? AND NOT resume_owner_alive(?, lease_owner)))`) + `
+				UNION ALL
+				` + oldest(waitDue) + `)
 			ORDER BY created_at, run_id LIMIT 1)
-		RETURNING ` + runColumns, append(vargs, args...)
+		RETURNING ` + runColumns, args
 }
 
 // claimVersions is ClaimNext's rule for c.Versions (see
@@ -709,31 +744,53 @@ const writeStepSQL = `INSERT INTO resume_steps (` + stepColumns + `)
 		error_detail = excluded.error_detail, final = excluded.final, history = excluded.history`
 
 func writeStep(ctx context.Context, stmt *sql.Stmt, l journal.Lease, s journal.StepRecord) error {
-	if err := journal.CheckStep(s); err != nil {
-		return fmt.Errorf("run %s: write a step: %w", s.RunID, err)
-	}
-	history, err := journal.EncodeHistory(s.History)
+	args, err := stepArgs(l, s)
 	if err != nil {
-		return fmt.Errorf("run %s, step %s: %w", s.RunID, s.StepKey, err)
+		return err
 	}
-	res, err := stmt.ExecContext(ctx,
-		s.RunID, s.StepKey, s.Name, string(s.Status), nullJSON(s.Result), s.Error,
-		s.Attempt, s.AttemptBase, s.Seq, ts(s.StartedAt), ts(s.FinishedAt),
-		nullJSON(s.ErrorDetail), s.Final, nullJSON(history),
-		l.RunID, l.Owner, l.Epoch)
+	res, err := stmt.ExecContext(ctx, args...)
 	if err != nil {
 		return err
 	}
 	return leaseHeld(res, l)
 }
 
-// WriteStep upserts the step's row in one commit.
-func (j *Journal) WriteStep(ctx context.Context, l journal.Lease, s journal.StepRecord) error {
-	if err := writeStep(ctx, j.writeStepStmt, l, s); err != nil {
-		return writeLock(err)
+// stepArgs checks s and returns writeStepSQL's arguments for it, fenced by l.
+func stepArgs(l journal.Lease, s journal.StepRecord) ([]any, error) {
+	if err := journal.CheckStep(s); err != nil {
+		return nil, fmt.Errorf("run %s: write a step: %w", s.RunID, err)
 	}
-	j.commits.Add(1)
-	return nil
+	history, err := journal.EncodeHistory(s.History)
+	if err != nil {
+		return nil, fmt.Errorf("run %s, step %s: %w", s.RunID, s.StepKey, err)
+	}
+	return []any{
+		s.RunID, s.StepKey, s.Name, string(s.Status), nullJSON(s.Result), s.Error,
+		s.Attempt, s.AttemptBase, s.Seq, ts(s.StartedAt), ts(s.FinishedAt),
+		nullJSON(s.ErrorDetail), s.Final, nullJSON(history),
+		l.RunID, l.Owner, l.Epoch,
+	}, nil
+}
+
+// WriteStep upserts the step's row, fenced, and returns once it is
+// durable. Rows that concurrent runs write meanwhile commit together, in
+// one transaction and one fsync (see [groupCommit]).
+func (j *Journal) WriteStep(ctx context.Context, l journal.Lease, s journal.StepRecord) error {
+	args, err := stepArgs(l, s)
+	if err != nil {
+		return err
+	}
+	return j.group.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		stmt := j.writeStepStmt
+		if tx != nil {
+			stmt = tx.StmtContext(ctx, stmt)
+		}
+		res, err := stmt.ExecContext(ctx, args...)
+		if err != nil {
+			return fmt.Errorf("run %s, step %s: %w", l.RunID, s.StepKey, writeLock(err))
+		}
+		return leaseHeld(res, l)
+	})
 }
 
 // BeginStep opens a transaction for a tx step: the step's writes and its
@@ -794,8 +851,17 @@ func (j *Journal) FinishRun(ctx context.Context, l journal.Lease, r journal.RunR
 	if err := journal.CheckValue("output", r.Output); err != nil {
 		return fmt.Errorf("run %s: finish: %w", l.RunID, err)
 	}
-	if r.Status == journal.StatusWaiting && (r.WaitKind == journal.WaitSignal || r.WaitKind == journal.WaitChild) {
-		return j.inTx(ctx, func(tx *sql.Tx) error {
+	waiting := r.Status == journal.StatusWaiting && (r.WaitKind == journal.WaitSignal || r.WaitKind == journal.WaitChild)
+	return j.group.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if !waiting {
+			stmt := j.finishStmt
+			if tx != nil {
+				stmt = tx.StmtContext(ctx, stmt)
+			}
+			return j.finish(ctx, stmt, l, r)
+		}
+		return j.withTx(ctx, tx, func(tx *sql.Tx) error {
+			r := r
 			over, err := woken(ctx, tx, r)
 			if err != nil {
 				return err
@@ -805,12 +871,7 @@ func (j *Journal) FinishRun(ctx context.Context, l journal.Lease, r journal.RunR
 			}
 			return j.finish(ctx, tx.StmtContext(ctx, j.finishStmt), l, r)
 		})
-	}
-	err := j.finish(ctx, j.finishStmt, l, r)
-	if err == nil || errors.Is(err, journal.ErrLeaseLost) {
-		j.commits.Add(1)
-	}
-	return err
+	})
 }
 
 func (j *Journal) finish(ctx context.Context, stmt *sql.Stmt, l journal.Lease, r journal.RunRecord) error {
@@ -1148,6 +1209,24 @@ func acceptable(r journal.RunRecord) error {
 		return fmt.Errorf("run %s needs attention for step %s, not for a version: %w", r.RunID, r.AttentionStep, journal.ErrNotVersionStop)
 	}
 	return nil
+}
+
+// withTx calls fn in tx, a group commit's transaction, or, when tx is nil,
+// in a transaction of its own that it commits (and does not count: the
+// group commit does).
+func (j *Journal) withTx(ctx context.Context, tx *sql.Tx, fn func(*sql.Tx) error) error {
+	if tx != nil {
+		return fn(tx)
+	}
+	tx, err := j.db.BeginTx(ctx, nil)
+	if err != nil {
+		return writeLock(err)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return writeLock(tx.Commit())
 }
 
 func (j *Journal) inTx(ctx context.Context, fn func(*sql.Tx) error) error {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/resumegen/resumegen/runtime/internal/groupcommit"
 	"github.com/resumegen/resumegen/runtime/journal"
 )
 
@@ -85,6 +86,7 @@ func OpenReadOnly(ctx context.Context, path string) (*Journal, error) {
 		return nil, fmt.Errorf("sqlitejournal: %s: %w (version %d, this program's %d): a program that opens it for writing (a worker) upgrades it", path, journal.ErrOlderJournal, have, len(migrations))
 	}
 	j := &Journal{db: db, read: db}
+	j.group = groupcommit.New(maxGroup, j.commitGroup) // its writes are refused by the database
 	if err := j.prepare(ctx); err != nil {
 		j.Close()
 		return nil, fmt.Errorf("sqlitejournal: %s: prepare: %w", path, err)

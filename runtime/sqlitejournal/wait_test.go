@@ -176,6 +176,13 @@ func TestWaitingClaimUsesIndex(t *testing.T) {
 		if strings.Contains(p, "SCAN resume_runs") || !strings.Contains(p, "resume_runs_by_wake (status=? AND wake_at>? AND wake_at<?)") {
 			t.Errorf("the claim reads waiting runs other than the due ones (a scan, or a range from ''):\n%s", p)
 		}
+		// The oldest pending run and the oldest lapsed one come first out
+		// of their index, in the order wanted: no OR of indexes, no sort
+		// of every pending run (claims took 25 ms at 10,000 pending runs
+		// and 169 ms at 100,000 so).
+		if strings.Contains(p, "MULTI-INDEX OR") || strings.Count(p, "resume_runs_by_status_created (status=?)") != 2 {
+			t.Errorf("the claim does not take the oldest pending and lapsed runs first from resume_runs_by_status_created:\n%s", p)
+		}
 	}
 	start := time.Now()
 	const n = 50
