@@ -196,11 +196,14 @@ func browse(t *testing.T, j journal.Journal, shots bool) {
 	t.Run("a refused action says why", func(t *testing.T) {
 		d.t = t
 		step("open the failed run", chromedp.Navigate(root+"run?id="+failedID), chromedp.WaitVisible(chromedp.ID("do-retry")))
-		if err := j.Retry(context.Background(), failedID); err != nil { // someone else retried it meanwhile
-			t.Fatal(err)
-		}
 		step("retry", chromedp.Click(chromedp.ID("do-retry")))
 		until(`document.getElementById("confirm") !== null && document.readyState === "complete"`)
+		// Someone else retries the run while the confirmation is shown.
+		// (Before the click instead, the run page, which follows the run
+		// live, could redraw without its retry button under the click.)
+		if err := j.Retry(context.Background(), failedID); err != nil {
+			t.Fatal(err)
+		}
 		step("confirm", chromedp.Click(chromedp.ID("confirm")))
 		until(`document.getElementById("error") !== null && document.readyState === "complete"`)
 		if got := eval(`[document.getElementById("error").textContent]`); !strings.Contains(got[0], "not failed") {
