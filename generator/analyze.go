@@ -5,8 +5,10 @@ import (
 	"go/token"
 	"go/types"
 
+	"github.com/resumegen/resumegen/generator/internal/calls"
 	"github.com/resumegen/resumegen/generator/internal/check"
 	"github.com/resumegen/resumegen/generator/internal/diag"
+	"github.com/resumegen/resumegen/generator/internal/directive"
 	"github.com/resumegen/resumegen/generator/internal/load"
 	"github.com/resumegen/resumegen/generator/internal/model"
 )
@@ -17,26 +19,35 @@ import (
 // github.com/resumegen/resumegen/generator/resumecheck, so that go vet
 // reports what resumegen refuses.
 //
-// Files that resumegen generated (see the header) are skipped, and the
+// The packages of the module that a package declaring workflows imports
+// are parsed and type-checked from source beside it (see load.ForVet), so
+// that vet follows calls into them as the generator does. Files that
+// resumegen generated (see the header) are skipped, and the
 // checks about the generated code itself (its identifiers colliding with
 // the package's) are left to the generator: in a package that was already
 // generated they are the generated declarations themselves.
 func Check(fset *token.FileSet, files []*ast.File, pkg *types.Package, info *types.Info, report func(pos token.Pos, msg string)) {
-	lp := &load.Package{PkgPath: pkg.Path(), Name: pkg.Name(), Fset: fset, Types: pkg, TypesInfo: info}
-	for _, f := range files {
-		switch name := fset.File(f.Pos()).Name(); {
-		case load.IsGeneratedAST(fset, f):
-			lp.Generated = append(lp.Generated, f)
-		case load.IsTestFile(name):
-			lp.TestFiles = append(lp.TestFiles, f)
-		default:
-			lp.Files = append(lp.Files, f)
-		}
-	}
+	// The module's packages it imports are read from source beside it, as
+	// the generator reads them: the checks follow calls into them by types.
+	lp := load.ForVet(fset, files, pkg, info)
 	ds := diag.New(fset, "")
 	m := analyze(lp, ds)
 	check.Run(check.All, []*model.Package{m}, ds, diag.New(fset, ""), true)
 	for _, d := range ds.Items() {
 		report(d.At, d.Message)
 	}
+}
+
+// analyze runs the stages between loading and checking on one package
+// and the other packages of the module read from source beside it
+// (lp.Module): their directives, their call analysis, and lp's model.
+// Only lp's diagnostics are reported.
+func analyze(lp *load.Package, ds *diag.List) *model.Package {
+	srcs := []calls.Package{{Load: lp, Directives: directive.Scan(lp, ds)}}
+	for _, other := range lp.Module.Packages() {
+		if other.Types != lp.Types {
+			srcs = append(srcs, calls.Package{Load: other, Directives: directive.Scan(other, diag.New(other.Fset, ""))})
+		}
+	}
+	return model.NewModule(calls.New(srcs...), srcs...).Package(lp.Types).Build()
 }

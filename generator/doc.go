@@ -12,17 +12,23 @@
 //     import graph, no types). Each named package's files are searched
 //     for the bytes "resume:" (a directive, or a near miss of one); only
 //     packages holding them are type-checked: a tree without workflows
-//     costs a go list and a read. Those packages, and every package on an
-//     import path between two of them, are parsed and type-checked there,
-//     in dependency order; what else they import comes from export data
-//     (one more go list), so each package has one identity. Asking
-//     go/packages for their types directly would run go list -export,
-//     which compiles the named packages just edited (seconds for a large
-//     one) to throw the result away. A named package holding only
-//     generated files has them deleted as stale without a type check. Our
-//     own generated files (name ending _resume.go, first line the
-//     generated header) are parsed as empty files of their package, so a
-//     stale or broken generated file never blocks regeneration; the
+//     costs a go list and a read. Those packages, every package of the
+//     main module they import (directly or not; the runtime's packages
+//     aside), and every package on an import path between two of them,
+//     are parsed and type-checked there, in dependency order: the later
+//     stages follow calls into the main module's packages by types (the
+//     Module of package load). What else they import (the standard
+//     library, other modules) comes from export data (one more go list),
+//     so each package has one identity. Asking go/packages for their
+//     types directly would run go list -export, which compiles the named
+//     packages just edited (seconds for a large one) to throw the result
+//     away. A named package holding only generated files has them
+//     deleted as stale without a type check (unless one holds shared
+//     copies, see Helpers). Our own generated files (name ending
+//     _resume.go, first line the generated header) are parsed as empty
+//     files of their package, so a stale or broken generated file never
+//     blocks regeneration; code that names what generated code declares
+//     for it (a workflow's run handle) is not an error there. The
 //     workflow definitions they record are read, without types, as plain
 //     data (load.Prior: identity, version, lineage, steps), the history
 //     the model needs (see Lineage). Tests are
@@ -31,21 +37,25 @@
 //     and their imports on every run. Instead each package directory's
 //     _test.go files holding //resume:workflow are parsed without types,
 //     and each such workflow is refused at its directive: it is never
-//     silently skipped.
+//     silently skipped. Under go vet, whose analyzer is given export data
+//     only, the analyzer of a package declaring workflows parses and
+//     type-checks the main module's packages it imports the same way
+//     (load.ForVet).
 //   - directive: the //resume: directives, read from FuncDecl.Doc.List
 //     (Doc.Text drops them). //resume:workflow marks a function;
 //     //resume:step [options] marks a function, method or interface method
 //     declaration, or, as a trailing comment, one call inside a function
-//     body (see Call-site directives). A callee declared in another package
-//     of the module (loaded from export data, without syntax) has its
-//     directive read by parsing just its declaring file, found through the
-//     object's position. This stage reports what does not parse, what is
-//     attached to nothing, near misses, and lines whose call a reader
-//     could not tell.
-//   - calls: the call graph of the package's own functions, which reach a
-//     journaled call (a step, a child workflow, a wait), and what the
-//     functions of other packages of the module may reach, read from their
-//     source.
+//     body (see Call-site directives), of every package read from source;
+//     the sets are linked, so a callee of another such package has its
+//     directive from there. A callee of another module (loaded from export
+//     data, without syntax) has its directive read by parsing just its
+//     declaring file, found through the object's position. This stage
+//     reports what does not parse, what is attached to nothing, near
+//     misses, and lines whose call a reader could not tell.
+//   - calls: the call graph of the functions of every package read from
+//     source, by types: which reach a journaled call (a step, a child
+//     workflow, a wait). What a function of another module may reach is
+//     read from its source by name, erring towards refusal.
 //   - model: plain data every later stage reads and none writes. It walks
 //     each workflow's body in source order and the helpers it calls, and
 //     records each journaled call with where it stands (in a goroutine, a
@@ -73,14 +83,27 @@
 //     a channel the body does not own: one it does own (makes with :=,
 //     sends to, closes, measures and ranges over, and hands to nothing
 //     else) yields the body's own values in the body's order), operations
-//     outside steps whose outcome differs on resume (clocks and timers of
-//     package time, math/rand and math/rand/v2 except seeded constructors,
-//     crypto/rand, the environment and file reads of os and io/ioutil,
-//     each also used as a value (now := time.Now), as is
-//     crypto/rand.Reader, unless passed straight to a step, and
-//     writes to package-level variables or into what they hold, with =,
-//     op=, ++, --, a range clause's =, delete, clear or copy; a local
-//     aliasing one is not traced), duplicate step names, generated
+//     outside steps whose outcome differs on resume, in the body and in
+//     every helper it reaches, of any package of the module, with the
+//     whole path in the message ("rand.Intn in util.Pick, called from
+//     workflow Onboard along Onboard → util.Pick → rand.Intn"): calls the
+//     table of the standard library judges so (clocks and timers of
+//     package time, math/rand and math/rand/v2 except seeded
+//     constructors, crypto/rand, the environment, file reads, the
+//     network, other programs, databases, input: nondet.go), each also
+//     used as a value (now := time.Now), as is crypto/rand.Reader, unless
+//     passed straight to a step, and calls of other modules the second
+//     table lists (uuid.New, ulid.Make, ...) or that take no argument and
+//     return a value; writes to package-level variables or into what they
+//     hold, with =, op=, ++, --, a range clause's =, delete, clear or copy
+//     (a local aliasing one is not traced); a range over a map or a map's
+//     iterator whose body may depend on the order (one that only counts,
+//     sums integers, sets or deletes its own key's entry, or appends to a
+//     slice it sorts next, does not); a go statement and a select of more
+//     than one case; and a read of a package-level variable of the module
+//     that a function of the module writes. Calls through function values
+//     and interface methods, and methods of other modules' types, are not
+//     judged. Then duplicate step names, generated
 //     identifiers that collide with the package's, and package-level
 //     declarations shadowing a predeclared identifier the generated code
 //     names (any, error and nil always; a key's string, int64 or uint64
@@ -168,8 +191,10 @@
 //
 //	//resume:allow nondeterministic reason="only logged"
 //
-// at the end of the offending line in a workflow body. The reason is a
-// mandatory non-empty Go string literal. The directive silences every
+// at the end of the offending line in a workflow body or a helper it
+// reaches, or at the end of the line of a call on the way to it from the
+// body (x := util.Pick(names) //resume:allow ...: a reviewer of the body
+// sees it there). The reason is a mandatory non-empty Go string literal. The directive silences every
 // non-determinism diagnostic of its line (placement, type and name errors
 // cannot be allowed); one that silences nothing is an error. Each
 // silenced diagnostic is listed, without its position, in the manifest
@@ -179,8 +204,8 @@
 // # Generated shape
 //
 // A generated file x_resume.go starts with a reference to
-// resume.SupportPackageIsVersion3, or SupportPackageIsVersion4 when one of
-// its workflows records a lineage (an older runtime fails to compile), and
+// resume.SupportPackageIsVersion5 (an older runtime, without run handles,
+// shared copies or lineages, fails to compile), and
 // var resumeSource_x embed.FS, embedding (//go:embed) the source files its
 // workflows were copied from. For a workflow W it then holds, in this
 // order:
@@ -199,7 +224,19 @@
 //     stale check compares the version and the fingerprint the same way;
 //   - an init function setting resumeW.Run (which decodes the run's input
 //     and calls the durable body) and calling resume.Register(W, resumeW),
-//     so user code never names a generated identifier;
+//     so user code never needs a generated identifier to run W;
+//   - the run handle WRun (Type_MRun for a method; not for an old
+//     version), a struct of an engine and a run id, with one method per
+//     event W's steps await, SignalNAME(ctx, payload T), NAME the event's
+//     letters and digits capitalized ("payment-received":
+//     SignalPaymentReceived; two events with one method, or one with none,
+//     are refused), T the Await's type argument, and Wait(ctx) returning
+//     W's output (or only its error). They call resume.SignalRun and
+//     resume.WaitRun, which refuse a run of another workflow: a misspelt
+//     event, a payload of another type, an event the workflow's child
+//     awaits sent to the parent's handle, are compile errors. User code may
+//     name WRun before the file exists: the generator, which reads its
+//     own output as empty, does not count that as a type error;
 //   - func resumeWBody: a deep copy of W's declaration, comments kept,
 //     where only the callee of each step call is replaced by its wrapper.
 //     Arguments therefore stay where they were and Go evaluates them in the
@@ -216,9 +253,25 @@
 //     write its result through them: its wrapper journals a generated
 //     struct resumeW_<step>Out holding the result and each pointee after
 //     the call, and writes the pointees back from it, which on replay
-//     restores what the first execution wrote. A pointee JSON cannot carry
-//     entirely (an unexported or json:"-" field) and a variadic pointer
-//     parameter are refused, as is a call-site step on a method with a
+//     restores what the first execution wrote. A step whose code (read
+//     from the module's source, through its own calls; the standard
+//     library by a table: sort.Strings sorts, strings.Join reads) writes
+//     into a slice or a map the body hands it journals it the same way,
+//     after the call, in the same struct (copy(s, out.Arg2); the map
+//     emptied and refilled), and its canonical line says so
+//     (writes-back=arg2): the version changes when the code starts or
+//     stops writing. A step that appends to a slice it is handed (which
+//     may write past its length), writes into a slice or map JSON cannot
+//     carry, or whose elements are references, writes through a struct it
+//     is handed, or uses the body's own channel, closure or writer, is
+//     refused with the fix (return the value instead), as is a callee
+//     whose code is not read (another module's, an interface method no
+//     method of the module implements) taking a slice, a map or a struct
+//     holding one; an interface method's implementations in the module
+//     decide for it. A value the call makes ([]byte(s), a composite
+//     literal, make) is no one else's and is not looked at. A pointee JSON
+//     cannot carry entirely (an unexported or json:"-" field) and a
+//     variadic pointer parameter are refused, as is a call-site step on a method with a
 //     pointer receiver whose type has exported fields (cmd.Run(), then
 //     cmd.Stdout) or is no struct (type List []string; l.Load()): the
 //     receiver's state is not journaled. A declared step
@@ -258,46 +311,85 @@
 //
 // # Helpers
 //
-// The step search (package model) follows the workflow body's
-// static calls of functions and methods declared, with a body, in the
-// workflow's own package, recursively, and function literals called on
-// the spot (func() { ... }()), whose body runs where it is written. The
-// call graph is package generator/internal/calls. A step call site
-// inside a helper is one step however often the helper runs (its
-// executions are numbered at run time, like a loop's, or keyed with
-// key=); name= and key= work at call sites inside helpers. Steps are
-// listed depth first in source order, each helper entered at its first
-// call; two call sites with one name, in the body or in helpers, are an
-// error. A helper that reaches a step (directly or through further
-// helpers) gets, per workflow, a durable copy resumeW_<helper>
-// (resumeW_<Type>_<method> for a method, whose receiver becomes the first
-// parameter) in which step calls go to the wrappers and helper calls to
-// the copies; the body's calls go to the copies. A helper step whose
-// callee takes no context.Context gets the helper's own context
-// parameter. Helpers that reach no step stay plain calls. Workflows
-// called from a workflow are not followed: they are child runs (see
-// Child runs).
+// The step search (package model) follows the workflow body's static
+// calls of functions and methods declared, with a body, in any package
+// read from source (the workflow's, and the packages of the main module
+// it imports), recursively, and function literals called on the spot
+// (func() { ... }()), whose body runs where it is written. The call graph
+// is package generator/internal/calls. A step call site inside a helper
+// is one step however often the helper runs (its executions are numbered
+// at run time, like a loop's, or keyed with key=); name= and key= work at
+// call sites inside helpers. Steps are listed depth first in source
+// order, each helper entered at its first call; two call sites with one
+// name, in the body or in helpers, are an error. Helpers that reach no
+// step stay plain calls (they are walked all the same, for the checks).
+// Workflows called from a workflow are not followed: they are child runs
+// (see Child runs).
 //
-// Every check of a workflow body applies in the helpers it reaches, at
-// the helper's line, with the path from the workflow in the message
-// ("(in pickOwner, called from Onboard via notifyAll → pickOwner)"); a
-// //resume:allow in a helper works as in the body. Refused, with the fix:
-// a call of a helper that runs steps from a go statement, a
-// closure, a select or a map range; a generic helper that runs steps, or
-// one reached through an embedded field or as a method expression; a
-// function of the package or of another package of the module that runs
-// steps (or is one, an interface method declared a step too) used as a
-// value; a
+// A helper of the workflow's own package that reaches a step (directly or
+// through further helpers) gets, per workflow, a durable copy
+// resumeW_<helper> (resumeW_<Type>_<method> for a method, whose receiver
+// becomes the first parameter) in which step calls go to the wrappers and
+// helper calls to the copies; the body's calls go to the copies. A helper
+// step whose callee takes no context.Context gets the helper's own context
+// parameter.
+//
+// A helper of another package of the module cannot be copied into the
+// workflow's package: its body may name its package's unexported
+// identifiers. It gets one shared copy in its own package, in the
+// generated file of its source file (util.go → util_resume.go, beside the
+// file's own workflows if it has any): Resume_<helper> when the helper is
+// exported, for the workflow's code to call (util.Resume_NotifyAll(ctx,
+// owners)), resume_<helper> when it is not, for the package's other
+// copies. One copy serves every workflow that reaches it, so its wrappers
+// (resume_<helper>_<step>) cannot name a workflow's step: each call site
+// has an ID ("example.com/app/util.NotifyAll:0", its place among the
+// helper's journaled calls), which the StepDef of every workflow reaching
+// it carries (Site), and the wrapper journals under resume.Site(ctx, ID),
+// the step of the workflow whose run ctx holds. Waits in a shared copy stay
+// as written, as in a workflow body. The generated file registers its
+// embedded source (resume.RegisterSource), and the workflow's Source lists
+// the shared copies' declarations with their package: the runtime refuses
+// to run the workflow once the helper's source changed without go
+// generate, as it does for its own body. A helper of another package is
+// refused, at the call, when it cannot be copied: generic, reached through
+// an embedded field or as a method expression, calling a step whose
+// callee takes no context without a context parameter of its own, or with
+// a key= its copy cannot compile.
+//
+// A run writes the shared copies the workflows it models reach, in their
+// packages, whether or not those packages are among its patterns (their
+// own workflows, if any, are then generated too). A package's copies
+// file records, per package, which helpers its workflows call ("// For
+// example.com/app: NotifyAll."): a later run that does not model that
+// package (resumegen ./other) keeps its copies, so it still builds, and
+// a run that models it writes what it calls now. A package holding a
+// copies file is type-checked, whoever's run finds it, and the file
+// deleted once no workflow calls its helpers.
+//
+// Every check of a workflow body applies in the helpers it reaches, of
+// any package, at the helper's line, with the path from the workflow in
+// the message ("(in util.Pick, called from Onboard via notifyAll →
+// util.Pick)"); a //resume:allow in a helper works as in the body, and so
+// does one at the end of the line of a call on the way to it. Refused,
+// with the fix: a call of a helper that runs steps from a go statement, a
+// closure, a select or a map range; a helper that cannot be copied (a
+// generic helper that runs steps, one reached through an embedded field
+// or as a method expression); a function of the package or of another
+// package of the module that runs steps (or is one, an interface method
+// declared a step too) used as a value; a
 // call through a function value when such a function has its type (as a
 // function, method value or method expression); a call of an interface
 // method, not itself a step, that such a method implements; and a call of
-// a function of another package of the module that may run a step. Other
-// packages are not type-checked here, so that last check reads their
-// source (package calls) and matches by name, erring towards refusal:
-// a call in the callee's body with a trailing //resume:step, of a name its
-// package declares //resume:step, of a same-named function or method of
-// its package, or of pkg.F in another module package, is followed;
-// function values and interface calls inside other packages are not.
+// a function of another module that may run a step. Other modules are not
+// type-checked here, so that last check reads their source (package
+// calls) and matches by name, erring towards refusal: a call in the
+// callee's body with a trailing //resume:step, of a name its package
+// declares //resume:step, of a same-named function or method of its
+// package, or of pkg.F in another package outside GOROOT, is followed;
+// function values and interface calls inside them are not. A function of
+// another module declared //resume:step is a step, with its directive's
+// options.
 //
 // # Child runs
 //
@@ -340,11 +432,13 @@
 // be a constant string and shares the namespace of step names; its
 // signature is the instantiated one, its shape and JSON type those of T,
 // which must be journalable. The durations and times passed are arguments
-// and do not enter the version. Waits are refused where steps are (go,
-// select, function literals, unordered ranges) and also in deferred
-// calls, as function values, in helpers of another package, under a
-// //resume:step, and in the body of a function declared //resume:step. time.Sleep and the timers of package time are refused
-// with resume.Sleep as the way out.
+// and do not enter the version. A wait in a helper of another package of
+// the module is one of the workflow's, as a step there is. Waits are
+// refused where steps are (go, select, function literals, unordered
+// ranges) and also in deferred calls, as function values, in functions of
+// another module, under a //resume:step, and in the body of a function
+// declared //resume:step. time.Sleep and the timers of package time are
+// refused with resume.Sleep as the way out.
 //
 // # Lineage
 //

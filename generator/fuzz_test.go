@@ -97,7 +97,7 @@ func FuzzGenerate(f *testing.F) {
 		if len(m.Workflows) == 0 {
 			return
 		}
-		out, err := emit.File(m.Workflows, found.Exceptions, nil)
+		out, err := emit.File(emit.Source{Package: m, Name: "w.go", File: file, Workflows: m.Workflows}, found.Exceptions, nil)
 		if err != nil {
 			t.Fatalf("no diagnostics, but emitting failed: %v\n%s", err, src)
 		}

@@ -3,6 +3,7 @@ package generator
 import (
 	"context"
 	"fmt"
+	"go/ast"
 	"go/token"
 	"os"
 	"path/filepath"
@@ -97,8 +98,8 @@ func Generate(cfg Config) (*Result, error) {
 	ds := diag.New(ld.Fset, base)
 	ws := diag.New(ld.Fset, base)
 	res := &Result{}
-	var models []*model.Package
-	roots := map[*model.Package]*packages.Package{}
+	var roots []*load.Package
+	goList := map[*load.Package]*packages.Package{}
 	var staleOnly []*packages.Package
 	for _, pkg := range ld.Roots {
 		if !ld.Checked[pkg] {
@@ -127,16 +128,18 @@ func Generate(cfg Config) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		m := analyze(lp, ds)
-		models = append(models, m)
-		roots[m] = pkg
-		if len(m.Workflows) > 0 && ld.RuntimeErr != "" {
-			refuseMissingRuntime(pkg, ld.RuntimeErr, ds)
+		roots = append(roots, lp)
+		goList[lp] = pkg
+	}
+	mod, models := analyzeModule(ld, roots, goList, ds)
+	for _, m := range models {
+		if (len(m.Workflows) > 0 || len(m.Shared()) > 0) && ld.RuntimeErr != "" {
+			refuseMissingRuntime(goList[m.Load], ld.RuntimeErr, ds)
 		}
 	}
 	found := check.Run(check.All, models, ds, ws, false)
-	for _, m := range models {
-		for _, w := range m.Workflows {
+	for _, lp := range roots {
+		for _, w := range mod.Package(lp.Types).Workflows {
 			if !w.BadRecv {
 				res.Workflows = append(res.Workflows, publicWorkflow(w, found.Exceptions[w]))
 			}
@@ -154,7 +157,7 @@ func Generate(cfg Config) (*Result, error) {
 		res.Stale = append(res.Stale, stale...)
 	}
 	for _, m := range models {
-		files, stale, err := render(m, roots[m], found.Exceptions)
+		files, stale, err := render(m, goList[m.Load], found.Exceptions)
 		if err != nil {
 			return nil, err
 		}
@@ -164,6 +167,68 @@ func Generate(cfg Config) (*Result, error) {
 	sort.Slice(res.Files, func(i, j int) bool { return res.Files[i].Path < res.Files[j].Path })
 	sort.Strings(res.Stale)
 	return res, nil
+}
+
+// analyzeModule runs the stages between loading and checking: the
+// directives of every package read from source (the roots and the
+// packages of the module they import), their call analysis, and the
+// models of the packages whose generated files this run writes: the roots,
+// and each other package of the module with shared copies of its helpers
+// to write (or that had some). Shared copies are written for the
+// workflows modelled, and kept for the packages a copies file records
+// that this run does not model (see model.Package.Keep). goList gets the
+// go list package of each package read.
+func analyzeModule(ld *load.Result, roots []*load.Package, goList map[*load.Package]*packages.Package, ds *diag.List) (*model.Module, []*model.Package) {
+	all := append([]*load.Package(nil), roots...)
+	isRoot := map[*load.Package]bool{}
+	for _, lp := range roots {
+		isRoot[lp] = true
+	}
+	for _, p := range ld.ModulePackages() {
+		if lp := ld.Module.Package(p.PkgPath); lp != nil && !isRoot[lp] {
+			all = append(all, lp)
+			goList[lp] = p
+		}
+	}
+	var srcs []calls.Package
+	for _, lp := range all {
+		srcs = append(srcs, calls.Package{Load: lp, Directives: directive.Scan(lp, ds)})
+	}
+	mod := model.NewModule(calls.New(srcs...), srcs...)
+	var models []*model.Package
+	modelled := map[string]bool{}
+	build := func(lp *load.Package) {
+		models = append(models, mod.Package(lp.Types).Build())
+		modelled[lp.PkgPath] = true
+	}
+	for _, lp := range roots {
+		build(lp)
+	}
+	records := map[*load.Package]map[string][]string{}
+	for _, lp := range all {
+		records[lp] = lp.SharedCopiesRecord()
+	}
+	// Modelling a package may make another write shared copies: until no
+	// package is added.
+	for added := true; added; {
+		added = false
+		mod.ForgetKept()
+		for _, lp := range all {
+			for dep, names := range records[lp] {
+				if !modelled[dep] && ld.Module.Exists(dep) {
+					mod.Package(lp.Types).Keep(dep, names)
+				}
+			}
+		}
+		for _, lp := range all {
+			m := mod.Package(lp.Types)
+			if !modelled[lp.PkgPath] && (len(m.Shared()) > 0 || lp.HasSharedCopies()) {
+				build(lp)
+				added = true
+			}
+		}
+	}
+	return mod, models
 }
 
 // refuseTestWorkflows refuses the workflows of the test files of a
@@ -179,13 +244,6 @@ func refuseTestWorkflows(pkg *packages.Package, fset *token.FileSet, ds *diag.Li
 	}
 	directive.RefuseTestWorkflows(tests, ds)
 	return nil
-}
-
-// analyze runs the stages between loading and checking on one package:
-// its directives, its call analysis and its model.
-func analyze(pkg *load.Package, ds *diag.List) *model.Package {
-	dirs := directive.Scan(pkg, ds)
-	return model.Build(pkg, dirs, calls.New(pkg, dirs))
 }
 
 // refuseMissingRuntime refuses to generate for pkg, whose workflows'
@@ -249,33 +307,46 @@ func reportPackageErrors(pkg *packages.Package, ds *diag.List) bool {
 	return usable
 }
 
-// render renders one generated file per source file holding workflows and
-// finds the package's stale generated files.
+// render renders one generated file per source file holding workflows
+// or helpers with shared copies, and finds the package's stale generated
+// files.
 func render(m *model.Package, pkg *packages.Package, exceptions map[*model.Workflow][]model.Exception) ([]File, []string, error) {
-	bySource := map[string][]*model.Workflow{}
+	bySource := map[string]*emit.Source{}
 	var sources []string
-	for _, w := range m.Workflows {
-		if bySource[w.Source] == nil {
-			sources = append(sources, w.Source)
+	source := func(name string, f *ast.File) *emit.Source {
+		src := bySource[name]
+		if src == nil {
+			src = &emit.Source{Package: m, Name: name, File: f}
+			bySource[name] = src
+			sources = append(sources, name)
 		}
-		bySource[w.Source] = append(bySource[w.Source], w)
+		return src
 	}
+	for _, w := range m.Workflows {
+		src := source(w.Source, w.File)
+		src.Workflows = append(src.Workflows, w)
+	}
+	for _, h := range m.Shared() {
+		src := source(m.Load.Fset.File(h.Decl.Pos()).Name(), h.File)
+		src.Shared = append(src.Shared, h)
+	}
+	sort.Strings(sources)
 	var files []File
 	want := map[string]bool{}
-	for _, src := range sources {
-		text, err := os.ReadFile(src)
+	for _, name := range sources {
+		text, err := os.ReadFile(name)
 		if err != nil {
-			return nil, nil, fmt.Errorf("read %s: %w", src, err)
+			return nil, nil, fmt.Errorf("read %s: %w", name, err)
 		}
-		build, err := emit.BuildConstraint(src, text)
-		if err != nil {
-			return nil, nil, err
-		}
-		content, err := emit.File(bySource[src], exceptions, build)
+		build, err := emit.BuildConstraint(name, text)
 		if err != nil {
 			return nil, nil, err
 		}
-		path := outputPath(src)
+		content, err := emit.File(*bySource[name], exceptions, build)
+		if err != nil {
+			return nil, nil, err
+		}
+		path := outputPath(name)
 		want[path] = true
 		files = append(files, File{Path: path, Content: content})
 	}

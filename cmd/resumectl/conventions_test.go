@@ -75,12 +75,12 @@ func TestNextCommandNamed(t *testing.T) {
 // build info) and the generated code the runtime runs.
 func TestVersion(t *testing.T) {
 	code, out, _ := ctl(t, "version")
-	if code != exitOK || !regexp.MustCompile(`^resumectl \S+`).MatchString(out) || !strings.Contains(out, "resume.SupportPackageIsVersion2") {
+	if code != exitOK || !regexp.MustCompile(`^resumectl \S+`).MatchString(out) || !strings.Contains(out, "resume.SupportPackageIsVersion5") {
 		t.Errorf("version: exit %d, %q", code, out)
 	}
 	code, out, _ = ctl(t, "version", "-json")
 	var v map[string]string
-	if code != exitOK || json.Unmarshal([]byte(out), &v) != nil || v["module"] != "github.com/resumegen/resumegen" || v["version"] == "" || !strings.Contains(v["generated_code"], "SupportPackageIsVersion2") {
+	if code != exitOK || json.Unmarshal([]byte(out), &v) != nil || v["module"] != "github.com/resumegen/resumegen" || v["version"] == "" || !strings.Contains(v["generated_code"], "SupportPackageIsVersion5") {
 		t.Errorf("version -json: exit %d, %q", code, out)
 	}
 }

@@ -15,7 +15,7 @@
 //	resumectl runs retry ID | FILTER
 //	resumectl runs cancel ID | FILTER [-running]
 //	resumectl runs accept-version ID [-to V] | FILTER -to V
-//	resumectl runs signal ID NAME JSON
+//	resumectl runs signal ID NAME JSON [-unawaited]
 //	resumectl check-deploy [packages]
 //	resumectl schedules list
 //	resumectl ui [-addr A] [-write] [-public -token-file FILE] [-allow-host NAME]
@@ -81,7 +81,8 @@
 // the manifest of the run's version. Each step row says where the step is
 // called in the code of the run's version (WHERE, "dir/file.go:42", from
 // the definition the journal stores for the version; for a keyed or
-// repeated step, the call site of its name).
+// repeated step, the call site of its name). It lists the signals sent to
+// the run that no await consumed yet (kept_signals in -json).
 //
 // runs watch follows a run live until it ends: it reads the run every
 // -interval (250ms by default) and prints each step row that appears or
@@ -119,8 +120,10 @@
 // runs signal sends the event NAME with the payload JSON to a run, as
 // Engine.Signal does: its next await of NAME receives it (a run waiting
 // for it is woken, pending), exactly once. It is refused for an unknown or
-// finished run, and for a payload that does not have the shape of what
-// the run's version awaits under NAME.
+// finished run, for a NAME the run's version never awaits (a misspelt
+// event, or one its child run awaits; -unawaited keeps it anyway, for a
+// run that will move to a version that does), and for a payload that
+// does not have the shape of what the run's version awaits under NAME.
 //
 // # Sealed journals
 //

@@ -240,6 +240,8 @@ type showJSON struct {
 	Manifest string `json:"manifest"`
 	// Problem says why the run's own row cannot be used as stored.
 	Problem string `json:"problem,omitempty"`
+	// Kept are the signals sent to the run that no await consumed yet.
+	Kept []keptJSON `json:"kept_signals,omitempty"`
 	// Actions lists the operators' write actions on the run (resumectl,
 	// the web UI), oldest first: who, what, when, from where.
 	Actions []actionRecordJSON `json:"actions"`
@@ -291,6 +293,9 @@ func runsShow(c *cli, o *options, args []string) error {
 	for _, k := range kids {
 		out.Children = append(out.Children, childJSON{RunID: k.RunID, Step: strings.TrimPrefix(k.RunID, runID+"/"),
 			Workflow: k.Workflow, Status: statusText(k)})
+	}
+	if out.Kept, err = keptSignals(c.ctx, j, runID); err != nil {
+		return err
 	}
 	if !r.LeaseUntil.IsZero() && r.LeaseOwner != "" {
 		out.LeaseUntil = &r.LeaseUntil
@@ -475,6 +480,7 @@ func (c *cli) printRun(r journal.RunRecord, out showJSON) {
 		c.printAttempts(out.Steps)
 	}
 	c.printMoves(out.Moves)
+	c.printKeptSignals(out.Kept)
 	c.printActions(out.Actions)
 	c.printManifest(r.Version, out.Manifest)
 	if len(out.Children) > 0 {
@@ -753,7 +759,7 @@ func runsSignal(c *cli, o *options, args []string) error {
 	if err := c.canWriteValue(o, "the signal's payload"); err != nil {
 		return err
 	}
-	a, err := runops.Signal(c.ctx, j, args[0], args[1], args[2])
+	a, err := runops.SignalWith(c.ctx, j, args[0], args[1], args[2], signalOptions(o))
 	if err != nil {
 		return err
 	}

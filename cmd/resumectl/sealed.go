@@ -125,8 +125,9 @@ func keyList(ids []string) string {
 // generatedSupported names the generated-code versions this build's
 // runtime runs; the references break the build when one is dropped.
 var generatedSupported = func() string {
-	_, _ = resume.SupportPackageIsVersion1, resume.SupportPackageIsVersion2
-	return "SupportPackageIsVersion1, SupportPackageIsVersion2"
+	_, _, _ = resume.SupportPackageIsVersion1, resume.SupportPackageIsVersion2, resume.SupportPackageIsVersion3
+	_, _ = resume.SupportPackageIsVersion4, resume.SupportPackageIsVersion5
+	return "SupportPackageIsVersion1, SupportPackageIsVersion2, SupportPackageIsVersion3, SupportPackageIsVersion4, SupportPackageIsVersion5"
 }()
 
 // versionCmd prints the module version resumectl was built from and the

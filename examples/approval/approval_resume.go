@@ -15,7 +15,7 @@ import (
 // call goes through the resume journal. Regenerate with go generate.
 
 // A build error here means the runtime is older than this generated code.
-const _ = resume.SupportPackageIsVersion3
+const _ = resume.SupportPackageIsVersion5
 
 // The source the workflows of this file were copied from, which the
 // runtime checks before it runs one of them: an edit without go
@@ -150,6 +150,28 @@ func init() {
 		return resumeApproveBody(ctx, e)
 	}
 	resume.Register(Approve, resumeApprove)
+}
+
+// ApproveRun is a run of workflow Approve, by its id, in an engine. Its methods
+// send each event the workflow awaits, with the payload type it awaits, and
+// Wait returns its output: a wrong event name or payload type does not
+// compile, and a run of another workflow is refused (resume.ErrOtherWorkflow).
+//
+//	ApproveRun{Engine: engine, ID: runID}.Wait(ctx)
+type ApproveRun struct {
+	Engine *resume.Engine
+	ID     string
+}
+
+// SignalApproval sends the event "approval" to the run, which awaits it with
+// resume.Await[Decision] (approval.go:75).
+func (r ApproveRun) SignalApproval(ctx context.Context, payload Decision) error {
+	return resume.SignalRun(ctx, r.Engine, resumeApprove, r.ID, "approval", payload)
+}
+
+// Wait waits until the run has finished and returns its output; see resume.Engine.Wait.
+func (r ApproveRun) Wait(ctx context.Context) (Outcome, error) {
+	return resume.WaitRun[Outcome](ctx, r.Engine, resumeApprove, r.ID)
 }
 
 // resumeApproveBody is Approve with each step call routed through the journal.

@@ -83,8 +83,10 @@ func TestDecisions(t *testing.T) {
 	}
 }
 
-// TestSignalRefusals: a decision of another shape, a signal to an unknown
-// run, and one to a finished run are refused when sent.
+// TestSignalRefusals: a decision of another shape, a misspelt event, a
+// signal to an unknown run, and one to a finished run are refused when
+// sent. The typed sender of the generated run handle (ApproveRun) takes
+// only a Decision, and only for an event Approve awaits.
 func TestSignalRefusals(t *testing.T) {
 	h := resumetest.New(t, resumetest.WithContext(freshWorld))
 	ctx, e := h.Context(), h.Engine()
@@ -94,14 +96,20 @@ func TestSignalRefusals(t *testing.T) {
 	if err := e.Signal(ctx, "exp-2", "approval", map[string]string{"approved": "yes"}); err == nil {
 		t.Error("a decision whose approved is a string was accepted")
 	}
-	if err := e.Signal(ctx, "exp-404", "approval", Decision{Approved: true}); !errors.Is(err, resume.ErrRunNotFound) {
+	if err := e.Signal(ctx, "exp-2", "aproval", Decision{Approved: true}); !errors.Is(err, resume.ErrNotAwaited) {
+		t.Errorf("a misspelt event: %v, want ErrNotAwaited", err)
+	}
+	if err := (ApproveRun{Engine: e, ID: "exp-404"}).SignalApproval(ctx, Decision{Approved: true}); !errors.Is(err, resume.ErrRunNotFound) {
 		t.Errorf("signal to an unknown run: %v, want ErrRunNotFound", err)
 	}
 	if _, err := h.FastForward("exp-2"); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Signal(ctx, "exp-2", "approval", Decision{Approved: true}); !errors.Is(err, resume.ErrRunFinished) {
+	if err := (ApproveRun{Engine: e, ID: "exp-2"}).SignalApproval(ctx, Decision{Approved: true}); !errors.Is(err, resume.ErrRunFinished) {
 		t.Errorf("signal to a finished run: %v, want ErrRunFinished", err)
+	}
+	if out, err := (ApproveRun{Engine: e, ID: "exp-2"}).Wait(ctx); err != nil || out.Status != "timed out" {
+		t.Errorf("ApproveRun.Wait = %+v, %v, want the timed-out outcome of the fast-forwarded run", out, err)
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 // call goes through the resume journal. Regenerate with go generate.
 
 // A build error here means the runtime is older than this generated code.
-const _ = resume.SupportPackageIsVersion3
+const _ = resume.SupportPackageIsVersion5
 
 // The source the workflows of this file were copied from, which the
 // runtime checks before it runs one of them: an edit without go
@@ -113,6 +113,22 @@ func init() {
 		return resumeSettleBody(ctx, b)
 	}
 	resume.Register(Settle, resumeSettle)
+}
+
+// SettleRun is a run of workflow Settle, by its id, in an engine. Its methods
+// send each event the workflow awaits, with the payload type it awaits, and
+// Wait returns its output: a wrong event name or payload type does not
+// compile, and a run of another workflow is refused (resume.ErrOtherWorkflow).
+//
+//	SettleRun{Engine: engine, ID: runID}.Wait(ctx)
+type SettleRun struct {
+	Engine *resume.Engine
+	ID     string
+}
+
+// Wait waits until the run has finished and returns its output; see resume.Engine.Wait.
+func (r SettleRun) Wait(ctx context.Context) (Report, error) {
+	return resume.WaitRun[Report](ctx, r.Engine, resumeSettle, r.ID)
 }
 
 // resumeSettleBody is Settle with each step call routed through the journal.

@@ -14,7 +14,7 @@ import (
 // call goes through the resume journal. Regenerate with go generate.
 
 // A build error here means the runtime is older than this generated code.
-const _ = resume.SupportPackageIsVersion3
+const _ = resume.SupportPackageIsVersion5
 
 // The source the workflows of this file were copied from, which the
 // runtime checks before it runs one of them: an edit without go
@@ -129,6 +129,22 @@ func init() {
 		return resumeOnboardBody(ctx, in)
 	}
 	resume.Register(Onboard, resumeOnboard)
+}
+
+// OnboardRun is a run of workflow Onboard, by its id, in an engine. Its methods
+// send each event the workflow awaits, with the payload type it awaits, and
+// Wait returns its output: a wrong event name or payload type does not
+// compile, and a run of another workflow is refused (resume.ErrOtherWorkflow).
+//
+//	OnboardRun{Engine: engine, ID: runID}.Wait(ctx)
+type OnboardRun struct {
+	Engine *resume.Engine
+	ID     string
+}
+
+// Wait waits until the run has finished and returns its output; see resume.Engine.Wait.
+func (r OnboardRun) Wait(ctx context.Context) (Summary, error) {
+	return resume.WaitRun[Summary](ctx, r.Engine, resumeOnboard, r.ID)
 }
 
 // resumeOnboardBody is Onboard with each step call routed through the journal.

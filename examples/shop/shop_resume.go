@@ -14,7 +14,7 @@ import (
 // call goes through the resume journal. Regenerate with go generate.
 
 // A build error here means the runtime is older than this generated code.
-const _ = resume.SupportPackageIsVersion3
+const _ = resume.SupportPackageIsVersion5
 
 // The source the workflows of this file were copied from, which the
 // runtime checks before it runs one of them: an edit without go
@@ -134,6 +134,22 @@ func init() {
 		return resumeShop_CheckoutBody(recv, ctx, o, opts)
 	}
 	resume.Register((*Shop).Checkout, resumeShop_Checkout)
+}
+
+// Shop_CheckoutRun is a run of workflow Shop.Checkout, by its id, in an engine. Its methods
+// send each event the workflow awaits, with the payload type it awaits, and
+// Wait returns its output: a wrong event name or payload type does not
+// compile, and a run of another workflow is refused (resume.ErrOtherWorkflow).
+//
+//	Shop_CheckoutRun{Engine: engine, ID: runID}.Wait(ctx)
+type Shop_CheckoutRun struct {
+	Engine *resume.Engine
+	ID     string
+}
+
+// Wait waits until the run has finished and returns its output; see resume.Engine.Wait.
+func (r Shop_CheckoutRun) Wait(ctx context.Context) (Receipt, error) {
+	return resume.WaitRun[Receipt](ctx, r.Engine, resumeShop_Checkout, r.ID)
 }
 
 // resumeShop_CheckoutBody is Shop.Checkout with each step call routed through the journal.

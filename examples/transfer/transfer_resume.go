@@ -16,7 +16,7 @@ import (
 // call goes through the resume journal. Regenerate with go generate.
 
 // A build error here means the runtime is older than this generated code.
-const _ = resume.SupportPackageIsVersion3
+const _ = resume.SupportPackageIsVersion5
 
 // The source the workflows of this file were copied from, which the
 // runtime checks before it runs one of them: an edit without go
@@ -187,6 +187,22 @@ func init() {
 		return resumeTransferBody(ctx, o)
 	}
 	resume.Register(Transfer, resumeTransfer)
+}
+
+// TransferRun is a run of workflow Transfer, by its id, in an engine. Its methods
+// send each event the workflow awaits, with the payload type it awaits, and
+// Wait returns its output: a wrong event name or payload type does not
+// compile, and a run of another workflow is refused (resume.ErrOtherWorkflow).
+//
+//	TransferRun{Engine: engine, ID: runID}.Wait(ctx)
+type TransferRun struct {
+	Engine *resume.Engine
+	ID     string
+}
+
+// Wait waits until the run has finished and returns its output; see resume.Engine.Wait.
+func (r TransferRun) Wait(ctx context.Context) (Receipt, error) {
+	return resume.WaitRun[Receipt](ctx, r.Engine, resumeTransfer, r.ID)
 }
 
 // resumeTransferBody is Transfer with each step call routed through the journal.
@@ -361,6 +377,22 @@ func init() {
 		return resumeNotifyBody(ctx, n)
 	}
 	resume.Register(Notify, resumeNotify)
+}
+
+// NotifyRun is a run of workflow Notify, by its id, in an engine. Its methods
+// send each event the workflow awaits, with the payload type it awaits, and
+// Wait returns its output: a wrong event name or payload type does not
+// compile, and a run of another workflow is refused (resume.ErrOtherWorkflow).
+//
+//	NotifyRun{Engine: engine, ID: runID}.Wait(ctx)
+type NotifyRun struct {
+	Engine *resume.Engine
+	ID     string
+}
+
+// Wait waits until the run has finished and returns its output; see resume.Engine.Wait.
+func (r NotifyRun) Wait(ctx context.Context) (int, error) {
+	return resume.WaitRun[int](ctx, r.Engine, resumeNotify, r.ID)
 }
 
 // resumeNotifyBody is Notify with each step call routed through the journal.

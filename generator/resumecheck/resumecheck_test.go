@@ -15,7 +15,9 @@ import (
 // testdata/src/b: near-miss directives and checks inside helpers, and of
 // testdata/src/c: calls of workflows (child runs) refused, and of
 // testdata/src/d: clashing identities, a redundant old version and a
-// rename from the step's own name.
+// rename from the step's own name, and of testdata/src/e: a helper of
+// another package followed by types, whose step's name clashes with the
+// body's.
 func TestAnalyzer(t *testing.T) {
-	analysistest.Run(t, analysistest.TestData(), resumecheck.Analyzer, "a", "b", "c", "d")
+	analysistest.Run(t, analysistest.TestData(), resumecheck.Analyzer, "a", "b", "c", "d", "e")
 }

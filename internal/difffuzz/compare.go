@@ -28,6 +28,10 @@ const (
 	// KindBuild: resumegen accepted the program and wrote code that does
 	// not compile.
 	KindBuild Kind = "build"
+	// KindAccepted: resumegen accepted a program it must refuse (a
+	// non-deterministic call in the second package, ForeignNondet), or
+	// refused it without naming the path from the workflow to the call.
+	KindAccepted Kind = "accepted"
 	// KindDriver: the program could not be crash-tested at all.
 	KindDriver Kind = "driver"
 	// KindHarness: package resumetest found the resumed run wrong.

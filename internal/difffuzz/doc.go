@@ -12,8 +12,13 @@
 // retry=N, deferred compensation, several results, pointer
 // out-parameters, nested step calls, resume.Sleep, the three policies,
 // call-site directives (name=, key=, a policy), struct results (nested
-// fields, slices, maps, pointers, time.Time), and unhandled failures;
-// and, on purpose, the constructs issue 18 reports as accepted without
+// fields, slices, maps, pointers, time.Time), unhandled failures, and
+// helpers of a second package of the module (lib, beside the program's
+// package: its own steps, branches, loops, nested helpers, methods, child
+// workflows, waits and call-site names, journaled through resumegen's
+// shared copies), some reaching math/rand or time.Now there, which
+// resumegen must refuse at that call with the path from the workflow
+// (KindAccepted otherwise); and, on purpose, the constructs issue 18 reports as accepted without
 // being understood ([Holes]). Each statement draws from a random stream
 // of its own, so a knob turned off changes only what it governs and a
 // failure shrinks knob by knob ([Shrink]).

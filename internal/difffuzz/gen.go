@@ -23,11 +23,16 @@ type Program struct {
 	Knobs Knobs  `json:"knobs"`
 	// Source is the program's file.
 	Source string `json:"-"`
+	// Lib is the file of the program's second package, lib (package
+	// path <program>/lib), "" when the program has none (no Foreign).
+	Lib string `json:"-"`
 	// Intent maps each step's journal name to the policy the program
 	// means for it: default, once or tx.
 	Intent map[string]string `json:"intent"`
-	// Lines maps a line of Source to the construct that wrote it.
-	Lines map[int]Construct `json:"lines"`
+	// Lines maps a line of Source to the construct that wrote it, and
+	// LibLines a line of Lib.
+	Lines    map[int]Construct `json:"lines"`
+	LibLines map[int]Construct `json:"lib_lines,omitempty"`
 	// Used are the constructs the program contains, sorted.
 	Used []Construct `json:"used"`
 }
@@ -41,6 +46,9 @@ func (p *Program) UsesHole() bool {
 // Construct returns the construct that wrote line n of the source, or
 // "" when none is known.
 func (p *Program) Construct(line int) Construct { return p.Lines[line] }
+
+// LibConstruct is Construct for line n of Lib.
+func (p *Program) LibConstruct(line int) Construct { return p.LibLines[line] }
 
 // ProgramName is the name of the program generated from seed.
 func ProgramName(seed uint64) string { return fmt.Sprintf("p%d", seed) }
@@ -78,6 +86,49 @@ type gen struct {
 	// plain function.
 	signals map[string]int
 	awaits  bool
+	// inLib is set while the statements of a Foreign helper, in the
+	// second package, are generated; lib holds what they declare there.
+	inLib bool
+	lib   libPart
+}
+
+// libPart is what a program declares in its second package: helpers and
+// steps (each a chunk, in order of creation), the steps a second call
+// site there may call, whether anything is there, and whether a helper
+// draws on math/rand.
+type libPart struct {
+	funcs, steps []*chunk
+	callable     []*stepFn
+	used, rand   bool
+}
+
+// addFunc records f, a helper, method or child workflow, in the package
+// being generated.
+func (g *gen) addFunc(f *chunk) {
+	if g.inLib {
+		g.lib.funcs = append(g.lib.funcs, f)
+	} else {
+		g.funcs = append(g.funcs, f)
+	}
+}
+
+// addCallable records s as a step a later call site (name=) of the same
+// package may call.
+func (g *gen) addCallable(s *stepFn) {
+	if g.inLib {
+		g.lib.callable = append(g.lib.callable, s)
+	} else {
+		g.callable = append(g.callable, s)
+	}
+}
+
+// callableHere are the steps a call site of the package being generated
+// may call a second time.
+func (g *gen) callableHere() []*stepFn {
+	if g.inLib {
+		return g.lib.callable
+	}
+	return g.callable
 }
 
 // chunk is a run of source lines, each with the construct that wrote it.
@@ -167,6 +218,9 @@ func (g *gen) program(name string) *Program {
 		add("\t%q", imp)
 	}
 	add("")
+	if g.lib.used {
+		add("\t%q", ModulePath+"/"+name+"/lib")
+	}
 	add("\t%q", "github.com/resumegen/resumegen/internal/difffuzz/fuzzrt")
 	add("\t%q", "github.com/resumegen/resumegen/runtime/resume")
 	add(")")
@@ -208,24 +262,68 @@ func (g *gen) program(name string) *Program {
 	add("")
 	add("var _ = resume.Permanent // the import, whether or not a step uses it")
 
-	p := &Program{Name: name, Seed: g.seed, Knobs: g.k, Intent: g.intent, Lines: map[int]Construct{}}
-	var src strings.Builder
-	for i, l := range f.lines {
-		src.WriteString(l.text)
-		src.WriteByte('\n')
-		if l.tag != frame {
-			p.Lines[i+1] = l.tag
-		}
-	}
-	p.Source = src.String()
-	if b, err := format.Source([]byte(p.Source)); err == nil && strings.Count(string(b), "\n") == strings.Count(p.Source, "\n") {
-		p.Source = string(b) // gofmt keeps lines where they are
+	p := &Program{Name: name, Seed: g.seed, Knobs: g.k, Intent: g.intent}
+	p.Source, p.Lines = render(f.lines)
+	if g.lib.used {
+		p.Lib, p.LibLines = render(g.libFile(name).lines)
 	}
 	for c := range g.used {
 		p.Used = append(p.Used, c)
 	}
 	sort.Slice(p.Used, func(i, j int) bool { return p.Used[i] < p.Used[j] })
 	return p
+}
+
+// render returns the text of lines, gofmt'd when that keeps every line
+// where it is, and the construct of each line but the frame's.
+func render(lines []tline) (string, map[int]Construct) {
+	tags := map[int]Construct{}
+	var src strings.Builder
+	for i, l := range lines {
+		src.WriteString(l.text)
+		src.WriteByte('\n')
+		if l.tag != frame {
+			tags[i+1] = l.tag
+		}
+	}
+	text := src.String()
+	if b, err := format.Source([]byte(text)); err == nil && strings.Count(string(b), "\n") == strings.Count(text, "\n") {
+		text = string(b) // gofmt keeps lines where they are
+	}
+	return text, tags
+}
+
+// libFile is the file of the program's second package: its own copy of
+// the program's sentinels and types (so that a step of lib fails, and is
+// handled, there as in the workflow's package), then its helpers and
+// steps.
+func (g *gen) libFile(name string) *chunk {
+	var f chunk
+	add := func(format string, args ...any) { f.add(frame, 0, format, args...) }
+	add("// Package lib is the second package of program %s: the helpers its", name)
+	add("// workflow calls across a package boundary, and their steps.")
+	add("package lib")
+	add("")
+	add("import (")
+	imports := []string{"context", "errors", "fmt"}
+	if g.lib.rand {
+		imports = append(imports, "math/rand/v2")
+	}
+	for _, imp := range append(imports, "time") {
+		add("\t%q", imp)
+	}
+	add("")
+	add("\t%q", "github.com/resumegen/resumegen/internal/difffuzz/fuzzrt")
+	add("\t%q", "github.com/resumegen/resumegen/runtime/resume")
+	add(")")
+	add("")
+	g.declareShared(&f) // ends with an empty line
+	for _, c := range append(slices.Clone(g.lib.funcs), g.lib.steps...) {
+		f.lines = append(f.lines, c.lines...)
+		add("")
+	}
+	add("var _ = resume.Permanent // the import, whether or not a step uses it")
+	return &f
 }
 
 // declareTypes writes the types and sentinels of the program.
@@ -246,40 +344,7 @@ func (g *gen) declareTypes(f *chunk) {
 	add(frame, "\tTrace []string")
 	add(frame, "}")
 	add(frame, "")
-	add(frame, "// ErrSoft is the sentinel of the failures the body handles.")
-	add(frame, "var ErrSoft = errors.New(\"soft failure\")")
-	add(frame, "")
-	add(frame, "// ErrHard is the sentinel of the failures the body does not handle.")
-	add(frame, "var ErrHard = errors.New(\"hard failure\")")
-	add(frame, "")
-	add(frame, "// CodeError is a typed failure.")
-	add(frame, "type CodeError struct {")
-	add(frame, "\tStep string")
-	add(frame, "\tCode int")
-	add(frame, "}")
-	add(frame, "")
-	add(frame, "func (e *CodeError) Error() string { return fmt.Sprintf(\"%%s: code %%d\", e.Step, e.Code) }")
-	add(frame, "")
-	add(frame, "// Inner is nested in Rec.")
-	add(frame, "type Inner struct {")
-	add(frame, "\tA int")
-	add(frame, "\tB []int")
-	add(frame, "}")
-	add(frame, "")
-	add(frame, "// Rec is a struct result: nested fields, a slice, a map, a pointer, a time.")
-	add(frame, "type Rec struct {")
-	add(frame, "\tN     int")
-	add(frame, "\tName  string")
-	add(frame, "\tTags  []string")
-	add(frame, "\tAttrs map[string]int")
-	add(frame, "\tInner Inner")
-	add(frame, "\tPtr   *Inner")
-	add(frame, "\tAt    time.Time")
-	add(frame, "}")
-	add(frame, "")
-	add(frame, "// Pair is what an out-parameter step writes.")
-	add(frame, "type Pair struct{ A, B int }")
-	add(frame, "")
+	g.declareShared(f)
 	if g.types["RecDash"] {
 		add(HoleJSONDash, "// RecDash has a field JSON drops.")
 		add(HoleJSONDash, "type RecDash struct {")
@@ -318,6 +383,46 @@ func (g *gen) declareTypes(f *chunk) {
 	}
 }
 
+// declareShared writes the sentinels and types both packages of a
+// program declare, each its own.
+func (g *gen) declareShared(f *chunk) {
+	add := func(tag Construct, format string, args ...any) { f.add(tag, 0, format, args...) }
+	add(frame, "// ErrSoft is the sentinel of the failures the body handles.")
+	add(frame, "var ErrSoft = errors.New(\"soft failure\")")
+	add(frame, "")
+	add(frame, "// ErrHard is the sentinel of the failures the body does not handle.")
+	add(frame, "var ErrHard = errors.New(\"hard failure\")")
+	add(frame, "")
+	add(frame, "// CodeError is a typed failure.")
+	add(frame, "type CodeError struct {")
+	add(frame, "\tStep string")
+	add(frame, "\tCode int")
+	add(frame, "}")
+	add(frame, "")
+	add(frame, "func (e *CodeError) Error() string { return fmt.Sprintf(\"%%s: code %%d\", e.Step, e.Code) }")
+	add(frame, "")
+	add(frame, "// Inner is nested in Rec.")
+	add(frame, "type Inner struct {")
+	add(frame, "\tA int")
+	add(frame, "\tB []int")
+	add(frame, "}")
+	add(frame, "")
+	add(frame, "// Rec is a struct result: nested fields, a slice, a map, a pointer, a time.")
+	add(frame, "type Rec struct {")
+	add(frame, "\tN     int")
+	add(frame, "\tName  string")
+	add(frame, "\tTags  []string")
+	add(frame, "\tAttrs map[string]int")
+	add(frame, "\tInner Inner")
+	add(frame, "\tPtr   *Inner")
+	add(frame, "\tAt    time.Time")
+	add(frame, "}")
+	add(frame, "")
+	add(frame, "// Pair is what an out-parameter step writes.")
+	add(frame, "type Pair struct{ A, B int }")
+	add(frame, "")
+}
+
 // The statements a block draws from, with their weights.
 var stmtWeights = []struct {
 	c Construct
@@ -326,6 +431,7 @@ var stmtWeights = []struct {
 	{Step, 6}, {Branch, 3}, {LoopNumbered, 2}, {LoopKeyed, 1}, {Helper, 2},
 	{Method, 1}, {Child, 1}, {BodyRetry, 1}, {Defer, 1}, {Sleep, 1},
 	{CallSiteName, 1}, {CallSitePolicy, 1}, {NestedCall, 1}, {Await, 1},
+	{Foreign, 2},
 }
 
 func pickWeighted(n int) Construct {
@@ -355,7 +461,7 @@ const holeShare = 0.035
 func (g *gen) stmt(c *chunk, sc scope, path string) {
 	r := g.rng(path)
 	holeU, holePick, kindPick := r.Float64(), r.IntN(1<<16), r.IntN(totalWeight())
-	if holes := g.k.Holes(); len(holes) > 0 && holeU < holeShare {
+	if holes := g.k.Holes(); len(holes) > 0 && holeU < holeShare && !g.inLib {
 		if h := holes[holePick%len(holes)]; g.holeFits(h, sc) {
 			g.used[h] = true
 			g.hole(c, sc, path, r, h)
@@ -370,7 +476,7 @@ func (g *gen) stmt(c *chunk, sc scope, path string) {
 	switch kind {
 	case Step:
 		s := g.newStep("S"+path, r, Step)
-		g.callable = append(g.callable, s)
+		g.addCallable(s)
 		g.call(c, sc, Step, s, path, "acc", "")
 	case Branch:
 		g.branch(c, sc, path, r)
@@ -400,6 +506,8 @@ func (g *gen) stmt(c *chunk, sc scope, path string) {
 		g.callSitePolicy(c, sc, path, r)
 	case Await:
 		g.await(c, sc, path, r)
+	case Foreign:
+		g.foreign(c, sc, path, r)
 	case NestedCall:
 		n := g.newStep("N"+path, r, NestedCall)
 		n.shape, n.fail, n.retry, n.transient = shapeNoErr, failNone, 0, 0
@@ -420,6 +528,8 @@ func (g *gen) fits(kind Construct, sc scope) bool {
 		return sc.once
 	case Defer:
 		return sc.fn != inHelper
+	case Foreign:
+		return sc.depth > 0 && !g.inLib
 	}
 	return true
 }
@@ -625,7 +735,11 @@ func (g *gen) declare(s *stepFn) {
 		add(1, "return fuzzrt.Return(ctx, RecDup{A: v%%83 + 1, B: v%%79 + 1}), nil")
 	}
 	add(0, "}")
-	g.steps = append(g.steps, c)
+	if g.inLib {
+		g.lib.steps = append(g.lib.steps, c)
+	} else {
+		g.steps = append(g.steps, c)
+	}
 	g.written[s.name] = true
 }
 
@@ -893,8 +1007,8 @@ func (g *gen) helper(c *chunk, sc scope, path string, r *rand.Rand) {
 		c.add(tag, sc.indent, "}")
 	}
 	f := &chunk{}
-	g.funcs = append(g.funcs, f)
-	f.add(tag, 0, "// %s is a helper of the workflow's package that calls steps.", name)
+	g.addFunc(f)
+	f.add(tag, 0, "// %s is a helper of its package that calls steps.", name)
 	f.add(tag, 0, "func %s(ctx context.Context, acc int) (int, error) {", name)
 	g.helperBody(f, sc, path, n, fmt.Sprintf("acc = fuzzrt.Mix(acc, %d)", seedOf(name)))
 	f.add(tag, 0, "}")
@@ -930,7 +1044,7 @@ func (g *gen) method(c *chunk, sc scope, path string, r *rand.Rand) {
 	c.add(Method, sc.indent+1, "%s", sc.ret("err"))
 	c.add(Method, sc.indent, "}")
 	f := &chunk{}
-	g.funcs = append(g.funcs, f)
+	g.addFunc(f)
 	f.add(Method, 0, "// %s carries state into its method run, which calls steps.", typ)
 	f.add(Method, 0, "type %s struct{ base int }", typ)
 	f.add(Method, 0, "")
@@ -957,7 +1071,7 @@ func (g *gen) child(c *chunk, sc scope, path string, r *rand.Rand) {
 	c.add(Child, sc.indent+1, "%s", sc.ret("err"))
 	c.add(Child, sc.indent, "}")
 	f := &chunk{}
-	g.funcs = append(g.funcs, f)
+	g.addFunc(f)
 	f.add(Child, 0, "// %s is a child workflow.", name)
 	f.add(Child, 0, "//")
 	f.add(Child, 0, "//resume:workflow")
@@ -968,6 +1082,50 @@ func (g *gen) child(c *chunk, sc scope, path string, r *rand.Rand) {
 	g.block(f, in, path, n)
 	f.add(frame, 1, "return acc, nil")
 	f.add(Child, 0, "}")
+}
+
+// foreign writes calls of a helper of the program's second package, lib,
+// and the helper there: its statements, and the steps and helpers they
+// declare, are generated in lib. With ForeignNondet, one in twenty such
+// helpers first mixes in a value an unexported function of lib draws
+// from math/rand or the clock, which resumegen must refuse there.
+func (g *gen) foreign(c *chunk, sc scope, path string, r *rand.Rand) {
+	twice, n, nondetU, viaRand := r.IntN(3) == 0, 1+r.IntN(2), r.IntN(20), r.IntN(2) == 0
+	name := "H" + path
+	for i := range 1 + b2i(twice) {
+		arg := "acc"
+		if i > 0 {
+			arg = "fuzzrt.Mix(acc, 1)"
+		}
+		c.add(Foreign, sc.indent, "acc, err = lib.%s(ctx, %s)", name, arg)
+		c.add(Foreign, sc.indent, "if err != nil {")
+		c.add(Foreign, sc.indent+1, "%s", sc.ret("err"))
+		c.add(Foreign, sc.indent, "}")
+	}
+	outer := g.inLib
+	g.inLib, g.lib.used = true, true
+	defer func() { g.inLib = outer }()
+	f := &chunk{}
+	g.addFunc(f)
+	f.add(Foreign, 0, "// %s is a helper of the program's second package that calls steps.", name)
+	f.add(Foreign, 0, "func %s(ctx context.Context, acc int) (int, error) {", name)
+	first := fmt.Sprintf("acc = fuzzrt.Mix(acc, %d)", seedOf(name))
+	if nondetU == 0 && g.k.Has(ForeignNondet) {
+		g.used[ForeignNondet] = true
+		draw := "jitter" + path
+		first = fmt.Sprintf("acc = fuzzrt.Mix(acc, %s())", draw)
+		j := &chunk{}
+		g.addFunc(j)
+		j.add(ForeignNondet, 0, "// %s is not deterministic: resumegen refuses the program here.", draw)
+		if viaRand {
+			g.lib.rand = true
+			j.add(ForeignNondet, 0, "func %s() int { return rand.IntN(1000) }", draw)
+		} else {
+			j.add(ForeignNondet, 0, "func %s() int { return time.Now().Nanosecond() %% 1000 }", draw)
+		}
+	}
+	g.helperBody(f, sc, path, n, first)
+	f.add(Foreign, 0, "}")
 }
 
 func (g *gen) bodyRetry(c *chunk, sc scope, path string, r *rand.Rand) {
@@ -1026,7 +1184,7 @@ func (g *gen) deferred(c *chunk, sc scope, path string, r *rand.Rand) {
 func (g *gen) callSiteName(c *chunk, sc scope, path string, r *rand.Rand) {
 	reuse, pick := r.IntN(3) != 0, r.IntN(1<<16)
 	var candidates []*stepFn
-	for _, s := range g.callable {
+	for _, s := range g.callableHere() {
 		if s.tries == 0 {
 			candidates = append(candidates, s)
 		}

@@ -75,6 +75,16 @@ const (
 	// Failure is a permanent failure the body does not handle: the run
 	// fails with it.
 	Failure Construct = "failure"
+	// Foreign is a helper of a second package of the module (the
+	// program's lib), exported and called as lib.H..., whose steps,
+	// branches, loops, nested helpers, sleeps and call-site names are
+	// declared there: resumegen journals them through a shared copy in
+	// lib's generated file.
+	Foreign Construct = "foreign-helper"
+	// ForeignNondet is a foreign helper reaching, through an unexported
+	// function of lib, a call of math/rand or time.Now: resumegen must
+	// refuse the program at that call, naming the path from the workflow.
+	ForeignNondet Construct = "foreign-nondet"
 )
 
 // The constructs issue 18 reports as accepted without being understood:
@@ -112,7 +122,7 @@ var Supported = []Construct{
 	Branch, LoopNumbered, LoopKeyed, Helper, NestedHelper, Method, Child,
 	ErrorIs, ErrorAs, ErrorJoin, BodyRetry, StepRetry, Defer, MultiResult,
 	OutParam, NestedCall, Sleep, Await, Once, Tx, CallSiteName, CallSitePolicy,
-	Struct, Failure,
+	Struct, Failure, Foreign, ForeignNondet,
 }
 
 // Holes lists issue 18's constructs.

@@ -62,6 +62,9 @@ func (r *Result) Refused() bool { return len(r.Refusals) > 0 }
 
 // Refusal is one of resumegen's diagnostics on a program.
 type Refusal struct {
+	// File is the refused file, relative to the program's directory
+	// (program.go, lib/lib.go).
+	File      string
 	Line, Col int
 	Message   string
 	// Construct wrote the refused line.
@@ -90,6 +93,7 @@ func Batch(ctx context.Context, cfg Config, progs []*Program) ([]*Result, error)
 	if err := b.checkRefused(ctx); err != nil {
 		return nil, err
 	}
+	b.checkMustRefuse()
 	b.logf("resumegen: %d of %d programs accepted (%.1fs)", len(accepted), len(progs), time.Since(start).Seconds())
 	start = time.Now()
 	built, err := b.build(ctx, accepted)
@@ -186,6 +190,14 @@ func (b *batch) writeModule() error {
 		}
 		if err := os.WriteFile(filepath.Join(b.dir, p.Name, "program.go"), []byte(p.Source), 0o644); err != nil {
 			return err
+		}
+		if p.Lib != "" {
+			if err := os.MkdirAll(filepath.Join(b.dir, p.Name, "lib"), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(b.dir, p.Name, "lib", "lib.go"), []byte(p.Lib), 0o644); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -296,6 +308,26 @@ func (b *batch) checkRefused(ctx context.Context) error {
 	return nil
 }
 
+// checkMustRefuse records a divergence for each program holding a
+// non-deterministic call in its second package (ForeignNondet) that
+// resumegen did not refuse there, with the path from a workflow to the
+// call and the fix.
+func (b *batch) checkMustRefuse() {
+	for _, p := range b.progs {
+		r := b.results[p.Name]
+		if !slices.Contains(p.Used, ForeignNondet) || slices.ContainsFunc(r.Divergences, func(d Divergence) bool { return d.Kind == KindProgram }) {
+			continue
+		}
+		if !slices.ContainsFunc(r.Refusals, func(ref Refusal) bool {
+			return ref.Construct == ForeignNondet && strings.Contains(ref.Message, ", called from workflow ") &&
+				strings.Contains(ref.Message, " → lib.jitter") && strings.Contains(ref.Message, "make it a step")
+		}) {
+			r.Divergences = append(r.Divergences, Divergence{Program: p.Name, Kind: KindAccepted,
+				Detail: fmt.Sprintf("lib calls math/rand or time.Now outside steps, reached from a workflow: want it refused at lib/lib.go with the path and the fix; refusals: %v", r.Refusals)})
+		}
+	}
+}
+
 // brokenPrograms reads the go command's compile errors, recording on
 // each program they name a divergence of kind, and returns those
 // programs.
@@ -366,9 +398,12 @@ func (b *batch) readDiagnostics(out []byte, code int) (refused map[string]bool, 
 		}
 		ln, _ := strconv.Atoi(m[2])
 		col, _ := strconv.Atoi(m[3])
-		ref := Refusal{Line: ln, Col: col, Message: m[4]}
-		if strings.HasSuffix(m[1], "/program.go") {
+		ref := Refusal{File: strings.TrimPrefix(filepath.ToSlash(m[1]), name+"/"), Line: ln, Col: col, Message: m[4]}
+		switch ref.File {
+		case "program.go":
 			ref.Construct = r.Program.Construct(ln)
+		case "lib/lib.go":
+			ref.Construct = r.Program.LibConstruct(ln)
 		}
 		r.Refusals = append(r.Refusals, ref)
 		if why := badRefusal(r.Program, ref); why != "" {
@@ -384,7 +419,11 @@ func (b *batch) readDiagnostics(out []byte, code int) (refused map[string]bool, 
 // error of its own making (it re-read a printout of the user's code), or
 // a request for what the refused line already has.
 func badRefusal(p *Program, ref Refusal) string {
-	src := strings.Split(p.Source, "\n")
+	text := p.Source
+	if ref.File == "lib/lib.go" {
+		text = p.Lib
+	}
+	src := strings.Split(text, "\n")
 	line := ""
 	if ref.Line >= 1 && ref.Line <= len(src) {
 		line = src[ref.Line-1]

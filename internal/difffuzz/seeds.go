@@ -15,7 +15,8 @@ import (
 // A seed file keeps a program the fuzzer once found failing, as text (a
 // later generator would make another program of the same seed): a txtar
 // archive whose comment says what was found, with program.json (the
-// Program without its source) and program.go.
+// Program without its source), program.go and, for a program with a
+// second package, lib/lib.go.
 
 // Seed is a kept program.
 type Seed struct {
@@ -53,13 +54,15 @@ func ReadSeed(path string) (Seed, error) {
 		return Seed{}, err
 	}
 	s := Seed{File: filepath.Base(path), Note: strings.TrimSpace(string(ar.Comment))}
-	var meta, src []byte
+	var meta, src, lib []byte
 	for _, f := range ar.Files {
 		switch f.Name {
 		case "program.json":
 			meta = f.Data
 		case "program.go":
 			src = f.Data
+		case "lib/lib.go":
+			lib = f.Data
 		}
 	}
 	if meta == nil || src == nil {
@@ -69,7 +72,7 @@ func ReadSeed(path string) (Seed, error) {
 	if err := json.Unmarshal(meta, &p); err != nil {
 		return Seed{}, fmt.Errorf("seed %s: program.json: %w", path, err)
 	}
-	p.Source = string(src)
+	p.Source, p.Lib = string(src), string(lib)
 	s.Program = p.Renamed(SeedProgramName(s.File))
 	return s, nil
 }
@@ -90,7 +93,9 @@ func (p *Program) Renamed(name string) *Program {
 		"package "+p.Name+"\n", "package "+name+"\n",
 		"// Package "+p.Name+" ", "// Package "+name+" ",
 		"fuzzrt.Program{Name: "+fmt.Sprintf("%q", p.Name), "fuzzrt.Program{Name: "+fmt.Sprintf("%q", name),
+		fmt.Sprintf("%q", ModulePath+"/"+p.Name+"/lib"), fmt.Sprintf("%q", ModulePath+"/"+name+"/lib"),
 	).Replace(p.Source)
+	q.Lib = strings.Replace(p.Lib, "second package of program "+p.Name+":", "second package of program "+name+":", 1)
 	q.Name = name
 	return &q
 }
@@ -107,6 +112,9 @@ func WriteSeed(path, note string, p *Program) error {
 			{Name: "program.json", Data: append(meta, '\n')},
 			{Name: "program.go", Data: []byte(p.Source)},
 		},
+	}
+	if p.Lib != "" {
+		ar.Files = append(ar.Files, txtar.File{Name: "lib/lib.go", Data: []byte(p.Lib)})
 	}
 	return os.WriteFile(path, txtar.Format(ar), 0o644)
 }

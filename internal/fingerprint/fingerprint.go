@@ -25,6 +25,26 @@ type Decl struct {
 	Name string
 }
 
+// FileKey is the File of a Decl in the file named file (a base name) of
+// the package with import path pkg, "" for the workflow's own package:
+// file itself, or pkg:file. Of hands it to read; it does not enter the
+// fingerprint, so a declaration hashes the same whatever its file is
+// called.
+func FileKey(pkg, file string) string {
+	if pkg == "" {
+		return file
+	}
+	return pkg + ":" + file
+}
+
+// SplitFileKey is the package and file of a FileKey.
+func SplitFileKey(key string) (pkg, file string) {
+	if i := strings.LastIndex(key, ":"); i >= 0 {
+		return key[:i], key[i+1:]
+	}
+	return "", key
+}
+
 // Of returns the fingerprint of the declarations, in order, whose files'
 // contents read gives: 16 hex digits of a SHA-256 over each declaration's
 // normalized tokens. It fails when a file cannot be read, does not scan,

@@ -251,6 +251,13 @@ func Accept(ctx context.Context, j journal.Journal, runID, want string) (Result,
 
 // Signal sends event name with payload (JSON) to run runID.
 func Signal(ctx context.Context, j journal.Journal, runID, name, payload string) (Result, error) {
+	return SignalWith(ctx, j, runID, name, payload, resume.SignalOptions{})
+}
+
+// SignalWith is Signal with the engine's options: Unawaited keeps a signal
+// whose name the run's version never awaits, which Signal refuses
+// (resume.ErrNotAwaited).
+func SignalWith(ctx context.Context, j journal.Journal, runID, name, payload string, opts resume.SignalOptions) (Result, error) {
 	if !json.Valid([]byte(payload)) {
 		return Result{}, fmt.Errorf("%w: the payload %q is not valid JSON", ErrUsage, payload)
 	}
@@ -258,7 +265,7 @@ func Signal(ctx context.Context, j journal.Journal, runID, name, payload string)
 	if err != nil {
 		return Result{}, err
 	}
-	if err := resume.NewEngine(j).Signal(actx, runID, name, json.RawMessage(payload)); err != nil {
+	if err := resume.NewEngine(j).SignalWith(actx, runID, name, json.RawMessage(payload), opts); err != nil {
 		return Result{}, err
 	}
 	r, _, err := j.LoadRun(ctx, runID)

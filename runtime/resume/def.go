@@ -93,6 +93,17 @@ type StepDef struct {
 	// while every other step call returns the stop's *StopError. It does
 	// not enter the version.
 	Deferred bool
+	// Site is, for a step called in a helper of another package than the
+	// workflow's, the call site's identity ("example.com/app/util.Notify:0"):
+	// the helper's durable copy, generated once in its own package for
+	// every workflow that calls it, finds its step by it ([Site]). It is
+	// "" for a call in the workflow's own package, whose wrapper names the
+	// step. It does not enter the version.
+	Site string
+
+	// missing marks the StepDef [Site] returns for a site the running
+	// workflow does not have.
+	missing bool
 }
 
 // LineageLimit is how many versions resumegen keeps in a workflow's
@@ -107,6 +118,19 @@ const (
 	DefaultBackoffMin = 100 * time.Millisecond
 	DefaultBackoffMax = 10 * time.Second
 )
+
+// indexSites makes the map of the steps with a Site, once, at Register.
+func (w *WorkflowDef) indexSites() {
+	if w.sites != nil {
+		return
+	}
+	w.sites = map[string]*StepDef{}
+	for i := range w.Steps {
+		if s := &w.Steps[i]; s.Site != "" {
+			w.sites[s.Site] = s
+		}
+	}
+}
 
 func (s *StepDef) attempts() int {
 	if s.Attempts < 1 {
@@ -180,6 +204,9 @@ type WorkflowDef struct {
 	Timeout time.Duration
 	// Run decodes the run's input and calls the durable body.
 	Run func(ctx context.Context, args Args) (any, error)
+
+	// sites are the Steps with a Site, by Site, made by Register.
+	sites map[string]*StepDef
 }
 
 // QualifiedName is the workflow's identity in the journal: its ID, or the

@@ -83,7 +83,7 @@
 // [ErrorSentinel], [ErrorType]) are all in generated.go; the types they take
 // ([WorkflowDef], [StepDef], [Args], [ErrorDef]) live beside their methods.
 // Their shape may change between versions in step with the generator;
-// [SupportPackageIsVersion4] makes a skew between the two fail at compile
+// [SupportPackageIsVersion5] makes a skew between the two fail at compile
 // time. Generated code embeds the source it copied ([Source]): a body
 // edited without go generate is refused when a run of it would start or
 // execute ([ErrStale]).

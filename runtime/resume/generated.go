@@ -13,7 +13,7 @@ import (
 // This file holds the entry points that generated code (the *_resume.go
 // files resumegen writes) calls, and nothing else: the contract between
 // resumegen's output and this package. A program never calls them itself.
-// They change in step with the generator; [SupportPackageIsVersion4] makes
+// They change in step with the generator; [SupportPackageIsVersion5] makes
 // a skew between the two fail at compile time. The types generated code
 // fills in live beside their methods: [WorkflowDef], [StepDef], [Args],
 // [ErrorDef], [Policy], [Source].
@@ -36,11 +36,18 @@ const SupportPackageIsVersion2 = true
 const SupportPackageIsVersion3 = true
 
 // SupportPackageIsVersion4 is referenced by code generated since a
-// workflow records the versions it descends from ([WorkflowDef.Lineage]):
-// a generated file that records a lineage names it (one without names
-// SupportPackageIsVersion3); this package still runs code that names the
-// earlier versions. For generated code only.
+// workflow records the versions it descends from ([WorkflowDef.Lineage]);
+// this package still runs code that names the earlier versions. For
+// generated code only.
 const SupportPackageIsVersion4 = true
+
+// SupportPackageIsVersion5 is referenced by code generated since helpers
+// of other packages get shared durable copies, which find their steps
+// with [Site] and register their source with [RegisterSource], and every
+// workflow gets a typed run handle ([SignalRun], [WaitRun]); this package
+// still runs code that names the earlier versions. For generated code
+// only.
+const SupportPackageIsVersion5 = true
 
 // Source is the source a workflow's generated code was made from, as the
 // binary embeds it: the generated file copies the workflow's body (and
@@ -70,7 +77,66 @@ type Source struct {
 // SourceDecl is one declaration a generated file copied. For generated
 // code only.
 type SourceDecl struct {
+	// Package is the import path of the declaration's package when it is
+	// not the workflow's: a helper of another package, whose shared copy
+	// lives there and whose source that package's generated code
+	// registers ([RegisterSource]).
+	Package string
+	// File is the base name of the declaring file; Name the function's
+	// (F, or Type.M).
 	File, Name string
+}
+
+// RegisterSource records files, the source embedded by a generated file
+// of the package at import path pkg that holds shared copies of its
+// helpers, so that the workflows of other packages calling those helpers
+// can fingerprint them ([Source]). For generated code only.
+func RegisterSource(pkg string, files fs.FS) {
+	sources.Lock()
+	defer sources.Unlock()
+	sources.byPkg[pkg] = append(sources.byPkg[pkg], files)
+}
+
+// sources are the embedded source files of the packages holding shared
+// copies, filled by generated init functions and read-only afterwards.
+var sources = struct {
+	sync.RWMutex
+	byPkg map[string][]fs.FS
+}{byPkg: map[string][]fs.FS{}}
+
+// readSource reads file from the source registered for pkg.
+func readSource(pkg, file string) ([]byte, error) {
+	sources.RLock()
+	defer sources.RUnlock()
+	fsys := sources.byPkg[pkg]
+	if len(fsys) == 0 {
+		return nil, fmt.Errorf("package %s registered no source: its generated file holding the copied helpers is missing or older than this code", pkg)
+	}
+	var err error
+	for _, f := range fsys {
+		var b []byte
+		if b, err = fs.ReadFile(f, file); err == nil {
+			return b, nil
+		}
+	}
+	return nil, err
+}
+
+// Site returns the StepDef of the call site site in the definition of the
+// workflow whose run ctx holds: a shared copy's wrapper journals its step
+// under it. A site the running workflow does not have fails the step,
+// naming both, when it is executed: the copy is newer or older than the
+// workflow's generated code. Outside a run the StepDef is not used: the
+// step's function is called as written. For generated code only.
+func Site(ctx context.Context, site string) *StepDef {
+	st := stateFrom(ctx)
+	if st == nil {
+		return &StepDef{Name: site, Site: site}
+	}
+	if def := st.def.sites[site]; def != nil {
+		return def
+	}
+	return &StepDef{Name: site, Site: site, missing: true}
 }
 
 // Register records def as the durable form of the workflow function fn, so
@@ -81,6 +147,7 @@ type SourceDecl struct {
 // version twice, and when an alias names another workflow. For generated
 // code only.
 func Register(fn any, def *WorkflowDef) {
+	def.indexSites()
 	key := funcName(fn)
 	if key == "" {
 		panic(fmt.Sprintf("resume: Register(%T): not a function", fn))
@@ -236,4 +303,44 @@ func ErrorType[E error](id string) ErrorDef {
 			return v, nil
 		},
 	}
+}
+
+// SignalRun sends the event name with payload to run runID of the
+// workflow def, as [Engine.Signal] does, after checking that the run is
+// one of def's. Generated run handles call it, with the payload type the
+// workflow's [Await] of name declares, so a wrong name or payload type
+// does not compile. For generated code only.
+func SignalRun(ctx context.Context, e *Engine, def *WorkflowDef, runID, name string, payload any) error {
+	if err := checkWorkflow(ctx, e, def, runID); err != nil {
+		return fmt.Errorf("signal %s: %w", name, err)
+	}
+	return e.Signal(ctx, runID, name, payload)
+}
+
+// WaitRun waits for run runID of the workflow def to finish, as
+// [Engine.Wait] does, and returns its output decoded as Out, after
+// checking that the run is one of def's. For generated code only.
+func WaitRun[Out any](ctx context.Context, e *Engine, def *WorkflowDef, runID string) (Out, error) {
+	var out Out
+	if err := checkWorkflow(ctx, e, def, runID); err != nil {
+		return out, fmt.Errorf("wait: %w", err)
+	}
+	res, err := e.Wait(ctx, runID)
+	if err != nil {
+		return out, err
+	}
+	if err := res.Decode(&out); err != nil {
+		return out, fmt.Errorf("run %s: output: %w", runID, err)
+	}
+	return out, nil
+}
+
+// WaitRun0 is [WaitRun] for a workflow that returns only an error. For
+// generated code only.
+func WaitRun0(ctx context.Context, e *Engine, def *WorkflowDef, runID string) error {
+	if err := checkWorkflow(ctx, e, def, runID); err != nil {
+		return fmt.Errorf("wait: %w", err)
+	}
+	_, err := e.Wait(ctx, runID)
+	return err
 }

@@ -17,23 +17,33 @@ import (
 // receives it, exactly once; one sent before that await is kept for it,
 // and each signal goes to one await only. A run waiting for it is woken.
 // It is refused for an unknown run ([ErrRunNotFound]), a finished one
-// ([ErrRunFinished]), and a payload that does not have the shape of what
-// the run's version awaits under that name (its manifest's "name:
-// journals T"), with the reason.
+// ([ErrRunFinished]), a name the run's version never awaits
+// ([ErrNotAwaited]: see [Engine.SignalWith] to keep it anyway), and a
+// payload that does not have the shape of what the run's version awaits
+// under that name (its manifest's "name: journals T"), with the reason. A
+// version whose manifest the journal does not hold (stored before
+// manifests were) is not checked. The generated run handles
+// (WorkflowRun.SignalNAME) check the name and the payload's type at
+// compile time.
 func (e *Engine) Signal(ctx context.Context, runID, name string, payload any) error {
-	raw, ok := payload.(json.RawMessage)
-	if !ok {
-		b, err := encodeResult(payload)
-		if err != nil {
-			return fmt.Errorf("run %s, signal %s: encode payload: %w", runID, name, err)
-		}
-		raw = b
+	return e.SignalWith(ctx, runID, name, payload, SignalOptions{})
+}
+
+// signalPayload encodes a signal's payload; a json.RawMessage is sent as
+// it is.
+func signalPayload(runID, name string, payload any) (json.RawMessage, error) {
+	if raw, ok := payload.(json.RawMessage); ok {
+		return raw, nil
 	}
-	return e.signalJSON(ctx, runID, name, raw)
+	b, err := encodeResult(payload)
+	if err != nil {
+		return nil, fmt.Errorf("run %s, signal %s: encode payload: %w", runID, name, err)
+	}
+	return b, nil
 }
 
 // signalJSON is Signal with the payload as JSON.
-func (e *Engine) signalJSON(ctx context.Context, runID, name string, payload json.RawMessage) error {
+func (e *Engine) signalJSON(ctx context.Context, runID, name string, payload json.RawMessage, opts SignalOptions) error {
 	if name == "" {
 		return fmt.Errorf("run %s: signal: empty event name", runID)
 	}
@@ -49,7 +59,7 @@ func (e *Engine) signalJSON(ctx context.Context, runID, name string, payload jso
 	if !json.Valid(payload) {
 		return fmt.Errorf("run %s, signal %s: the payload %s is not valid JSON", runID, name, preview(payload))
 	}
-	if err := e.checkSignal(ctx, runID, name, payload); err != nil {
+	if err := e.checkSignal(ctx, runID, name, payload, opts); err != nil {
 		return err
 	}
 	if _, err := e.journal.Signal(ctx, journal.SignalRecord{RunID: runID, Name: name, Payload: payload}); err != nil {
@@ -64,7 +74,7 @@ func (e *Engine) signalJSON(ctx context.Context, runID, name string, payload jso
 // when the journal's does not say). A manifest that does not record the
 // await lets the payload through: an await that cannot decode it parks
 // the run, naming the row.
-func (e *Engine) checkSignal(ctx context.Context, runID, name string, payload json.RawMessage) error {
+func (e *Engine) checkSignal(ctx context.Context, runID, name string, payload json.RawMessage, opts SignalOptions) error {
 	run, _, err := e.journal.LoadRun(ctx, runID)
 	if err != nil {
 		return fmt.Errorf("run %s, signal %s: %w", runID, name, err)
@@ -76,8 +86,13 @@ func (e *Engine) checkSignal(ctx context.Context, runID, name string, payload js
 	if err != nil {
 		return fmt.Errorf("run %s, signal %s: read the manifest of version %s: %w", runID, name, run.Version, err)
 	}
-	if def, ok := Lookup(run.Workflow); ok && def.Version == run.Version && !strings.Contains(manifest, name+": journals ") {
+	if def, ok := lookupVersion(run.Workflow, run.Version); ok && (manifest == "" || !strings.Contains(manifest, name+": journals ")) {
 		manifest = def.Manifest()
+	}
+	if !opts.Unawaited {
+		if err := checkAwaited(run, manifest, name); err != nil {
+			return err
+		}
 	}
 	err = CheckStepResult(manifest, name, payload)
 	if err != nil && !errors.Is(err, ErrShapeUnknown) {

@@ -20,7 +20,12 @@ var ErrStale = errors.New("generated code is stale")
 // recorded at go generate, once.
 func (s *Source) check(def *WorkflowDef) error {
 	s.once.Do(func() {
-		got, err := fingerprint.Of(func(name string) ([]byte, error) { return fs.ReadFile(s.Files, name) }, s.decls())
+		got, err := fingerprint.Of(func(key string) ([]byte, error) {
+			if pkg, file := fingerprint.SplitFileKey(key); pkg != "" {
+				return readSource(pkg, file)
+			}
+			return fs.ReadFile(s.Files, key)
+		}, s.decls())
 		if err == nil && got == s.Fingerprint {
 			return
 		}
@@ -38,7 +43,7 @@ func (s *Source) check(def *WorkflowDef) error {
 func (s *Source) decls() []fingerprint.Decl {
 	out := make([]fingerprint.Decl, len(s.Decls))
 	for i, d := range s.Decls {
-		out[i] = fingerprint.Decl{File: d.File, Name: d.Name}
+		out[i] = fingerprint.Decl{File: fingerprint.FileKey(d.Package, d.File), Name: d.Name}
 	}
 	return out
 }
@@ -47,7 +52,11 @@ func (s *Source) decls() []fingerprint.Decl {
 func (s *Source) files() []string {
 	var out []string
 	for _, d := range s.Decls {
-		if f := path.Base(d.File); !containsString(out, f) {
+		f := path.Base(d.File)
+		if d.Package != "" {
+			f += " (package " + d.Package + ")"
+		}
+		if !containsString(out, f) {
 			out = append(out, f)
 		}
 	}

@@ -207,6 +207,9 @@ func (st *runState) step(ctx context.Context, def *StepDef, callKey stepKey, bod
 	if err := st.stopped(); err != nil {
 		return err
 	}
+	if def.missing {
+		return st.stopf("run %s: workflow %s: the step at call site %s of a helper's shared copy is not one of the workflow's steps: the copy and the workflow's generated code were generated from different source; run go generate and rebuild", st.run.RunID, st.def.QualifiedName(), def.Site)
+	}
 	select {
 	case <-st.drain:
 		return st.stopf("run %s: %w", st.run.RunID, errDraining)

@@ -2,8 +2,10 @@ package calls
 
 import (
 	"go/ast"
+	"go/token"
 	"go/types"
 	"sort"
+	"strings"
 
 	"golang.org/x/tools/go/types/typeutil"
 
@@ -12,7 +14,10 @@ import (
 	"github.com/resumegen/resumegen/generator/internal/runtimeapi"
 )
 
-// Analysis is the call analysis of one package.
+// Analysis is the call analysis of the packages read from source: the
+// workflow's and the other packages of the module it imports (see
+// load.Module). Its graphs span all of them, so a step reached through a
+// helper of another package of the module is reached by types.
 type Analysis struct {
 	// Steps is the call graph whose step calls are every journaled call
 	// (see directive.Set.IsStepCall).
@@ -20,26 +25,75 @@ type Analysis struct {
 	// Waits is the call graph whose step calls are the runtime's waits.
 	Waits *Graph
 
-	pkg      *load.Package
-	dirs     *directive.Set
+	sets     map[*types.Package]*directive.Set
+	files    map[*token.File]*directive.Set
+	fset     *token.FileSet
 	reachers []Reacher
 	foreign  *foreignReach
+	params   *params
+	// modulePath is the main module's path, "" when unknown.
+	modulePath string
 }
 
-// New analyses the calls of pkg, whose directives are dirs.
-func New(pkg *load.Package, dirs *directive.Set) *Analysis {
-	a := &Analysis{pkg: pkg, dirs: dirs}
-	a.Steps = NewGraph(pkg.Files, pkg.TypesInfo, pkg.Types, dirs.IsStepCall)
-	a.Waits = NewGraph(pkg.Files, pkg.TypesInfo, pkg.Types, func(call *ast.CallExpr) bool {
-		fn, _ := typeutil.Callee(pkg.TypesInfo, call).(*types.Func)
+// Package is one package of an analysis: its source and its directives.
+type Package struct {
+	Load       *load.Package
+	Directives *directive.Set
+}
+
+// New analyses the calls of pkgs, which share one file set; their
+// directive sets are linked (see directive.Link).
+func New(pkgs ...Package) *Analysis {
+	a := &Analysis{sets: map[*types.Package]*directive.Set{}, files: map[*token.File]*directive.Set{}}
+	var srcs []Source
+	var sets []*directive.Set
+	for _, p := range pkgs {
+		a.fset = p.Load.Fset
+		if p.Load.Module != nil && p.Load.Module.Path != "" {
+			a.modulePath = p.Load.Module.Path
+		}
+		a.sets[p.Load.Types] = p.Directives
+		sets = append(sets, p.Directives)
+		for _, f := range p.Load.Files {
+			a.files[p.Load.Fset.File(f.Pos())] = p.Directives
+		}
+		srcs = append(srcs, Source{Fset: p.Load.Fset, Files: p.Load.Files, Info: p.Load.TypesInfo})
+	}
+	directive.Link(sets...)
+	a.Steps = NewGraph(srcs, func(call *ast.CallExpr) bool {
+		s := a.setAt(call.Pos())
+		return s != nil && s.IsStepCall(call)
+	})
+	a.Waits = NewGraph(srcs, func(call *ast.CallExpr) bool {
+		s := a.setAt(call.Pos())
+		if s == nil {
+			return false
+		}
+		fn, _ := typeutil.Callee(s.Info(), call).(*types.Func)
 		return runtimeapi.WaitOf(fn) != runtimeapi.NotWait
 	})
 	a.reachers = a.findReachers()
-	a.foreign = newForeignReach(dirs.Foreign)
+	var foreign *directive.Foreign
+	if len(pkgs) > 0 {
+		foreign = pkgs[0].Directives.Foreign
+	}
+	a.foreign = newForeignReach(foreign)
 	return a
 }
 
-// Reacher is a function or method of the package that a call the
+// setAt is the directive set of the package whose file holds pos.
+func (a *Analysis) setAt(pos token.Pos) *directive.Set {
+	if a.fset == nil {
+		return nil
+	}
+	return a.files[a.fset.File(pos)]
+}
+
+// Directives returns the directives of pkg, or nil when it was not read
+// from source.
+func (a *Analysis) Directives(pkg *types.Package) *directive.Set { return a.sets[pkg] }
+
+// Reacher is a function or method read from source that a call the
 // generator cannot follow may run, and why it matters.
 type Reacher struct {
 	Fn *types.Func
@@ -63,38 +117,52 @@ const (
 	IsWorkflow
 )
 
-// Reachers lists the package's functions and methods that reach a step,
-// those that are steps themselves and the workflows, in source order.
+// Reachers lists the functions and methods read from source that reach a
+// step, those that are steps themselves and the workflows, by position.
 func (a *Analysis) Reachers() []Reacher { return a.reachers }
 
 func (a *Analysis) findReachers() []Reacher {
 	workflows := map[*types.Func]bool{}
-	for _, w := range a.dirs.Workflows {
-		workflows[w.Fn] = true
-	}
+	steps := map[*types.Func]bool{}
 	var out []Reacher
+	for _, s := range a.sets {
+		for _, w := range s.Workflows {
+			workflows[w.Fn] = true
+			out = append(out, Reacher{Fn: w.Fn, Kind: IsWorkflow})
+		}
+		for fn := range s.Steps {
+			steps[fn] = true
+			if fn.Pkg() == s.Package() && !IsInterfaceMethod(fn) {
+				out = append(out, Reacher{Fn: fn, Kind: IsStep})
+			}
+		}
+	}
 	for _, fn := range a.Steps.Reachers() {
-		if _, isStep := a.dirs.Steps[fn]; isStep || workflows[fn] {
+		if steps[fn] || workflows[fn] {
 			continue
 		}
 		out = append(out, Reacher{Fn: fn, Kind: CallsStep, Witness: a.Steps.StepCall(fn)})
-	}
-	for fn := range a.dirs.Steps {
-		if fn.Pkg() == a.pkg.Types && !IsInterfaceMethod(fn) {
-			out = append(out, Reacher{Fn: fn, Kind: IsStep})
-		}
-	}
-	for _, w := range a.dirs.Workflows {
-		out = append(out, Reacher{Fn: w.Fn, Kind: IsWorkflow})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Fn.Pos() < out[j].Fn.Pos() })
 	return out
 }
 
-// ForeignReach says how fn, a function or method of another package of
-// the module that is not a step, may reach a step ("calls step Notify"),
-// or "" when it cannot; see foreignReach.
-func (a *Analysis) ForeignReach(fn *types.Func) string { return a.foreign.reach(fn) }
+// ForeignReach says how fn, a function or method of a package not read
+// from source (of another module) that is not a step, may reach a step
+// ("calls step Notify"), or "" when it cannot; see foreignReach.
+//
+// A package of the main module that was not read from source (go vet's
+// analyzer could not type-check it) is not judged by name: the generator,
+// which reads it, does.
+func (a *Analysis) ForeignReach(fn *types.Func) string {
+	if a.foreign == nil || a.sets[fn.Pkg()] != nil || fn.Pkg() == nil || load.IsRuntimePath(fn.Pkg().Path()) {
+		return ""
+	}
+	if path := fn.Pkg().Path(); a.modulePath != "" && (path == a.modulePath || strings.HasPrefix(path, a.modulePath+"/")) {
+		return ""
+	}
+	return a.foreign.reach(fn)
+}
 
 // IsInterfaceMethod reports whether fn is a method of an interface.
 func IsInterfaceMethod(fn *types.Func) bool {

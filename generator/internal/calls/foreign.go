@@ -18,17 +18,18 @@ import (
 // package that calls a wait: "waits with resume.Sleep".
 const ForeignWaitPrefix = "waits with resume."
 
-// foreignReach answers ForeignReach from the source of other packages of
-// the module, which are loaded from export data, without syntax or types
-// of their bodies. The answer comes from source and names, and errs on the
-// side of refusing:
+// foreignReach answers ForeignReach from the source of packages of other
+// modules, which are loaded from export data, without syntax or types of
+// their bodies (the main module's packages are read from source and
+// followed by types instead). The answer comes from source and names, and
+// errs on the side of refusing:
 //
 //   - a call in fn's body marked with a trailing //resume:step, or of a
 //     function or method whose name its package declares //resume:step
 //     (an interface method too), reaches a step;
 //   - a call of a function of the same package (by name), of any method
 //     of that package with the called method's name, or of a function of
-//     another package of the module (pkg.F) is followed, recursively.
+//     another package outside GOROOT (pkg.F) is followed, recursively.
 //
 // Calls through function values and interface methods without a
 // directive are not followed in other packages.
@@ -140,12 +141,15 @@ func (r *foreignReach) nameReach(sp *srcPackage, name string, method bool) strin
 }
 
 // srcPackage parses the non-test files of pkg's directory, once, when they
-// lie in the module (outside GOROOT); else it returns nil.
+// lie outside GOROOT and pkg is not the runtime's; else it returns nil.
 func (r *foreignReach) srcPackage(pkg *types.Package) *srcPackage {
 	if sp, ok := r.packages[pkg]; ok {
 		return sp
 	}
 	r.packages[pkg] = nil
+	if load.IsRuntimePath(pkg.Path()) {
+		return nil
+	}
 	dir := r.packageDir(pkg)
 	if dir == "" {
 		return nil
@@ -205,7 +209,7 @@ func (sp *srcPackage) fileOf(d *ast.FuncDecl) *ast.File {
 }
 
 // packageDir is the directory of pkg's source, found through the position
-// of one of its package-level objects, when it lies in the module.
+// of one of its package-level objects, when it lies outside GOROOT.
 func (r *foreignReach) packageDir(pkg *types.Package) string {
 	for _, name := range pkg.Scope().Names() {
 		file := r.src.ObjectFile(pkg.Scope().Lookup(name))
@@ -213,7 +217,7 @@ func (r *foreignReach) packageDir(pkg *types.Package) string {
 			continue
 		}
 		if !r.src.Readable(file) {
-			return "" // outside the module
+			return ""
 		}
 		return filepath.Dir(file)
 	}

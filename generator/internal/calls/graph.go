@@ -7,9 +7,10 @@
 //
 // A [Graph] knows nothing of directives, only of a predicate that says
 // which call expressions are steps; an [Analysis] builds the graphs the
-// model and the checks read from a package's directives. An edge is a call
-// whose callee go/types resolves statically (typeutil.Callee) to a
-// function or method of the package; a call anywhere in a function's body
+// model and the checks read from the packages' directives. An edge is a
+// call whose callee go/types resolves statically (typeutil.Callee) to a
+// function or method of a package read from source (the workflow's, or
+// another of the module: load.Module); a call anywhere in a function's body
 // counts, inside function literals and go or defer statements too, since
 // "may reach" must over-approximate. Calls through function values and
 // interface methods are not edges: the generator refuses them where they
@@ -18,33 +19,48 @@ package calls
 
 import (
 	"go/ast"
+	"go/token"
 	"go/types"
 	"sort"
 
 	"golang.org/x/tools/go/types/typeutil"
 )
 
-// Graph is the static call graph of one package's own functions.
+// Graph is the static call graph of the functions of the packages read
+// from source: the workflow's package and the packages of the module it
+// imports (see load.Module). They share one file set, and a call is
+// resolved with the types of the file that holds it.
 type Graph struct {
-	info  *types.Info
-	pkg   *types.Package
+	infos map[*token.File]*types.Info
+	fset  *token.FileSet
 	decls map[*types.Func]*ast.FuncDecl
 	// witness is, for each function that may reach a step, a step call
 	// expression it reaches: in its own body or in a callee's.
 	witness map[*types.Func]*ast.CallExpr
 }
 
-// NewGraph builds the graph of the functions and methods declared with a body
-// in files. isStep reports whether a call expression is a step call.
-// Recursion and mutual recursion are handled: the reachability is a
-// fixpoint.
-func NewGraph(files []*ast.File, info *types.Info, pkg *types.Package, isStep func(*ast.CallExpr) bool) *Graph {
-	g := &Graph{info: info, pkg: pkg, decls: map[*types.Func]*ast.FuncDecl{}, witness: map[*types.Func]*ast.CallExpr{}}
-	for _, f := range files {
-		for _, d := range f.Decls {
-			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
-				if fn, ok := info.Defs[fd.Name].(*types.Func); ok {
-					g.decls[fn] = fd
+// Source is one package a Graph is built from: its files and their types.
+type Source struct {
+	Fset  *token.FileSet
+	Files []*ast.File
+	Info  *types.Info
+}
+
+// NewGraph builds the graph of the functions and methods declared with a
+// body in the files of srcs, which share one file set. isStep reports
+// whether a call expression is a step call. Recursion and mutual
+// recursion are handled: the reachability is a fixpoint.
+func NewGraph(srcs []Source, isStep func(*ast.CallExpr) bool) *Graph {
+	g := &Graph{infos: map[*token.File]*types.Info{}, decls: map[*types.Func]*ast.FuncDecl{}, witness: map[*types.Func]*ast.CallExpr{}}
+	for _, src := range srcs {
+		g.fset = src.Fset
+		for _, f := range src.Files {
+			g.infos[src.Fset.File(f.Pos())] = src.Info
+			for _, d := range f.Decls {
+				if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
+					if fn, ok := src.Info.Defs[fd.Name].(*types.Func); ok {
+						g.decls[fn] = fd
+					}
 				}
 			}
 		}
@@ -83,8 +99,18 @@ func NewGraph(files []*ast.File, info *types.Info, pkg *types.Package, isStep fu
 	return g
 }
 
+// Info returns the types of the file holding pos, nil when no package of
+// the graph holds it.
+func (g *Graph) Info(pos token.Pos) *types.Info {
+	if g.fset == nil {
+		return nil
+	}
+	return g.infos[g.fset.File(pos)]
+}
+
 // Decl returns the declaration of fn (or of the generic function it
-// instantiates) when the package declares it with a body, else nil.
+// instantiates) when a package of the graph declares it with a body, else
+// nil.
 func (g *Graph) Decl(fn *types.Func) *ast.FuncDecl {
 	if fn == nil {
 		return nil
@@ -92,23 +118,24 @@ func (g *Graph) Decl(fn *types.Func) *ast.FuncDecl {
 	return g.decls[fn.Origin()]
 }
 
-// Callee returns the function or method of the package, declared with a
-// body, that call calls statically, or nil: for a call of another
-// package's function, a builtin, a conversion, a function value or an
-// interface method.
+// Callee returns the function or method of a package of the graph,
+// declared with a body, that call calls statically, or nil: for a call of
+// a function of a package not read from source, a builtin, a conversion,
+// a function value or an interface method.
 func (g *Graph) Callee(call *ast.CallExpr) *types.Func {
-	fn, ok := typeutil.Callee(g.info, call).(*types.Func)
-	if !ok || fn.Pkg() != g.pkg {
+	info := g.Info(call.Pos())
+	if info == nil {
 		return nil
 	}
-	if g.Decl(fn) == nil {
+	fn, ok := typeutil.Callee(info, call).(*types.Func)
+	if !ok || g.Decl(fn) == nil {
 		return nil
 	}
 	return fn.Origin()
 }
 
 // StepCall returns a step call that fn may reach, in its body or through
-// the package's functions it calls, or nil when it reaches none.
+// the functions it calls, or nil when it reaches none.
 func (g *Graph) StepCall(fn *types.Func) *ast.CallExpr {
 	if fn == nil {
 		return nil
@@ -116,8 +143,20 @@ func (g *Graph) StepCall(fn *types.Func) *ast.CallExpr {
 	return g.witness[fn.Origin()]
 }
 
-// Reachers lists the package's functions and methods that may reach a
-// step, in source order.
+// Methods lists the methods named name declared with a body in the
+// packages of the graph, by position.
+func (g *Graph) Methods(name string) []*types.Func {
+	var out []*types.Func
+	for _, fn := range g.sortedDecls() {
+		if fn.Name() == name && fn.Type().(*types.Signature).Recv() != nil {
+			out = append(out, fn)
+		}
+	}
+	return out
+}
+
+// Reachers lists the functions and methods of the graph that may reach a
+// step, by position.
 func (g *Graph) Reachers() []*types.Func {
 	var out []*types.Func
 	for _, fn := range g.sortedDecls() {

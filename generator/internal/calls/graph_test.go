@@ -47,7 +47,7 @@ func buildGraph(t *testing.T) (*Graph, *types.Package) {
 		id, ok := call.Fun.(*ast.Ident)
 		return ok && id.Name == "Step"
 	}
-	return NewGraph([]*ast.File{f}, info, pkg, isStep), pkg
+	return NewGraph([]Source{{Fset: fset, Files: []*ast.File{f}, Info: info}}, isStep), pkg
 }
 
 // TestReach checks which functions may reach a step: through functions,

@@ -44,6 +44,7 @@ type Pass struct {
 	errors, warnings *diag.List
 	exceptions       map[*model.Workflow][]model.Exception
 	used             map[directive.Line]bool
+	allowPaths       map[*model.Workflow]*allowPaths
 }
 
 // Errorf reports a refusal at pos.
@@ -64,17 +65,49 @@ func (p *Pass) PosString(pos token.Pos) string { return p.errors.PosString(pos) 
 func (p *Pass) Rel(name string) string { return p.errors.Rel(name) }
 
 // Nondet reports a non-deterministic operation (what, without its
-// position) of workflow w at pos, unless a //resume:allow on its line
-// records it as a reviewed exception.
-func (p *Pass) Nondet(pkg *model.Package, w *model.Workflow, pos token.Pos, what, msg string) {
-	at := pkg.Load.Fset.Position(pos)
-	line := directive.Line{File: at.Filename, Line: at.Line}
-	if a, ok := pkg.Directives.Allows[line]; ok {
-		p.used[line] = true
-		p.exceptions[w] = append(p.exceptions[w], model.Exception{Check: "nondeterministic", What: what, Reason: a.Reason})
+// position) of workflow w at pos, in the function in, unless a
+// //resume:allow records it as a reviewed exception: on its line, or on
+// the lines of calls on the way to it from the workflow body (the call of
+// in, the call of the function calling in, and so on), where a reviewer
+// of the body sees it, when every way from the body to in crosses one.
+func (p *Pass) Nondet(in *model.Func, w *model.Workflow, pos token.Pos, what, msg string) {
+	if p.allowAt(in.Pkg, pos, w, what) {
 		return
 	}
+	if len(in.Path) > 0 {
+		ap := p.allowPaths[w]
+		if ap == nil {
+			ap = newAllowPaths(w)
+			p.allowPaths[w] = ap
+		}
+		calls := ap.allowedCalls(in.Decl)
+		if !ap.free[in.Decl] && len(calls) > 0 {
+			for _, c := range calls {
+				p.allowAt(c.pkg, c.at, w, what)
+			}
+			return
+		}
+		// Refused: another way leads here. The allows on the ways that
+		// have one are still needed once that way is fixed.
+		for _, c := range calls {
+			p.used[lineOf(c.pkg, c.at)] = true
+		}
+	}
 	p.Errorf(pos, "%s", msg)
+}
+
+// allowAt records, when the line of pos (in a file of pkg) ends with a
+// //resume:allow, the exception it makes for w, and reports whether it
+// does.
+func (p *Pass) allowAt(pkg *model.Package, pos token.Pos, w *model.Workflow, what string) bool {
+	line := lineOf(pkg, pos)
+	a, ok := pkg.Directives.Allows[line]
+	if !ok {
+		return false
+	}
+	p.used[line] = true
+	p.exceptions[w] = append(p.exceptions[w], model.Exception{Check: "nondeterministic", What: what, Reason: a.Reason})
+	return true
 }
 
 // Result is what a run of the checks found besides its diagnostics.
@@ -88,7 +121,8 @@ type Result struct {
 // in warnings. vet leaves out the checks go vet does not run.
 func Run(checks []*Check, pkgs []*model.Package, errors, warnings *diag.List, vet bool) Result {
 	p := &Pass{Packages: pkgs, Vet: vet, errors: errors, warnings: warnings,
-		exceptions: map[*model.Workflow][]model.Exception{}, used: map[directive.Line]bool{}}
+		exceptions: map[*model.Workflow][]model.Exception{}, used: map[directive.Line]bool{},
+		allowPaths: map[*model.Workflow]*allowPaths{}}
 	for _, c := range checks {
 		if vet && c.GeneratorOnly {
 			continue

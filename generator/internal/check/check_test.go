@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/resumegen/resumegen/generator/internal/check"
@@ -84,6 +85,54 @@ func S(ctx context.Context) error { return nil }
 		if got := fmt.Sprint(res.Exceptions[workflow(t, m, name)]); got != w {
 			t.Errorf("exceptions of %s = %s, want %s", name, got, w)
 		}
+	}
+}
+
+// A //resume:allow at the end of the line of a helper's call allows what
+// the helper reaches only when every way from the body to it crosses an
+// allow: the step search enters the helper once, at its first call, and
+// a later plain call of it is refused all the same (it was accepted
+// before: the walk saw the first call alone). Each allow on the way is
+// listed, none is called unused, and a call marked //resume:step is a
+// way that is journaled.
+func TestAllowAtEveryCall(t *testing.T) {
+	src := func(second string) string {
+		return `package p
+
+import (
+	"context"
+	"time"
+)
+
+//resume:workflow
+func W(ctx context.Context) error {
+	_ = stamp() //resume:allow nondeterministic reason="logged"
+	` + second + `
+	return S(ctx)
+}
+
+func stamp() time.Time { return now() }
+
+func now() time.Time { return time.Now() }
+
+//resume:step
+func S(ctx context.Context) error { return nil }
+`
+	}
+	m, errs, _, res := run(t, []*check.Check{check.Nondeterministic}, src(`_ = stamp() //resume:allow nondeterministic reason="shown"`), false)
+	if len(errs) > 0 {
+		t.Errorf("both calls allowed: refused %v", errs)
+	}
+	if got, want := fmt.Sprint(res.Exceptions[workflow(t, m, "W")]), "[{nondeterministic time.Now logged} {nondeterministic time.Now shown}]"; got != want {
+		t.Errorf("exceptions = %s, want %s", got, want)
+	}
+	m, errs, _, res = run(t, []*check.Check{check.Nondeterministic}, src(`_ = stamp() //resume:step name=Stamp`), false)
+	if len(errs) > 0 || len(res.Exceptions[workflow(t, m, "W")]) != 1 {
+		t.Errorf("one call allowed, one a step: refused %v, exceptions %v", errs, res.Exceptions[workflow(t, m, "W")])
+	}
+	_, errs, _, _ = run(t, []*check.Check{check.Nondeterministic}, src(`_ = stamp()`), false)
+	if len(errs) != 1 || errs[0].Pos.Line != 17 || !strings.HasPrefix(errs[0].Message, "time.Now in now, called from workflow W along W → stamp → now → time.Now, gives another value") {
+		t.Errorf("the second call plain: refusals %v, want time.Now at p.go:17 alone", errs)
 	}
 }
 

@@ -3,9 +3,10 @@ package check
 import "github.com/resumegen/resumegen/generator/internal/model"
 
 // GeneratedNames refuses a workflow whose generated identifiers (its
-// definition, version, body, graph, step wrappers and their out types,
-// helper copies, and its file's embedded source) collide with the package's declarations or with another
-// workflow's. go vet does not run it: there the generated declarations
+// definition, version, body, graph, run handle, step wrappers and their
+// out types, helper copies, and its file's embedded source) collide with
+// the package's declarations or with another workflow's, and the same for
+// the shared copies of the package's helpers and their wrappers. go vet does not run it: there the generated declarations
 // are compiled into the package.
 var GeneratedNames = &Check{
 	Name:          "generatednames",
@@ -36,8 +37,33 @@ var GeneratedNames = &Check{
 					taken[n] = w.Name
 				}
 			}
+			sharedNames(p, pkg, taken)
 		}
 	},
+}
+
+// sharedNames refuses a shared copy of the package (or one of its
+// wrappers, or their out types) whose identifier collides with a
+// declaration of the package or another generated identifier.
+func sharedNames(p *Pass, pkg *model.Package, taken map[string]string) {
+	scope := pkg.Load.Types.Scope()
+	for _, h := range pkg.Shared() {
+		names := []string{h.CopyName}
+		for _, site := range h.Sites {
+			names = append(names, site.Step.Wrapper)
+			if site.Step.NeedsOut() {
+				names = append(names, site.Step.OutTypeName())
+			}
+		}
+		for _, n := range names {
+			if obj := scope.Lookup(n); obj != nil {
+				p.Errorf(h.Decl.Name.Pos(), "%s: the generated identifier %s of its shared copy collides with the declaration at %s; rename one of them", h.Display, n, p.PosString(obj.Pos()))
+			} else if other, dup := taken[n]; dup {
+				p.Errorf(h.Decl.Name.Pos(), "%s: the generated identifier %s of its shared copy is also generated for %s; rename one of them", h.Display, n, other)
+			}
+			taken[n] = h.Display
+		}
+	}
 }
 
 // NoSteps warns of a workflow without steps: nothing it does is journaled.

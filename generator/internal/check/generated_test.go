@@ -68,7 +68,7 @@ func A_B(ctx context.Context) error { return K(ctx) }
 type A struct{}
 
 //resume:workflow
-func (A) B(ctx context.Context) error { return K(ctx) } // want "^workflow A.B: generated identifier resumeA_B is also generated for workflow A_B; rename a workflow or a step \\(name=\\)$" "resumeA_BVersion is also generated for workflow A_B" "resumeA_BBody is also generated for workflow A_B" "resumeA_BGraph is also generated for workflow A_B" "resumeA_B_K is also generated for workflow A_B"
+func (A) B(ctx context.Context) error { return K(ctx) } // want "^workflow A.B: generated identifier resumeA_B is also generated for workflow A_B; rename a workflow or a step \\(name=\\)$" "resumeA_BVersion is also generated for workflow A_B" "resumeA_BBody is also generated for workflow A_B" "resumeA_BGraph is also generated for workflow A_B" "resumeA_B_K is also generated for workflow A_B" "A_BRun is also generated for workflow A_B"
 
 //resume:workflow
 func Y(ctx context.Context) error {

@@ -4,10 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/resumegen/resumegen/generator/internal/calls"
 	"github.com/resumegen/resumegen/generator/internal/check"
 	"github.com/resumegen/resumegen/generator/internal/diag"
-	"github.com/resumegen/resumegen/generator/internal/directive"
 	"github.com/resumegen/resumegen/generator/internal/load"
 	"github.com/resumegen/resumegen/generator/internal/model"
 	"github.com/resumegen/resumegen/generator/internal/pipetest"
@@ -20,8 +18,7 @@ func warnWithPriors(t *testing.T, c *check.Check, src string, priors []load.Prio
 	t.Helper()
 	pkg := pipetest.Load(t, src)
 	pkg.Priors, pkg.PriorProblems = priors, problems
-	dirs := directive.Scan(pkg, diag.New(pkg.Fset, ""))
-	m := model.Build(pkg, dirs, calls.New(pkg, dirs))
+	m := pipetest.Build(t, pkg)
 	errs, warns := diag.New(pkg.Fset, ""), diag.New(pkg.Fset, "")
 	check.Run([]*check.Check{c}, []*model.Package{m}, errs, warns, false)
 	if errs.Len() > 0 {

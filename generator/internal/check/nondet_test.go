@@ -50,7 +50,7 @@ func W(ctx context.Context, t0 time.Time) error {
 }
 
 func stamp(ctx context.Context) error {
-	_ = time.Now() // want "^time.Now in a workflow body \\(in stamp, called from W via stamp\\) gives another value when the run resumes"
+	_ = time.Now() // want "^time.Now in stamp, called from workflow W along W → stamp → time.Now, gives another value when the run resumes: make it a step so its result is journaled: end its line with //resume:step name=NAME, move it into a //resume:step function, or mark the call that leads here from the body //resume:step$"
 	return S(ctx, 0)
 }
 
@@ -195,7 +195,7 @@ func W(ctx context.Context, in []int) error {
 }
 
 func set(ctx context.Context) error {
-	for _, G = range Sl { // want "^write to package-level variable G in a workflow body \\(in set, called from W via set\\)"
+	for _, G = range Sl { // want "^write to package-level variable G in set, called from workflow W along W → set → write to package-level variable G: the body runs again"
 	}
 	local := map[string]int{"k": G}
 	delete(local, "k")

@@ -59,7 +59,7 @@ func whyNot(where model.Where, detail string) string {
 // blocked reports a call of a function reaching a step that the step
 // search did not enter.
 func blocked(p *Pass, pkg *model.Package, hc *model.HelperCall) {
-	name := model.DisplayName(hc.Callee)
+	name := model.QualifiedName(hc.Callee, pkg.Load.Types)
 	runs := runsWhat(pkg, hc.Witness)
 	via := hc.In.Via()
 	switch {
@@ -67,7 +67,7 @@ func blocked(p *Pass, pkg *model.Package, hc *model.HelperCall) {
 		p.Errorf(hc.Call.Pos(), "call of %s, which runs %s, is %s%s", name, runs, whyNot(hc.Where, hc.WhereDetail), via)
 	case hc.Uncopyable == model.Generic:
 		fix := ", or mark it //resume:step"
-		if fn, _ := typeutil.Callee(pkg.Load.TypesInfo, hc.Witness).(*types.Func); runtimeapi.WaitOf(fn) != runtimeapi.NotWait {
+		if fn, _ := typeutil.Callee(pkg.Calls.Steps.Info(hc.Witness.Pos()), hc.Witness).(*types.Func); runtimeapi.WaitOf(fn) != runtimeapi.NotWait {
 			fix = "" // a step cannot wait
 		}
 		p.Errorf(hc.Call.Pos(), "%s runs %s and is generic: the generator does not copy generic helpers; make %s non-generic%s%s", name, runs, name, fix, via)
@@ -75,6 +75,10 @@ func blocked(p *Pass, pkg *model.Package, hc *model.HelperCall) {
 		p.Errorf(hc.Call.Pos(), "%s runs %s and is called as a method expression: call it on a value (x.%s(...)) so the generator can journal its steps%s", name, runs, hc.Callee.Name(), via)
 	case hc.Uncopyable == model.ViaEmbedded:
 		p.Errorf(hc.Call.Pos(), "%s runs %s and is reached here through an embedded field: name the field (x.%s.%s(...)) so the generator can journal its steps%s", name, runs, hc.Embedded, hc.Callee.Name(), via)
+	case hc.Uncopyable == model.NoContext:
+		p.Errorf(hc.Call.Pos(), "%s runs %s, whose callee takes no context.Context, and has no named context.Context parameter to pass the run's context on: add one (ctx context.Context) to %s and pass the workflow's ctx%s", name, runs, name, via)
+	case hc.Uncopyable == model.BadKey:
+		p.Errorf(hc.Call.Pos(), "%s runs %s, whose call in %s cannot be journaled as written (its key= does not type-check, or its type arguments or receiver cannot be told): fix the call in %s%s", name, runs, name, name, via)
 	}
 }
 
@@ -85,7 +89,7 @@ func runsWhat(pkg *model.Package, call *ast.CallExpr) string {
 	if call == nil {
 		return "step " + pkg.StepNameAt(call)
 	}
-	if fn, _ := typeutil.Callee(pkg.Load.TypesInfo, call).(*types.Func); runtimeapi.WaitOf(fn) != runtimeapi.NotWait {
+	if fn, _ := typeutil.Callee(pkg.Calls.Steps.Info(call.Pos()), call).(*types.Func); runtimeapi.WaitOf(fn) != runtimeapi.NotWait {
 		return pkg.WaitNameAt(call, fn)
 	}
 	return "step " + pkg.StepNameAt(call)

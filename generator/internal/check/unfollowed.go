@@ -69,7 +69,7 @@ func reacherWhat(p *Pass, pkg *model.Package, r calls.Reacher) string {
 // workflow) as a value: whoever calls the value later does not journal
 // it.
 func valueUse(p *Pass, pkg *model.Package, id *ast.Ident, in *model.Func) {
-	fn, ok := pkg.Load.TypesInfo.Uses[id].(*types.Func)
+	fn, ok := in.Info().Uses[id].(*types.Func)
 	if !ok {
 		return
 	}
@@ -77,11 +77,8 @@ func valueUse(p *Pass, pkg *model.Package, id *ast.Ident, in *model.Func) {
 	if calls.IsInterfaceMethod(fn) {
 		// Only a step: no implementation is followed through an
 		// interface, whose calls the interface call rule judges.
-		if _, isStep := pkg.Directives.StepOf(fn); isStep {
-			name := model.DisplayName(fn)
-			if fn.Pkg() != pkg.Load.Types {
-				name = fn.Pkg().Name() + "." + name
-			}
+		if _, isStep := in.Pkg.Directives.StepOf(fn); isStep {
+			name := model.QualifiedName(fn, in.Pkg.Load.Types)
 			p.Errorf(id.Pos(), "%s is a //resume:step, and is used here as a value: whatever calls the value runs it outside the journal; call %s directly in the workflow body or in a helper it calls%s", name, name, via)
 		}
 		return
@@ -90,34 +87,35 @@ func valueUse(p *Pass, pkg *model.Package, id *ast.Ident, in *model.Func) {
 		p.Errorf(id.Pos(), "resume.%s is used here as a value: a wait is a journaled point of the workflow, and the generator only sees a direct call; call resume.%s directly in the workflow body or in a helper it calls%s", fn.Name(), fn.Name(), via)
 		return
 	}
-	if fn.Pkg() != pkg.Load.Types {
+	if pkg.Module.Package(fn.Pkg()) == nil {
 		if fn.Pkg() != nil {
-			foreignValueUse(p, pkg, id, fn, via)
+			foreignValueUse(p, in, id, fn, via)
 		}
 		return
 	}
+	name := model.QualifiedName(fn, in.Pkg.Load.Types)
 	for _, r := range pkg.Calls.Reachers() {
 		if r.Fn == fn.Origin() {
-			p.Errorf(id.Pos(), "%s %s, and is used here as a value: whatever calls the value runs it outside the journal; call %s directly in the workflow body or in a helper it calls%s", model.DisplayName(fn), reacherWhat(p, pkg, r), model.DisplayName(fn), via)
+			p.Errorf(id.Pos(), "%s %s, and is used here as a value: whatever calls the value runs it outside the journal; call %s directly in the workflow body or in a helper it calls%s", name, reacherWhat(p, pkg, r), name, via)
 			return
 		}
 	}
 }
 
-// foreignValueUse is valueUse for fn, a function of another package: a
-// workflow, a step, or a function of the module that may run a step or
-// wait, read from its source.
-func foreignValueUse(p *Pass, pkg *model.Package, id *ast.Ident, fn *types.Func, via string) {
+// foreignValueUse is valueUse for fn, a function of another module: a
+// workflow, a step, or a function that may run a step or wait, read from
+// its source by name (calls.ForeignReach).
+func foreignValueUse(p *Pass, in *model.Func, id *ast.Ident, fn *types.Func, via string) {
 	name := fn.Pkg().Name() + "." + model.DisplayName(fn)
-	if pkg.Directives.WorkflowOf(fn) != nil {
+	if in.Pkg.Directives.WorkflowOf(fn) != nil {
 		p.Errorf(id.Pos(), "%s is a //resume:workflow, whose call from a workflow is a child run, and is used here as a value: whatever calls the value runs it outside the journal; call %s directly in the workflow body or in a helper it calls%s", name, name, via)
 		return
 	}
-	if _, isStep := pkg.Directives.StepOf(fn); isStep {
+	if _, isStep := in.Pkg.Directives.StepOf(fn); isStep {
 		p.Errorf(id.Pos(), "%s is a //resume:step, and is used here as a value: whatever calls the value runs it outside the journal; call %s directly in the workflow body or in a helper it calls%s", name, name, via)
 		return
 	}
-	what := pkg.Calls.ForeignReach(fn.Origin())
+	what := in.Pkg.Calls.ForeignReach(fn.Origin())
 	if what == "" {
 		return
 	}
@@ -125,13 +123,13 @@ func foreignValueUse(p *Pass, pkg *model.Package, id *ast.Ident, fn *types.Func,
 	if wait, ok := strings.CutPrefix(what, calls.ForeignWaitPrefix); ok {
 		fix = "call resume." + wait + " in the workflow body" // a step cannot wait
 	}
-	p.Errorf(id.Pos(), "%s is a function of another package that %s, and is used here as a value: whatever calls the value runs that outside the journal; move the helper into this package and call it directly, or %s%s", name, what, fix, via)
+	p.Errorf(id.Pos(), "%s is a function of another module that %s, and is used here as a value: whatever calls the value runs that outside the journal; move the helper into this module and call it directly, or %s%s", name, what, fix, via)
 }
 
 // unfollowedCall refuses a call the step search cannot follow that may
 // reach a step.
 func unfollowedCall(p *Pass, pkg *model.Package, call *ast.CallExpr, in *model.Func) {
-	info := pkg.Load.TypesInfo
+	info := in.Info()
 	via := in.Via()
 	if tv, ok := info.Types[call.Fun]; ok && (tv.IsType() || tv.IsBuiltin()) {
 		return
@@ -144,26 +142,27 @@ func unfollowedCall(p *Pass, pkg *model.Package, call *ast.CallExpr, in *model.F
 		}
 		for _, r := range pkg.Calls.Reachers() {
 			if funcValueCould(r.Fn, t) {
-				fix := "call " + model.DisplayName(r.Fn) + " directly, or mark the callee //resume:step"
+				name := model.QualifiedName(r.Fn, in.Pkg.Load.Types)
+				fix := "call " + name + " directly, or mark the callee //resume:step"
 				if r.Kind == calls.IsWorkflow {
-					fix = "call " + model.DisplayName(r.Fn) + " directly: only a call the generator sees is a child run"
+					fix = "call " + name + " directly: only a call the generator sees is a child run"
 				}
 				p.Errorf(call.Pos(), "call of %s, a function value, may run %s, which has its type and %s: the generator cannot follow a call through a function value, so that step would not be journaled; %s%s",
-					types.ExprString(call.Fun), model.DisplayName(r.Fn), reacherWhat(p, pkg, r), fix, via)
+					types.ExprString(call.Fun), model.QualifiedName(r.Fn, in.Pkg.Load.Types), reacherWhat(p, pkg, r), fix, via)
 				return
 			}
 		}
 	case *types.Func:
 		if calls.IsInterfaceMethod(fn) {
-			interfaceCall(p, pkg, call, fn, via)
+			interfaceCall(p, pkg, in, call, fn, via)
 			return
 		}
-		if fn.Pkg() != nil && fn.Pkg() != pkg.Load.Types && pkg.Directives.WorkflowOf(fn) == nil {
+		if fn.Pkg() != nil && pkg.Module.Package(fn.Pkg()) == nil && in.Pkg.Directives.WorkflowOf(fn) == nil {
 			if step := pkg.Calls.ForeignReach(fn.Origin()); strings.HasPrefix(step, calls.ForeignWaitPrefix) {
-				p.Errorf(call.Pos(), "%s.%s is a function of another package that %s: the generator only follows calls into functions of the workflow's own package, so that wait would not enter the workflow's version; move the helper into this package, or call resume.%s in the workflow body%s",
+				p.Errorf(call.Pos(), "%s.%s is a function of another module that %s: the generator follows calls into the packages of the main module only, so that wait would not enter the workflow's version; move the helper into this module, or call resume.%s in the workflow body%s",
 					fn.Pkg().Name(), model.DisplayName(fn), step, strings.TrimPrefix(step, calls.ForeignWaitPrefix), via)
 			} else if step != "" {
-				p.Errorf(call.Pos(), "%s.%s is a function of another package that %s: the generator only follows calls into functions of the workflow's own package, so that step would not be journaled; move the helper into this package, or mark it //resume:step%s",
+				p.Errorf(call.Pos(), "%s.%s is a function of another module that %s: the generator follows calls into the packages of the main module only, so that step would not be journaled; mark this call //resume:step to journal it as one step, or move the helper into this module%s",
 					fn.Pkg().Name(), model.DisplayName(fn), step, via)
 			}
 		}
@@ -172,12 +171,12 @@ func unfollowedCall(p *Pass, pkg *model.Package, call *ast.CallExpr, in *model.F
 
 // interfaceCall refuses a call of interface method fn, not itself a step,
 // that a method of the package reaching a step implements.
-func interfaceCall(p *Pass, pkg *model.Package, call *ast.CallExpr, fn *types.Func, via string) {
+func interfaceCall(p *Pass, pkg *model.Package, in *model.Func, call *ast.CallExpr, fn *types.Func, via string) {
 	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
 	if !ok {
 		return
 	}
-	iface, ok := pkg.Load.TypesInfo.TypeOf(sel.X).Underlying().(*types.Interface)
+	iface, ok := in.Info().TypeOf(sel.X).Underlying().(*types.Interface)
 	if !ok {
 		return
 	}
@@ -192,7 +191,7 @@ func interfaceCall(p *Pass, pkg *model.Package, call *ast.CallExpr, fn *types.Fu
 		}
 		if types.Implements(t, iface) {
 			p.Errorf(call.Pos(), "call of interface method %s may run %s, which implements it and %s: the generator cannot see which implementation runs, so that step would not be journaled; call the concrete method directly, or mark the interface method //resume:step%s",
-				types.ExprString(call.Fun), model.DisplayName(r.Fn), reacherWhat(p, pkg, r), via)
+				types.ExprString(call.Fun), model.QualifiedName(r.Fn, in.Pkg.Load.Types), reacherWhat(p, pkg, r), via)
 			return
 		}
 	}

@@ -12,8 +12,11 @@ import (
 // journal. That covers the runtime's waits, steps, workflows and helpers
 // reaching a step or a wait, of the package (as functions, method values,
 // method expressions, instantiations, and an interface method declared a
-// step) and of another package of the module. Functions reaching nothing, interface method values and callees
-// are accepted.
+// step) and of another module (pipetest reads only package p from
+// source, so package other stands for another module's, whose source is
+// read by name). Functions reaching nothing, interface method values and
+// callees are accepted. (A function of another package of the module is
+// followed by types: see TestUnfollowedModuleValues.)
 func TestUnfollowedValues(t *testing.T) {
 	pipetest.Want(t, check.Unfollowed, `package p
 
@@ -65,8 +68,8 @@ func W(ctx context.Context, r Runner, st Stepper) error {
 	me := (*Svc).Run // want "^Svc.Run calls step S at p.go:25:55, and is used here as a value"
 	oc := other.Child // want "^other.Child is a //resume:workflow, whose call from a workflow is a child run, and is used here as a value: whatever calls the value runs it outside the journal; call other.Child directly in the workflow body or in a helper it calls$"
 	os := other.Send // want "^other.Send is a //resume:step, and is used here as a value: whatever calls the value runs it outside the journal; call other.Send directly"
-	on := other.Notify // want "^other.Notify is a function of another package that calls step Send, and is used here as a value: whatever calls the value runs that outside the journal; move the helper into this package and call it directly, or mark it //resume:step$"
-	op := other.Pause // want "^other.Pause is a function of another package that waits with resume.Sleep, and is used here as a value: .*, or call resume.Sleep in the workflow body$"
+	on := other.Notify // want "^other.Notify is a function of another module that calls step Send, and is used here as a value: whatever calls the value runs that outside the journal; move the helper into this module and call it directly, or mark it //resume:step$"
+	op := other.Pause // want "^other.Pause is a function of another module that waits with resume.Sleep, and is used here as a value: .*, or call resume.Sleep in the workflow body$"
 	sr := st.Run // want "^Stepper.Run is a //resume:step, and is used here as a value: whatever calls the value runs it outside the journal; call Stepper.Run directly"
 	_ = []any{sl, aw, s, h, wt, g, c, m, me, oc, os, on, op, sr}
 	_ = []any{pure, other.Pure, r.Run, sort.Ints, time.Now}
@@ -85,12 +88,12 @@ func inHelper(ctx context.Context) error {
 // A call the step search cannot follow is refused when it may reach a
 // journaled call: through a function value that a function reaching one
 // could be (as a function or a method expression), of an interface method
-// that such a method implements, and of a function of another package of
-// the module that reaches a step, a wait or a workflow. Calls of
-// functions of other modules, of another package's functions reaching
-// nothing, of steps, children and interface steps, of builtins,
-// conversions, literals called in place, and through values of another
-// type are accepted.
+// that such a method implements, and of a function of another module
+// (package other, see TestUnfollowedValues) that reaches a step, a wait
+// or a workflow. Calls of other modules' functions reaching nothing
+// (other.Pure, strings.ToUpper), of steps, children and interface steps,
+// of builtins, conversions, literals called in place, and through values
+// of another type are accepted.
 func TestUnfollowedCalls(t *testing.T) {
 	pipetest.Want(t, check.Unfollowed, `package p
 
@@ -144,9 +147,9 @@ func W(ctx context.Context, fn func(context.Context) error, c func(context.Conte
 	_ = e(&Svc{}, ctx, 1) // want "^call of e, a function value, may run Svc.Run, which has its type and calls step S at p.go:26:62:"
 	_ = r.Run(ctx, 1) // want "^call of interface method r.Run may run Svc.Run, which implements it and calls step S at p.go:26:62: the generator cannot see which implementation runs, so that step would not be journaled; call the concrete method directly, or mark the interface method //resume:step$"
 	_ = d.Do(ctx, "x") // want "^call of interface method d.Do may run Value.Do, which implements it and calls step S"
-	_ = other.Notify(ctx) // want "^other.Notify is a function of another package that calls step Send: the generator only follows calls into functions of the workflow's own package, so that step would not be journaled; move the helper into this package, or mark it //resume:step$"
-	_ = other.Pause(ctx) // want "^other.Pause is a function of another package that waits with resume.Sleep: the generator only follows calls into functions of the workflow's own package, so that wait would not enter the workflow's version; move the helper into this package, or call resume.Sleep in the workflow body$"
-	_ = other.StartsChild(ctx) // want "^other.StartsChild is a function of another package that calls workflow Child \\(a child run\\): the generator only follows calls"
+	_ = other.Notify(ctx) // want "^other.Notify is a function of another module that calls step Send: the generator follows calls into the packages of the main module only, so that step would not be journaled; mark this call //resume:step to journal it as one step, or move the helper into this module$"
+	_ = other.Pause(ctx) // want "^other.Pause is a function of another module that waits with resume.Sleep: the generator follows calls into the packages of the main module only, so that wait would not enter the workflow's version; move the helper into this module, or call resume.Sleep in the workflow body$"
+	_ = other.StartsChild(ctx) // want "^other.StartsChild is a function of another module that calls workflow Child \\(a child run\\): the generator follows calls into the packages of the main module only"
 	_ = o.Run(ctx, 1)
 	_ = st.Run(ctx, 1)
 	_ = nf(1)
@@ -164,4 +167,46 @@ func inHelper(ctx context.Context, fn func(context.Context) error) error {
 	return fn(ctx) // want "^call of fn, a function value, may run S, .* \\(in inHelper, called from W via inHelper\\)$"
 }
 `)
+}
+
+// A function of another package of the module that runs a step (or is
+// one, or a workflow) used as a value is refused, as one of the
+// workflow's own package is, naming what it runs and where; calling it is
+// followed, and a function reaching nothing is accepted as a value.
+func TestUnfollowedModuleValues(t *testing.T) {
+	pipetest.WantModule(t, check.Unfollowed, map[string]string{
+		"p.go": `package p
+
+import (
+	"context"
+
+	"example.com/p/util"
+)
+
+//resume:workflow
+func W(ctx context.Context) error {
+	n := util.Notify // want "^util.Notify calls step Send at util/util.go:9:49, and is used here as a value: whatever calls the value runs it outside the journal; call util.Notify directly in the workflow body or in a helper it calls$"
+	s := util.Send   // want "^util.Send is a //resume:step, and is used here as a value"
+	c := util.Child  // want "^util.Child is a //resume:workflow, whose call from a workflow is a child run, and is used here as a value"
+	_ = []any{n, s, c, util.Pure}
+	return util.Notify(ctx)
+}
+`,
+		"util/util.go": `package util
+
+import "context"
+
+//resume:step
+func Send(ctx context.Context) error { return nil }
+
+// Notify calls a step.
+func Notify(ctx context.Context) error { return Send(ctx) }
+
+// Pure runs nothing.
+func Pure(ctx context.Context) error { return nil }
+
+//resume:workflow
+func Child(ctx context.Context) error { return Send(ctx) }
+`,
+	})
 }

@@ -11,7 +11,9 @@ import (
 // reaches is refused, also in a method and in a function that only a
 // function of no workflow calls; one in the body, in a helper the body
 // calls directly or through another helper, and in a helper only a second
-// workflow calls marks its call and is accepted.
+// workflow calls marks its call and is accepted. So is one in an exported
+// function (and what it calls), which a workflow of another package may
+// call.
 func TestUnreached(t *testing.T) {
 	pipetest.Want(t, check.Unreached, `package p
 
@@ -55,9 +57,15 @@ func calledByNever(ctx context.Context) {
 
 type T struct{}
 
-func (T) M(ctx context.Context) {
-	// wantnext "^//resume:step name=Method: directive inside M, which is neither"
+func (T) m(ctx context.Context) {
+	// wantnext "^//resume:step name=Method: directive inside m, which is neither"
 	_ = Plain(ctx) //resume:step name=Method
+}
+
+func Exported(ctx context.Context) { exportedCalls(ctx) }
+
+func exportedCalls(ctx context.Context) {
+	_ = Plain(ctx) //resume:step name=ForOthers
 }
 
 func Plain(ctx context.Context) error { return nil }

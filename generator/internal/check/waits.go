@@ -40,7 +40,7 @@ func wait(p *Pass, pkg *model.Package, s *model.Step) {
 		return // a sleep; or an Await go/types reported the arguments of
 	}
 	arg := s.AwaitName
-	tv := pkg.Load.TypesInfo.Types[arg]
+	tv := s.In.Info().Types[arg]
 	if tv.Value == nil || tv.Value.Kind() != constant.String {
 		p.Errorf(arg.Pos(), "resume.Await: its event name (%s) is not a constant string: it is the wait's journal name and the name a Signal addresses, so it must be the same each time the run resumes; write a string literal or a constant (\"approval\"), and pass what varies in the payload", types.ExprString(arg))
 		return

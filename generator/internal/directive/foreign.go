@@ -1,21 +1,25 @@
 package directive
 
 import (
+	"bytes"
 	"go/ast"
 	"go/build"
 	"go/parser"
 	"go/token"
 	"go/types"
+	"os"
 	"path/filepath"
 	"strings"
 )
 
-// Foreign reads the directives of declarations in other packages of the
-// user's module. Those packages are loaded from export data, without
-// syntax: a declaring file is found through the object's position and
-// parsed alone, once, and the directive read from the declaration's doc
-// comment. A malformed directive there is left to that package's own
-// check. The calls stage reads the same parsed files (see [Foreign.Parse]).
+// Foreign reads the directives of declarations in packages the generator
+// did not read from source: those of other modules (and, in a test, any
+// other package), loaded from export data, without syntax. A declaring
+// file is found through the object's position and parsed alone, once,
+// and the directive read from the declaration's doc comment. A malformed
+// directive there is left to that package's own check. The calls stage
+// reads the same parsed files (see [Foreign.Parse]). The packages of the
+// main module are read from source instead (see [Link]).
 type Foreign struct {
 	// fset resolves the positions of objects loaded from export data.
 	fset *token.FileSet
@@ -24,16 +28,18 @@ type Foreign struct {
 	// Fset holds the positions of the files parsed here.
 	Fset   *token.FileSet
 	parsed map[string]*ast.File
+	// marked says whether a file holds the text of a directive.
+	marked map[string]bool
 	steps  map[*types.Func]*StepOptions
 	flows  map[*types.Func]*Directive
 }
 
-// NewForeign returns a reader of the directives of other packages of the
-// module rooted at moduleDir ("" when unknown: then any file outside
-// GOROOT is read), whose objects have positions in fset.
+// NewForeign returns a reader of the directives of packages outside
+// GOROOT, whose objects have positions in fset; moduleDir is the root of
+// the main module, "" when unknown.
 func NewForeign(fset *token.FileSet, moduleDir string) *Foreign {
 	return &Foreign{fset: fset, moduleDir: moduleDir, Fset: token.NewFileSet(), parsed: map[string]*ast.File{},
-		steps: map[*types.Func]*StepOptions{}, flows: map[*types.Func]*Directive{}}
+		marked: map[string]bool{}, steps: map[*types.Func]*StepOptions{}, flows: map[*types.Func]*Directive{}}
 }
 
 // Step returns the options of a //resume:step on the declaration of fn,
@@ -90,7 +96,7 @@ func (f *Foreign) directive(fn *types.Func, verb string) *Directive {
 func (f *Foreign) doc(fn *types.Func) *ast.CommentGroup {
 	pos := f.fset.Position(fn.Pos())
 	name := pos.Filename
-	if !f.Readable(name) {
+	if !f.Readable(name) || !f.hasMark(name) {
 		return nil
 	}
 	file := f.Parse(name)
@@ -101,12 +107,9 @@ func (f *Foreign) doc(fn *types.Func) *ast.CommentGroup {
 }
 
 // Readable reports whether the file is one the generator reads the
-// source of: a Go file of the module, outside GOROOT.
+// directives of: a Go file outside GOROOT (of this module or another).
 func (f *Foreign) Readable(name string) bool {
-	if !filepath.IsAbs(name) || !strings.HasSuffix(name, ".go") || Within(name, build.Default.GOROOT) {
-		return false
-	}
-	return f.moduleDir == "" || Within(name, f.moduleDir)
+	return filepath.IsAbs(name) && strings.HasSuffix(name, ".go") && !Within(name, build.Default.GOROOT)
 }
 
 // ModuleDir is the root of the module whose files are read, or "".
@@ -116,12 +119,34 @@ func (f *Foreign) ModuleDir() string { return f.moduleDir }
 // from export data.
 func (f *Foreign) ObjectFile(obj types.Object) string { return f.fset.Position(obj.Pos()).Filename }
 
+// hasMark reports whether the file holds the text "resume:", which every
+// directive holds: one without it is not parsed for directives.
+func (f *Foreign) hasMark(name string) bool {
+	m, ok := f.marked[name]
+	if !ok {
+		src, err := os.ReadFile(name)
+		m = err == nil && bytes.Contains(src, []byte("resume:"))
+		f.marked[name] = m
+	}
+	return m
+}
+
 // Parse parses a file of another package once, with comments, or returns
-// nil when it does not parse at all.
+// nil when it does not parse at all. A file without the text "resume:"
+// holds no directive and is parsed without comments.
 func (f *Foreign) Parse(name string) *ast.File {
 	file, ok := f.parsed[name]
 	if !ok {
-		file, _ = parser.ParseFile(f.Fset, name, nil, parser.ParseComments|parser.SkipObjectResolution)
+		mode := parser.SkipObjectResolution
+		src, err := os.ReadFile(name)
+		if err != nil {
+			f.parsed[name] = nil
+			return nil
+		}
+		if bytes.Contains(src, []byte("resume:")) {
+			mode |= parser.ParseComments
+		}
+		file, _ = parser.ParseFile(f.Fset, name, src, mode)
 		f.parsed[name] = file
 	}
 	return file

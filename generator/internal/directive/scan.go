@@ -32,12 +32,33 @@ type Set struct {
 	// //resume:allow) of function bodies, with the function holding each,
 	// in source order.
 	InBodies []InBody
-	// Foreign reads the directives of other packages of the module.
+	// Foreign reads the directives of packages not read from source (of
+	// other modules) from their files.
 	Foreign *Foreign
 
-	info *types.Info
-	pkg  *types.Package
+	info   *types.Info
+	pkg    *types.Package
+	module map[*types.Package]*Set
 }
+
+// Link makes each of sets answer StepOf and WorkflowOf for the functions
+// of the others from their directives, rather than by reading the
+// declaring file: they are the packages of the module read from source.
+func Link(sets ...*Set) {
+	module := map[*types.Package]*Set{}
+	for _, s := range sets {
+		module[s.pkg] = s
+	}
+	for _, s := range sets {
+		s.module = module
+	}
+}
+
+// Package is the types of the package whose directives s holds.
+func (s *Set) Package() *types.Package { return s.pkg }
+
+// Info is the types.Info of the package whose directives s holds.
+func (s *Set) Info() *types.Info { return s.info }
 
 // Workflow is a function marked //resume:workflow.
 type Workflow struct {
@@ -68,6 +89,10 @@ func (s *Set) StepOf(fn *types.Func) (StepOptions, bool) {
 	if o, ok := s.Steps[fn]; ok {
 		return o, true
 	}
+	if other := s.module[fn.Pkg()]; other != nil && other != s {
+		o, ok := other.Steps[fn]
+		return o, ok
+	}
 	if fn.Pkg() != nil && fn.Pkg() != s.pkg {
 		if o := s.Foreign.Step(fn); o != nil {
 			return *o, true
@@ -90,6 +115,9 @@ func (s *Set) WorkflowOf(fn *types.Func) *Directive {
 	}
 	if fn.Pkg() == nil {
 		return nil
+	}
+	if other := s.module[fn.Pkg()]; other != nil {
+		return other.WorkflowOf(fn)
 	}
 	return s.Foreign.Workflow(fn)
 }

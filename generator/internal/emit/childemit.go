@@ -20,7 +20,6 @@ import (
 //		}, n)
 //	}
 func (e *workflowEmitter) childWrapper(f *jen.File, s *model.Step) {
-	w := e.w
 	sig := s.Sig
 	params := sig.Params()
 	ws := e.wrapperSig(s)
@@ -44,7 +43,7 @@ func (e *workflowEmitter) childWrapper(f *jen.File, s *model.Step) {
 		}
 		input = append(input, jen.Id(name))
 	}
-	args := []jen.Code{jen.Id(ctx), jen.Op("&").Id(w.DefName()).Dot("Steps").Index(jen.Lit(s.Index))}
+	args := []jen.Code{jen.Id(ctx), e.ref(s, ctx)}
 	desc := ""
 	if s.KeyExpr != nil {
 		name := names.pick("key", "stepKey")
@@ -57,7 +56,7 @@ func (e *workflowEmitter) childWrapper(f *jen.File, s *model.Step) {
 			jen.Return(jen.Id(callee).Call(inner...)),
 		))
 	args = append(args, input...)
-	f.Comment(fmt.Sprintf("%s runs workflow %s as a child run of %s (step %s%s).", s.Wrapper, s.Display, w.Name, s.Name, desc))
+	f.Comment(fmt.Sprintf("%s runs workflow %s as a child run of %s (step %s%s).", s.Wrapper, s.Display, e.owner, s.Name, desc))
 	f.Func().Id(s.Wrapper).Params(wparams...).Params(results...).Block(
 		jen.Return(journal.Call(args...)),
 	)

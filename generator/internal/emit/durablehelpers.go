@@ -15,8 +15,10 @@ import (
 // route returns the call of the helper's copy that replaces call, a copy
 // of a call of the helper whose arguments are already routed: h(a, b)
 // becomes resumeW_h(a, b) and x.m(a) becomes resumeW_T_m(x, a), with &x
-// or *x when the method's receiver needs it, as Go does implicitly.
-func route(hc *model.HelperCall, call *ast.CallExpr) ast.Expr {
+// or *x when the method's receiver needs it, as Go does implicitly. A
+// shared copy of another package's helper is named through imports:
+// util.F(a) becomes util.Resume_F(a).
+func route(hc *model.HelperCall, call *ast.CallExpr, imports *importSet) ast.Expr {
 	args := call.Args
 	if hc.Method {
 		recv := ast.Unparen(call.Fun).(*ast.SelectorExpr).X
@@ -28,8 +30,12 @@ func route(hc *model.HelperCall, call *ast.CallExpr) ast.Expr {
 		}
 		args = append([]ast.Expr{recv}, args...)
 	}
+	var fun ast.Expr = &ast.Ident{NamePos: call.Fun.Pos(), Name: hc.Helper.CopyName}
+	if q := imports.qualifier(hc.Helper.Pkg.Load.Types); q != "" {
+		fun = &ast.SelectorExpr{X: &ast.Ident{NamePos: call.Fun.Pos(), Name: q}, Sel: &ast.Ident{NamePos: call.Fun.Pos(), Name: hc.Helper.CopyName}}
+	}
 	return &ast.CallExpr{
-		Fun:      &ast.Ident{NamePos: call.Fun.Pos(), Name: hc.Helper.CopyName},
+		Fun:      fun,
 		Lparen:   call.Lparen,
 		Args:     args,
 		Ellipsis: call.Ellipsis,
@@ -62,7 +68,7 @@ func durableHelper(w *model.Workflow, h *model.Helper, imports *importSet) (stri
 		decl.Recv = nil
 		nameAllParams(decl.Type.Params)
 	}
-	routeCalls(w, decl.Body, h.CtxName)
+	routeCalls(w, decl.Body, h.CtxName, imports)
 
 	var comments []*ast.CommentGroup
 	for _, cg := range h.File.Comments {
@@ -110,7 +116,13 @@ func nameAllParams(params *ast.FieldList) {
 // generated file gives it (the workflow's file's name, or the package's
 // own): the copy would not compile, so that is an error naming both.
 func useHelperImports(w *model.Workflow, h *model.Helper, imports *importSet) error {
-	uses := w.Pkg().Load.TypesInfo.Uses
+	return checkHelperImports(h, imports, "the generated file for workflow "+w.Name)
+}
+
+// checkHelperImports is useHelperImports for the generated file what
+// names.
+func checkHelperImports(h *model.Helper, imports *importSet, what string) error {
+	uses := h.Pkg.Load.TypesInfo.Uses
 	useImports(h.Decl, uses, imports)
 	var err error
 	ast.Inspect(h.Decl, func(n ast.Node) bool {
@@ -120,8 +132,8 @@ func useHelperImports(w *model.Workflow, h *model.Helper, imports *importSet) er
 		}
 		if pn, ok := uses[id].(*types.PkgName); ok {
 			if got := imports.byPath[pn.Imported().Path()]; got != pn.Name() {
-				pos := w.Pkg().Load.Fset.Position(id.Pos())
-				err = fmt.Errorf("%s: helper %s names package %q as %s, but the generated file for workflow %s names it %s: import it under the same name in both files", pos, h.Display, pn.Imported().Path(), pn.Name(), w.Name, got)
+				pos := h.Pkg.Load.Fset.Position(id.Pos())
+				err = fmt.Errorf("%s: helper %s names package %q as %s, but %s names it %s: import it under the same name in both files", pos, h.Display, pn.Imported().Path(), pn.Name(), what, got)
 			}
 		}
 		return true

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"github.com/resumegen/resumegen/runtime/resume"
+	"go/ast"
 	"go/build/constraint"
 	"go/format"
 	"go/parser"
@@ -36,10 +37,11 @@ import (
 //	//go:build !purego && linux
 //
 //	package billing
-func File(ws []*model.Workflow, exceptions map[*model.Workflow][]model.Exception, build constraint.Expr) ([]byte, error) {
-	first := ws[0]
-	imports := newImportSet(first.Pkg().Load, first.File)
-	f := jen.NewFilePathName(first.Package, first.Pkg().Load.Name)
+func File(src Source, exceptions map[*model.Workflow][]model.Exception, build constraint.Expr) ([]byte, error) {
+	ws := src.Workflows
+	lp := src.Package.Load
+	imports := newImportSet(lp, src.File)
+	f := jen.NewFilePathName(lp.PkgPath, lp.Name)
 	if build == nil {
 		f.HeaderComment(load.GeneratedHeader)
 	} else {
@@ -51,26 +53,61 @@ func File(ws []*model.Workflow, exceptions map[*model.Workflow][]model.Exception
 	// file's imports and the package's own declarations.
 	rt := imports.named(runtimeapi.Path, "resume")
 
-	f.Comment(fmt.Sprintf("// This file is the durable form of the workflows in %s: each step\n"+
-		"// call goes through the resume journal. Regenerate with go generate.", filepath.Base(first.Source)))
+	base := filepath.Base(src.Name)
+	switch {
+	case len(ws) > 0 && len(src.Shared) > 0:
+		f.Comment(fmt.Sprintf("// This file is the durable form of the workflows in %s, and of\n"+
+			"// its helpers that workflows of any package call: each step call goes\n// through the resume journal. Regenerate with go generate.", base))
+	case len(ws) > 0:
+		f.Comment(fmt.Sprintf("// This file is the durable form of the workflows in %s: each step\n"+
+			"// call goes through the resume journal. Regenerate with go generate.", base))
+	default:
+		f.Comment(fmt.Sprintf("// This file is the durable form of the helpers in %s that workflows of\n"+
+			"// any package call: each step call goes through the resume journal.\n// Regenerate with go generate.", base))
+	}
 	f.Line()
 	f.Comment("A build error here means the runtime is older than this generated code.")
-	f.Const().Id("_").Op("=").Id(rt).Dot(supportVersion(ws))
+	f.Const().Id("_").Op("=").Id(rt).Dot(supportVersion)
 	f.Line()
-	embedSource(f, ws, imports)
+	embedSource(f, src, imports)
 
 	for _, w := range ws {
-		e := &workflowEmitter{w: w, imports: imports, exceptions: exceptions[w]}
+		e := newWorkflowEmitter(w, imports, exceptions[w])
 		if err := e.emit(f); err != nil {
+			return nil, err
+		}
+	}
+	if len(src.Shared) > 0 {
+		if err := sharedCopies(f, src, imports); err != nil {
 			return nil, err
 		}
 	}
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {
-		return nil, fmt.Errorf("render generated code for %s: %w", first.Source, err)
+		return nil, fmt.Errorf("render generated code for %s: %w", src.Name, err)
 	}
 	return addImports(buf.Bytes(), imports.needed())
 }
+
+// Source is what the generated file of one source file holds: the
+// workflows declared in it and the shared copies of its helpers.
+type Source struct {
+	// Package is the file's package; Name its path and File its syntax.
+	Package *model.Package
+	Name    string
+	File    *ast.File
+	// Workflows are the workflows declared in it, in source order.
+	Workflows []*model.Workflow
+	// Shared are the shared copies of its helpers (model.Helper.Shared),
+	// in source order.
+	Shared []*model.Helper
+}
+
+// supportVersion is the runtime constant a generated file names: the
+// newest whose API it uses. Every file holds a run handle
+// (resume.SignalRun) or a shared copy (resume.Site), both of version 5,
+// which also runs the lineage of version 4.
+const supportVersion = "SupportPackageIsVersion5"
 
 // embedSource emits the variable embedding the source files the workflows
 // of the file were copied from, which the runtime fingerprints again
@@ -82,21 +119,24 @@ func File(ws []*model.Workflow, exceptions map[*model.Workflow][]model.Exception
 //	//
 //	//go:embed helpers.go onboard.go
 //	var resumeSource_onboard embed.FS
-func embedSource(f *jen.File, ws []*model.Workflow, imports *importSet) {
+func embedSource(f *jen.File, src Source, imports *importSet) {
 	var files []string
-	for _, w := range ws {
+	for _, w := range src.Workflows {
 		for _, d := range w.SourceDecls {
-			if !slices.Contains(files, d.File) {
+			if d.Package == "" && !slices.Contains(files, d.File) {
 				files = append(files, d.File)
 			}
 		}
+	}
+	if len(src.Shared) > 0 && !slices.Contains(files, filepath.Base(src.Name)) {
+		files = append(files, filepath.Base(src.Name))
 	}
 	sort.Strings(files)
 	f.Comment("// The source the workflows of this file were copied from, which the\n" +
 		"// runtime checks before it runs one of them: an edit without go\n" +
 		"// generate fails loudly instead of running an old copy.\n//\n" +
 		"//go:embed " + strings.Join(files, " "))
-	f.Var().Id(model.SourceVarName(ws[0].Source)).Id(imports.named("embed", "embed") + ".FS")
+	f.Var().Id(model.SourceVarName(src.Name)).Id(imports.named("embed", "embed") + ".FS")
 	f.Line()
 }
 
@@ -149,11 +189,35 @@ func addImports(src []byte, needed [][2]string) ([]byte, error) {
 	return out, nil
 }
 
-// workflowEmitter emits the declarations of one workflow.
+// workflowEmitter emits the declarations of one workflow, or (with w nil)
+// the wrappers of a shared copy's journaled calls.
 type workflowEmitter struct {
 	w          *model.Workflow
 	imports    *importSet
 	exceptions []model.Exception
+	// ref is the StepDef a wrapper of s journals under, named in a
+	// wrapper whose context is ctx: &resumeW.Steps[i], or for a shared
+	// copy's call resume.Site(ctx, ID); owner says whose step it is, for
+	// comments ("Onboard", "the workflow calling NotifyAll").
+	ref   func(s *model.Step, ctx string) jen.Code
+	owner string
+}
+
+// newWorkflowEmitter is the emitter of w's declarations.
+func newWorkflowEmitter(w *model.Workflow, imports *importSet, exceptions []model.Exception) *workflowEmitter {
+	return &workflowEmitter{w: w, imports: imports, exceptions: exceptions, owner: w.Name,
+		ref: func(s *model.Step, ctx string) jen.Code {
+			return jen.Op("&").Id(w.DefName()).Dot("Steps").Index(jen.Lit(s.Index))
+		}}
+}
+
+// reserved is the package-level name a wrapper's locals must not shadow:
+// the workflow's definition, which it names.
+func (e *workflowEmitter) reserved() string {
+	if e.w == nil {
+		return ""
+	}
+	return e.w.DefName()
 }
 
 func (e *workflowEmitter) typ(t types.Type) string { return types.TypeString(t, e.imports.qualifier) }
@@ -175,6 +239,7 @@ func (e *workflowEmitter) emit(f *jen.File) error {
 	e.guards(f)
 	e.def(f)
 	e.init(f)
+	e.handle(f)
 	body, err := durableBody(e.w, e.imports)
 	if err != nil {
 		return err
@@ -192,8 +257,8 @@ func (e *workflowEmitter) emit(f *jen.File) error {
 		f.Line()
 	}
 	for _, s := range e.w.Steps {
-		if s.Wait != runtimeapi.NotWait {
-			continue // the runtime journals it: no wrapper
+		if s.Wait != runtimeapi.NotWait || s.Shared != nil {
+			continue // the runtime journals it, or the shared copy's wrapper does
 		}
 		if s.Child {
 			e.childWrapper(f, s)
@@ -230,6 +295,9 @@ func (e *workflowEmitter) manifest(f *jen.File) {
 			}
 			if s.KeyExpr != nil {
 				policy += " key=" + s.Opts.Key
+			}
+			if len(s.RefArgs) > 0 {
+				policy += " writes-back=" + s.WritesBack()
 			}
 			if len(s.RenamedFrom) > 0 {
 				policy += " renamed-from " + strings.Join(s.RenamedFrom, ",")
@@ -330,8 +398,8 @@ func (e *workflowEmitter) guards(f *jen.File) {
 	defs := []jen.Code{jen.Id("_").Id(e.typ(e.funcType(w))).Op("=").Id(e.funcExpr(w))}
 	seen := map[string]bool{w.Package + "." + w.Name: true} // a recursive child call
 	for _, s := range w.Steps {
-		if seen[s.Callee] {
-			continue
+		if seen[s.Callee] || s.Shared != nil {
+			continue // a callee in a shared copy may be unexported in its package
 		}
 		seen[s.Callee] = true
 		sig := model.BareSignature(s.Sig)
@@ -374,17 +442,6 @@ func (e *workflowEmitter) calleeExpr(s *model.Step) string {
 		return "(*" + e.typ(p.Elem()) + ")." + fn.Name()
 	}
 	return e.typ(t) + "." + fn.Name()
-}
-
-// supportVersion is the runtime's SupportPackageIsVersionN the file needs:
-// 4 when a workflow records a lineage, else 3.
-func supportVersion(ws []*model.Workflow) string {
-	for _, w := range ws {
-		if len(w.Lineage) > 0 {
-			return "SupportPackageIsVersion4"
-		}
-	}
-	return "SupportPackageIsVersion3"
 }
 
 // lineageField is the Lineage field of a WorkflowDef literal, one version
@@ -478,6 +535,10 @@ func (e *workflowEmitter) source() jen.Code {
 	w := e.w
 	var decls []jen.Code
 	for _, d := range w.SourceDecls {
+		if d.Package != "" {
+			decls = append(decls, jen.Line().Values(jen.Id("Package").Op(":").Lit(d.Package), jen.Id("File").Op(":").Lit(d.File), jen.Id("Name").Op(":").Lit(d.Name)))
+			continue
+		}
 		decls = append(decls, jen.Line().Values(jen.Id("File").Op(":").Lit(d.File), jen.Id("Name").Op(":").Lit(d.Name)))
 	}
 	decls = append(decls, jen.Line())
@@ -528,6 +589,9 @@ func (e *workflowEmitter) stepFields(d *resume.StepDef) []jen.Code {
 	}
 	if d.Pos != "" {
 		fields = append(fields, jen.Id("Pos").Op(":").Lit(d.Pos))
+	}
+	if d.Site != "" {
+		fields = append(fields, jen.Id("Site").Op(":").Lit(d.Site))
 	}
 	if len(d.Shape) > 0 {
 		fields = append(fields, shapeField(d.Shape))
@@ -700,7 +764,6 @@ func (l *localNames) pick(name, fallback string) string {
 //		})
 //	}
 func (e *workflowEmitter) wrapper(f *jen.File, s *model.Step) {
-	w := e.w
 	sig := s.Sig
 	params := sig.Params()
 	ws := e.wrapperSig(s)
@@ -750,7 +813,7 @@ func (e *workflowEmitter) wrapper(f *jen.File, s *model.Step) {
 	// step a double: the closure names its context for it.
 	innerCtx := jen.Id(ctx).Add(ctxType)
 	target = e.rt("Callee").Call(jen.Id(ctx), target)
-	stepRef := jen.Op("&").Id(w.DefName()).Dot("Steps").Index(jen.Lit(s.Index))
+	stepRef := e.ref(s, ctx)
 	desc := s.Policy
 	if t := s.Opts.Tuning(); t != "" {
 		desc += ", " + strings.ReplaceAll(t, " ", ", ")
@@ -761,23 +824,28 @@ func (e *workflowEmitter) wrapper(f *jen.File, s *model.Step) {
 	if s.NeedsOut() {
 		e.outType(f, s, resultTypes, paramTypes, argNames)
 		what := "its results together"
-		if len(s.OutArgs) > 0 {
+		switch {
+		case len(s.OutArgs) > 0 && len(s.RefArgs) > 0:
+			what = "with what the\n// step wrote through its pointer parameters and into the slices and maps\n// it was handed: a replay writes it back"
+		case len(s.OutArgs) > 0:
 			what = "with what the\n// step wrote through its pointer parameters: a replay writes it back"
+		case len(s.RefArgs) > 0:
+			what = "with what the\n// step wrote into the slices and maps it was handed: a replay writes it back"
 		}
-		f.Comment(fmt.Sprintf("// %s journals step %s of %s (%s), %s.", s.Wrapper, s.Name, w.Name, desc, what))
+		f.Comment(fmt.Sprintf("// %s journals step %s of %s (%s), %s.", s.Wrapper, s.Name, e.owner, desc, what))
 		f.Func().Id(s.Wrapper).Params(wparams...).Params(results...).Block(
 			e.outBody(s, names, ctx, innerCtx, stepRef, keyArg, target, inner, argNames)...)
 		f.Line()
 		return
 	}
 	if !s.HasErr {
-		f.Comment(fmt.Sprintf("// %s journals step %s of %s (%s). The step returns no\n// error: a failure it cannot return (its panic, or the run stopping)\n// unwinds the durable body.", s.Wrapper, s.Name, w.Name, desc))
+		f.Comment(fmt.Sprintf("// %s journals step %s of %s (%s). The step returns no\n// error: a failure it cannot return (its panic, or the run stopping)\n// unwinds the durable body.", s.Wrapper, s.Name, e.owner, desc))
 		f.Func().Id(s.Wrapper).Params(wparams...).Params(results...).Block(
 			e.noErrBody(s, names, ctx, innerCtx, stepRef, keyArg, target, inner, resultTypes)...)
 		f.Line()
 		return
 	}
-	f.Comment(fmt.Sprintf("%s journals step %s of %s (%s).", s.Wrapper, s.Name, w.Name, desc))
+	f.Comment(fmt.Sprintf("%s journals step %s of %s (%s).", s.Wrapper, s.Name, e.owner, desc))
 	f.Func().Id(s.Wrapper).Params(wparams...).Params(results...).Block(
 		jen.Return(journal.Call(append(append([]jen.Code{jen.Id(ctx), stepRef}, keyArg...),
 			jen.Func().Params(innerCtx).Params(results...).Block(
@@ -845,6 +913,10 @@ func (e *workflowEmitter) outType(f *jen.File, s *model.Step, resultTypes, param
 		name, key := model.OutField(i)
 		fields = append(fields, jen.Id(name).Id(paramTypes[i]).Tag(map[string]string{"json": key}).Comment("*"+argNames[i]+" after the call"))
 	}
+	for _, i := range s.RefArgs {
+		name, key := model.OutField(i)
+		fields = append(fields, jen.Id(name).Id(paramTypes[i]).Tag(map[string]string{"json": key}).Comment(argNames[i]+" after the call"))
+	}
 	what := "what it wrote through its pointer\n// parameters"
 	switch {
 	case len(s.Values) > 1 && len(s.OutArgs) > 0:
@@ -854,7 +926,18 @@ func (e *workflowEmitter) outType(f *jen.File, s *model.Step, resultTypes, param
 	case len(s.Values) == 1 && len(s.OutArgs) > 0:
 		what = "its result and what it wrote\n// through its pointer parameters"
 	}
-	f.Comment(fmt.Sprintf("// %s is what step %s of %s journals: %s.", s.OutTypeName(), s.Name, e.w.Name, what))
+	if len(s.RefArgs) > 0 {
+		what = "what it wrote into the slices and maps it\n// was handed"
+		switch {
+		case len(s.OutArgs) > 0:
+			what = "what it wrote through its pointer\n// parameters and into the slices and maps it was handed"
+		case len(s.Values) > 1:
+			what = "its results and what it wrote\n// into the slices and maps it was handed"
+		case len(s.Values) == 1:
+			what = "its result and what it wrote\n// into the slices and maps it was handed"
+		}
+	}
+	f.Comment(fmt.Sprintf("// %s is what step %s of %s journals: %s.", s.OutTypeName(), s.Name, e.owner, what))
 	f.Type().Id(s.OutTypeName()).Struct(fields...)
 	f.Line()
 }
@@ -897,7 +980,7 @@ func (e *workflowEmitter) outBody(s *model.Step, names *localNames, ctx string, 
 	if len(lhs) > 0 {
 		callStmt = jen.List(lhs...).Op(":=").Add(target.Clone().Call(inner...))
 	}
-	for _, i := range s.OutArgs {
+	for _, i := range append(append([]int(nil), s.OutArgs...), s.RefArgs...) {
 		name, _ := model.OutField(i)
 		fields = append(fields, jen.Id(name).Op(":").Id(argNames[i]))
 	}
@@ -913,6 +996,9 @@ func (e *workflowEmitter) outBody(s *model.Step, names *localNames, ctx string, 
 			jen.Op("*").Id(argNames[i]).Op("=").Op("*").Id(out).Dot(name),
 		))
 	}
+	for _, i := range s.RefArgs {
+		stmts = append(stmts, e.writeBack(s, i, names, out, argNames[i]))
+	}
 	var rets []jen.Code
 	for n := range s.Values {
 		name, _ := s.ResultField(n)
@@ -927,6 +1013,33 @@ func (e *workflowEmitter) outBody(s *model.Step, names *localNames, ctx string, 
 		stmts = append(stmts, jen.Return(rets...))
 	}
 	return stmts
+}
+
+// writeBack restores, from the journaled out, the slice or map the step
+// wrote into (its i-th parameter, named arg). On the first execution that
+// is what the step left there; on replay the journaled one:
+//
+//	copy(recs, out.Arg2)
+//
+//	if seen != nil && out.Arg3 != nil {
+//		for k := range seen {
+//			delete(seen, k)
+//		}
+//		for k, v := range out.Arg3 {
+//			seen[k] = v
+//		}
+//	}
+func (e *workflowEmitter) writeBack(s *model.Step, i int, names *localNames, out, arg string) jen.Code {
+	name, _ := model.OutField(i)
+	field := jen.Id(out).Dot(name)
+	if _, isMap := s.Sig.Params().At(i).Type().Underlying().(*types.Map); !isMap {
+		return jen.Copy(jen.Id(arg), field)
+	}
+	k, v := names.pick("k", "k"), names.pick("v", "v")
+	return jen.If(jen.Id(arg).Op("!=").Nil().Op("&&").Add(field.Clone()).Op("!=").Nil()).Block(
+		jen.For(jen.Id(k).Op(":=").Range().Id(arg)).Block(jen.Delete(jen.Id(arg), jen.Id(k))),
+		jen.For(jen.List(jen.Id(k), jen.Id(v)).Op(":=").Range().Add(field.Clone())).Block(jen.Id(arg).Index(jen.Id(k)).Op("=").Id(v)),
+	)
 }
 
 // keyConversion returns how the wrapper converts its key parameter, named
@@ -1015,7 +1128,7 @@ func (e *workflowEmitter) wrapperSig(s *model.Step) wrapperSig {
 // of the workflow's definition, the key's conversion and every identifier
 // in the wrapper's types.
 func (e *workflowEmitter) wrapperNames(s *model.Step, ws wrapperSig) *localNames {
-	names := e.locals(e.w.DefName())
+	names := e.locals(e.reserved())
 	if s.KeyExpr != nil && s.KeyExpr.Conversion() != "" {
 		names.taken[s.KeyExpr.Conversion()] = true // string(key), int64(key), ...
 	}

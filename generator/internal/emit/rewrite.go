@@ -44,7 +44,7 @@ func durableBody(w *model.Workflow, imports *importSet) (string, error) {
 		nameAllParams(decl.Type.Params)
 	}
 
-	routeCalls(w, decl.Body, ctxName)
+	routeCalls(w, decl.Body, ctxName, imports)
 
 	var comments []*ast.CommentGroup
 	for _, cg := range w.File.Comments {
@@ -111,23 +111,30 @@ func nameContextParam(params *ast.FieldList) string {
 // wrapper and each call of a helper that reaches steps into a call of its
 // durable copy. ctxName is the run's context in that body, which the
 // wrapper of a step whose callee takes none receives.
-func routeCalls(w *model.Workflow, body ast.Node, ctxName string) {
+func routeCalls(w *model.Workflow, body ast.Node, ctxName string, imports *importSet) {
 	byLparen := map[token.Pos]*model.Step{}
 	for _, s := range w.Steps {
-		if s.Wait == runtimeapi.NotWait { // a wait's call stays as written
+		if s.Wait == runtimeapi.NotWait && s.Shared == nil { // a wait's call stays as written
 			byLparen[s.Call.Lparen] = s
 		}
 	}
+	routeBody(body, ctxName, imports, func(lparen token.Pos) *model.Step { return byLparen[lparen] },
+		func(lparen token.Pos) *model.HelperCall { return w.HelperCalls[lparen] })
+}
+
+// routeBody is routeCalls with the tables of the body's steps (whose
+// Wrapper the call goes to) and helper calls (whose copy it goes to).
+func routeBody(body ast.Node, ctxName string, imports *importSet, stepAt func(token.Pos) *model.Step, helperAt func(token.Pos) *model.HelperCall) {
 	astutil.Apply(body, nil, func(c *astutil.Cursor) bool {
 		call, ok := c.Node().(*ast.CallExpr)
 		if !ok {
 			return true
 		}
-		if hc := w.HelperCalls[call.Lparen]; hc != nil {
-			c.Replace(route(hc, call))
+		if hc := helperAt(call.Lparen); hc != nil && hc.Helper != nil {
+			c.Replace(route(hc, call, imports))
 			return true
 		}
-		s := byLparen[call.Lparen]
+		s := stepAt(call.Lparen)
 		if s == nil {
 			return true
 		}

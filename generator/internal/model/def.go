@@ -30,7 +30,7 @@ var policies = map[string]resume.Policy{"default": resume.PolicyDefault, "once":
 // Definition is the step's resume.StepDef as the generated code holds it.
 func (s *Step) Definition() resume.StepDef {
 	d := resume.StepDef{Name: s.Name, Callee: s.Callee, Signature: s.Signature, Policy: policies[s.Policy], Child: s.Child, Deferred: s.Deferred,
-		Attempts: s.Opts.Attempts, Timeout: s.Opts.Timeout, JSON: s.JSON, Key: s.Key, RenamedFrom: s.RenamedFrom, Pos: s.Pos, Shape: s.Shape}
+		Attempts: s.Opts.Attempts, Timeout: s.Opts.Timeout, JSON: s.JSON, Key: s.Key, RenamedFrom: s.RenamedFrom, Pos: s.Pos, Site: s.SiteID, Shape: s.Shape}
 	if s.Opts.HasBackoff {
 		d.BackoffMin, d.BackoffMax = s.Opts.BackoffMin, s.Opts.BackoffMax
 	}

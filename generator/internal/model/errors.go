@@ -27,8 +27,9 @@ import (
 // enter the version: adding a test of a new sentinel keeps in-flight runs
 // resumable.
 func (p *Package) collectErrorTests(w *Workflow) {
-	c := &errorCollector{info: p.Load.TypesInfo}
+	c := &errorCollector{}
 	for _, f := range w.Funcs {
+		c.info = f.Info()
 		ast.Inspect(f.Decl.Body, c.visit)
 	}
 	w.ErrorTests = c.tests

@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/resumegen/resumegen/generator/internal/calls"
-	"github.com/resumegen/resumegen/generator/internal/diag"
-	"github.com/resumegen/resumegen/generator/internal/directive"
 	"github.com/resumegen/resumegen/generator/internal/load"
 	"github.com/resumegen/resumegen/generator/internal/model"
 	"github.com/resumegen/resumegen/generator/internal/pipetest"
@@ -30,8 +27,7 @@ func modelWithPriors(t *testing.T, src string, priors ...load.Prior) *model.Pack
 	t.Helper()
 	pkg := pipetest.Load(t, src)
 	pkg.Priors = priors
-	dirs := directive.Scan(pkg, diag.New(pkg.Fset, ""))
-	return model.Build(pkg, dirs, calls.New(pkg, dirs))
+	return pipetest.Build(t, pkg)
 }
 
 // A lineage is cut to resume.LineageLimit versions, newest first, and a

@@ -21,26 +21,32 @@ import (
 	"go/types"
 	"path/filepath"
 	"strings"
+	"unicode"
 
 	"github.com/resumegen/resumegen/generator/internal/calls"
 	"github.com/resumegen/resumegen/generator/internal/directive"
 	"github.com/resumegen/resumegen/generator/internal/load"
 	"github.com/resumegen/resumegen/generator/internal/runtimeapi"
-	"github.com/resumegen/resumegen/internal/fingerprint"
 )
 
 // Package is the model of one package.
 type Package struct {
 	// Load is the package as loaded and type-checked.
 	Load *load.Package
-	// Directives are its directives; Calls its call analysis.
+	// Directives are its directives; Calls the call analysis of the
+	// packages read from source.
 	Directives *directive.Set
 	Calls      *calls.Analysis
+	// Module holds the models of every package read from source.
+	Module *Module
 	// Workflows are its workflows, by file and position.
 	Workflows []*Workflow
-	// Reached holds the function declarations some workflow's step
-	// search walked: the workflows and the helpers they call.
+	// Reached holds the function declarations of the package that some
+	// workflow's step search walked: the workflows and the helpers they
+	// call, of any package.
 	Reached map[*ast.FuncDecl]bool
+	// built says Build modelled the workflows.
+	built bool
 }
 
 // Workflow is one //resume:workflow function as the generator understood
@@ -90,7 +96,7 @@ type Workflow struct {
 	// Type.M); Fingerprint is their fingerprint (package
 	// internal/fingerprint), which the runtime checks against the source
 	// the binary embeds. FingerprintErr says why it could not be taken.
-	SourceDecls    []fingerprint.Decl
+	SourceDecls    []SourceDecl
 	Fingerprint    string
 	FingerprintErr error
 
@@ -116,9 +122,12 @@ type Workflow struct {
 	Calls []*Step
 	// Helpers are the durable copies of the package's functions that the
 	// body reaches and that reach steps, in the order the search entered
-	// them; HelperCalls maps the Lparen of each call of one, in the body
-	// or in a helper, to the call of its copy.
+	// them; Shared are the shared copies of functions of other packages
+	// (see Helper.Shared) it reaches, in the same order. HelperCalls maps
+	// the Lparen of each call of one, in the body or in a helper, to the
+	// call of its copy.
 	Helpers     []*Helper
+	Shared      []*Helper
 	HelperCalls map[token.Pos]*HelperCall
 	// Blocked are the calls of functions reaching a step that the search
 	// did not enter: in a place the journal cannot order (Where), or of a
@@ -142,15 +151,27 @@ type Func struct {
 	Decl *ast.FuncDecl
 	// Fn is the function, nil for the workflow's own body.
 	Fn *types.Func
+	// Pkg is the package declaring it: the workflow's, or another read
+	// from source.
+	Pkg *Package
 	// Workflow is the workflow's name.
 	Workflow string
 	// Path are the helpers from the workflow body to here, empty for the
-	// body itself.
+	// body itself; a function of another package is named pkg.F.
 	Path []string
 	// EnteredAt is the Lparen of the call where the search entered the
-	// function, NoPos for the body.
+	// function, NoPos for the body; From is the function holding that
+	// call.
 	EnteredAt token.Pos
+	From      *Func
+	// Shared says the function's journaled calls go through a shared copy
+	// (Helper.Shared): it is of another package than the workflow's, or
+	// called from such a function.
+	Shared bool
 }
+
+// Info is the types of the function's package.
+func (f *Func) Info() *types.Info { return f.Pkg.Load.TypesInfo }
 
 // Via names, for a message about code in a helper, the helper and how the
 // workflow reaches it: " (in pickOwner, called from Onboard via notifyAll
@@ -271,6 +292,14 @@ type Step struct {
 	// of those journaled after the call and written back on replay.
 	Pointers []Pointer
 	OutArgs  []int
+	// Refs are the callee's other parameters through which the step may
+	// change what the body handed it (a slice, a map, a channel, a
+	// function, a writer, a struct holding one), with what the callee's
+	// code may do through them; RefArgs the indices of the slices and maps
+	// journaled after the call and written back on replay (copied into the
+	// body's slice, the body's map emptied and refilled).
+	Refs    []Ref
+	RefArgs []int
 	// KeyExpr is the call site's key=EXPR, type-checked in the call's
 	// scope, or nil.
 	KeyExpr *Key
@@ -283,9 +312,27 @@ type Step struct {
 	ChildOld string
 
 	// Index is the step's position in Steps, Wrapper the name of its
-	// generated wrapper ("" for a wait: its call is not rewritten).
+	// generated wrapper ("" for a wait: its call is not rewritten, and for
+	// a call in a shared copy: its wrapper is the copy's, Shared.Wrapper).
 	Index   int
 	Wrapper string
+	// Shared is, for a journaled call in a shared copy of a function of
+	// another package (In.Shared), the copy's call site; SiteID its
+	// identity, which the StepDef records so that the copy's wrapper
+	// finds the step in the running workflow's definition.
+	Shared *Site
+	SiteID string
+}
+
+// Site is one journaled call (not a wait) in the body of a shared copy.
+type Site struct {
+	// ID is "importpath.F:N", N counting the copy's journaled calls from
+	// 0 in source order: the StepDef of each workflow reaching the call
+	// carries it (resume.Site finds it there).
+	ID string
+	// Step is the call as the copy's wrapper needs it, named from the
+	// copy's package; its Wrapper is the wrapper's name.
+	Step *Step
 }
 
 // Pointer is a pointer parameter of a step's callee.
@@ -306,8 +353,53 @@ type Pointer struct {
 }
 
 // NeedsOut reports whether the step journals a generated out type: it
-// writes through pointer parameters, or returns more than one value.
-func (s *Step) NeedsOut() bool { return len(s.OutArgs) > 0 || len(s.Values) > 1 }
+// writes through pointer parameters or into slices and maps it is handed,
+// or returns more than one value.
+func (s *Step) NeedsOut() bool { return len(s.OutArgs) > 0 || len(s.RefArgs) > 0 || len(s.Values) > 1 }
+
+// WritesBack lists the journaled slices and maps as the manifest and the
+// version show them: "arg2,arg3".
+func (s *Step) WritesBack() string {
+	var out []string
+	for _, i := range s.RefArgs {
+		_, key := OutField(i)
+		out = append(out, key)
+	}
+	return strings.Join(out, ",")
+}
+
+// Ref is a parameter of a step's callee, not a pointer, through which the
+// step may change what the body handed it.
+type Ref struct {
+	// Index is the parameter's index; Type its type; Kind what it is.
+	Index int
+	Type  types.Type
+	Kind  RefKind
+	// Use is what the callee's code may do through it (calls.Unknown for a
+	// callee whose body the generator does not read).
+	Use calls.Use
+	// Unread says the callee's body is not read (another module's, an
+	// interface method's): what it does is not known.
+	Unread bool
+	// Owned says the argument is the body's own: a local variable or a
+	// parameter of the function holding the call, a function literal or a
+	// method value, rather than package-level state or a dependency.
+	Owned bool
+	// Err says why JSON cannot carry a slice or map the step writes into.
+	Err error
+}
+
+// RefKind is what kind of reference a Ref is.
+type RefKind int
+
+const (
+	RefSlice  RefKind = iota // a slice: its elements
+	RefMap                   // a map: its entries
+	RefChan                  // a channel
+	RefFunc                  // a function, which may be a closure over the body's state
+	RefWriter                // an io.Writer-like interface
+	RefHolder                // a struct or array holding a slice, a map or a pointer
+)
 
 // OutField is the field of the out type holding the pointee of the i-th
 // parameter; its JSON key is "argN" with N counted from 1, so that
@@ -393,18 +485,37 @@ func (k *Key) Conversion() string {
 	return wide.Name()
 }
 
-// Helper is a function or method of the workflow's package that the
-// workflow body reaches and that reaches steps: the generated code holds a
-// durable copy of it, whose step calls go to the step wrappers.
+// Helper is a function or method read from source that a workflow body
+// reaches and that reaches steps: the generated code holds a durable copy
+// of it, whose step calls go to the step wrappers.
+//
+// A helper of the workflow's own package gets a copy per workflow, in the
+// workflow's generated file, whose wrappers name the workflow's steps
+// (&resumeW.Steps[i]). A helper of another package of the module (Shared)
+// cannot be copied there, since it may name its package's unexported
+// identifiers: it gets one copy in its own package's generated file,
+// shared by every workflow that reaches it, exported when the function is
+// (Resume_F, for other packages to call) and unexported otherwise
+// (resume_F, called from other copies of its package). Its wrappers find
+// their step in the definition of the workflow running (resume.Site, by
+// the call site's ID).
 type Helper struct {
 	Fn       *types.Func
 	Decl     *ast.FuncDecl
 	File     *ast.File
 	Display  string // pickOwner, Client.notify
-	CopyName string // resumeOnboard_pickOwner
+	CopyName string // resumeOnboard_pickOwner, Resume_NotifyAll
 	// CtxName is the name of the helper's first context.Context
 	// parameter, which step calls of callees without one receive, or "".
 	CtxName string
+	// Pkg is the package declaring the helper, where its copy lives.
+	Pkg *Package
+	// Shared marks a copy shared by every workflow (see above); Sites are
+	// then its journaled calls (waits aside) in source order and Calls
+	// its calls of other shared copies, by Lparen.
+	Shared bool
+	Sites  []*Site
+	Calls  map[token.Pos]*HelperCall
 }
 
 // HelperCall is a call of a function of the package that reaches a step,
@@ -443,6 +554,13 @@ const (
 	MethodExpression
 	// ViaEmbedded is a method promoted through an embedded field.
 	ViaEmbedded
+	// NoContext is a helper of another package calling a step whose
+	// callee takes no context.Context, without a context parameter of its
+	// own to pass on.
+	NoContext
+	// BadKey is a helper of another package with a key= its copy cannot
+	// compile.
+	BadKey
 )
 
 // ErrorTest is a test of an error a workflow's bodies make.
@@ -492,6 +610,38 @@ func (w *Workflow) Pkg() *Package { return w.pkg }
 // file of the source file named source.
 func SourceVarName(source string) string {
 	return "resumeSource_" + SanitizeIdent(strings.TrimSuffix(filepath.Base(source), ".go"))
+}
+
+// HandleName is the workflow's run handle, the type generated code
+// declares for user code to name a run of it by: ApproveRun,
+// Service_OnboardRun.
+func (w *Workflow) HandleName() string { return load.RunHandleName(w.Name) }
+
+// IsAwait reports whether the journaled call is a resume.Await.
+func (s *Step) IsAwait() bool { return s.Wait == runtimeapi.Await }
+
+// SignalMethod is the run handle's method sending the event an Await
+// waits for: Signal and the event name's letters and digits, each run of
+// them capitalized ("payment-received" → SignalPaymentReceived); "" when
+// the name has none.
+func (s *Step) SignalMethod() string {
+	var b strings.Builder
+	up := true
+	for _, r := range s.Name {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			up = true
+			continue
+		}
+		if up {
+			r = unicode.ToUpper(r)
+			up = false
+		}
+		b.WriteRune(r)
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "Signal" + b.String()
 }
 
 // DefName, VersionName, BodyName and GraphName are the identifiers the

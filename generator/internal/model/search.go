@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"slices"
 	"strings"
 
 	"golang.org/x/tools/go/types/typeutil"
@@ -49,12 +50,12 @@ func (pl place) in(where Where, detail string) place {
 // findSteps walks the workflow's body in source order and records every
 // journaled call: a call of a step, a workflow or a wait, or a call
 // carrying a trailing //resume:step. It follows the body's calls of the
-// package's own functions and methods (see enter).
+// functions and methods of the packages read from source (see enter).
 func (p *Package) findSteps(w *Workflow) {
 	s := &search{p: p, w: w, first: map[string]*Step{}, entered: map[*types.Func]bool{}, helperSteps: map[*types.Func][]*Step{}}
 	w.HelperCalls = map[token.Pos]*HelperCall{}
 	w.callAt = map[token.Pos]*Step{}
-	body := &Func{Decl: w.Decl, Workflow: w.Name}
+	body := &Func{Decl: w.Decl, Pkg: p, Workflow: w.Name}
 	w.Funcs = append(w.Funcs, body)
 	p.Reached[w.Decl] = true
 	s.walk(w.Decl.Body, place{}, body)
@@ -85,7 +86,7 @@ func (s *search) walk(n ast.Node, pl place, fr *Func) {
 			s.walk(n.Body, pl.in(InSelect, ""), fr)
 			return false
 		case *ast.RangeStmt:
-			if where, detail := s.p.rangeWhere(fr.Decl.Body, n); where != Ordered {
+			if where, detail := fr.Pkg.rangeWhere(fr.Decl.Body, n); where != Ordered {
 				for _, x := range []ast.Expr{n.Key, n.Value, n.X} {
 					if x != nil {
 						s.walk(x, pl, fr)
@@ -114,8 +115,16 @@ func (s *search) call(n *ast.CallExpr, pl place, fr *Func) bool {
 		s.walk(lit.Body, pl, fr)
 		return false
 	}
-	if st := p.stepAt(w, n); st != nil {
+	if st := fr.Pkg.stepAt(w.pkg.Load.Types, n); st != nil {
 		st.In, st.Deferred = fr, s.deferred > 0
+		st.fillOwned()
+		if fr.Shared && st.Wait == runtimeapi.NotWait {
+			if h, _ := p.Module.sharedCopy(fr.Fn); h != nil {
+				if site := h.SiteAt(n.Lparen); site != nil {
+					st.Shared, st.SiteID = site, site.ID
+				}
+			}
+		}
 		w.Calls = append(w.Calls, st)
 		w.callAt[n.Lparen] = st
 		prev, taken := s.first[st.Name]
@@ -137,7 +146,7 @@ func (s *search) call(n *ast.CallExpr, pl place, fr *Func) bool {
 		}
 		return true
 	}
-	if callee := p.Calls.Steps.Callee(n); callee != nil && p.Directives.WorkflowOf(callee) == nil {
+	if callee := p.Calls.Steps.Callee(n); callee != nil && fr.Pkg.Directives.WorkflowOf(callee) == nil {
 		// The receiver and the arguments run first, in the caller.
 		if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok {
 			s.walk(sel.X, pl, fr)
@@ -159,16 +168,17 @@ func (s *search) call(n *ast.CallExpr, pl place, fr *Func) bool {
 	return true
 }
 
-// enter follows the call of callee, a function or method of the package
+// enter follows the call of callee, a function or method read from source
 // declared with a body, into callee's body.
 func (s *search) enter(call *ast.CallExpr, callee *types.Func, pl place, fr *Func) {
 	p, w := s.p, s.w
+	shared := fr.Shared || callee.Pkg() != w.pkg.Load.Types
 	if witness := p.Calls.Steps.StepCall(callee); witness != nil {
 		if pl.where != Ordered {
 			w.Blocked = append(w.Blocked, &HelperCall{Call: call, Callee: callee, In: fr, Witness: witness, Where: pl.where, WhereDetail: pl.detail})
 			return
 		}
-		if !s.helperCall(call, callee, fr, witness) {
+		if !s.helperCall(call, callee, fr, witness, shared) {
 			return
 		}
 	}
@@ -180,8 +190,10 @@ func (s *search) enter(call *ast.CallExpr, callee *types.Func, pl place, fr *Fun
 	}
 	s.entered[callee] = true
 	decl := p.Calls.Steps.Decl(callee)
-	p.Reached[decl] = true
-	inner := &Func{Decl: decl, Fn: callee, Workflow: fr.Workflow, Path: append(append([]string(nil), fr.Path...), DisplayName(callee)), EnteredAt: call.Lparen}
+	pkg := p.Module.Package(callee.Pkg())
+	pkg.Reached[decl] = true
+	inner := &Func{Decl: decl, Fn: callee, Pkg: pkg, Workflow: fr.Workflow, Path: append(append([]string(nil), fr.Path...), QualifiedName(callee, w.pkg.Load.Types)),
+		EnteredAt: call.Lparen, From: fr, Shared: shared}
 	w.Funcs = append(w.Funcs, inner)
 	before := len(w.Calls)
 	s.walk(decl.Body, place{}, inner)
@@ -212,32 +224,29 @@ func (s *search) markDeferred(fn *types.Func, seen map[*types.Func]bool) {
 }
 
 // helperCall records the call of a helper that reaches steps, creating the
-// helper at its first call; it reports false, after recording the call as
-// blocked, when the generator cannot copy it.
-func (s *search) helperCall(call *ast.CallExpr, callee *types.Func, fr *Func, witness *ast.CallExpr) bool {
+// helper's copy at its first call (a copy of the workflow's, or a shared
+// one); it reports false, after recording the call as blocked, when the
+// generator cannot copy it.
+func (s *search) helperCall(call *ast.CallExpr, callee *types.Func, fr *Func, witness *ast.CallExpr, shared bool) bool {
 	p, w := s.p, s.w
 	hc := &HelperCall{Call: call, Callee: callee, In: fr, Witness: witness}
-	sig := callee.Type().(*types.Signature)
-	if sig.TypeParams().Len() > 0 || (sig.Recv() != nil && sig.RecvTypeParams().Len() > 0) {
-		hc.Uncopyable = Generic
+	if !fr.Pkg.copyableCall(hc) {
 		w.Blocked = append(w.Blocked, hc)
 		return false
 	}
-	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok {
-		selection := p.Load.TypesInfo.Selections[sel]
-		if selection == nil || selection.Kind() != types.MethodVal {
-			hc.Uncopyable = MethodExpression
+	if shared {
+		h, why := p.Module.sharedCopy(callee)
+		if h == nil {
+			hc.Uncopyable = why
 			w.Blocked = append(w.Blocked, hc)
 			return false
 		}
-		if len(selection.Index()) > 1 {
-			hc.Uncopyable, hc.Embedded = ViaEmbedded, embeddedPath(selection)
-			w.Blocked = append(w.Blocked, hc)
-			return false
+		hc.Helper = h
+		if !slices.Contains(w.Shared, h) {
+			w.Shared = append(w.Shared, h)
 		}
-		_, recvPtr := sig.Recv().Type().(*types.Pointer)
-		_, xPtr := p.Load.TypesInfo.TypeOf(sel.X).Underlying().(*types.Pointer)
-		hc.Method, hc.Addr, hc.Deref = true, recvPtr && !xPtr, !recvPtr && xPtr
+		w.HelperCalls[call.Lparen] = hc
+		return true
 	}
 	for _, h := range w.Helpers {
 		if h.Fn == callee {
@@ -247,7 +256,7 @@ func (s *search) helperCall(call *ast.CallExpr, callee *types.Func, fr *Func, wi
 	if hc.Helper == nil {
 		decl := p.Calls.Steps.Decl(callee)
 		name := DisplayName(callee)
-		hc.Helper = &Helper{Fn: callee, Decl: decl, File: p.fileOf(decl), Display: name,
+		hc.Helper = &Helper{Fn: callee, Decl: decl, File: p.fileOf(decl), Display: name, Pkg: p,
 			CopyName: "resume" + SanitizeIdent(w.Name) + "_" + SanitizeIdent(name), CtxName: contextParam(p.Load.TypesInfo, decl)}
 		w.Helpers = append(w.Helpers, hc.Helper)
 	}

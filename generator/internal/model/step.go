@@ -21,11 +21,12 @@ import (
 // in the canonical line the version hashes.
 const PolicyChild = "child"
 
-// stepAt returns the journaled call of call, or nil when the call is
-// none: a call of a wait, of a workflow (a child run), of a function or
-// method declared //resume:step, or a call carrying a trailing
-// //resume:step.
-func (p *Package) stepAt(w *Workflow, call *ast.CallExpr) *Step {
+// stepAt returns the journaled call of call, a call in a function of p,
+// or nil when the call is none: a call of a wait, of a workflow (a child
+// run), of a function or method declared //resume:step, or a call
+// carrying a trailing //resume:step. Its names and shapes are written as
+// seen from the package self (the workflow's).
+func (p *Package) stepAt(self *types.Package, call *ast.CallExpr) *Step {
 	info := p.Load.TypesInfo
 	var site *directive.Directive
 	if d, ok := p.Directives.Sites[call.Lparen]; ok {
@@ -33,10 +34,10 @@ func (p *Package) stepAt(w *Workflow, call *ast.CallExpr) *Step {
 	}
 	fn, _ := typeutil.Callee(info, call).(*types.Func)
 	if kind := runtimeapi.WaitOf(fn); kind != runtimeapi.NotWait {
-		return p.waitAt(w, call, fn, kind, site)
+		return p.waitAt(self, call, fn, kind, site)
 	}
 	if fn != nil && p.Directives.WorkflowOf(fn) != nil {
-		return p.childAt(w, call, fn.Origin(), site)
+		return p.childAt(self, call, fn.Origin(), site)
 	}
 	var declOpts directive.StepOptions
 	isStep := site != nil
@@ -86,7 +87,6 @@ func (p *Package) stepAt(w *Workflow, call *ast.CallExpr) *Step {
 			}
 		}
 	}
-	self := w.pkg.Load.Types
 	s.Callee, s.Display = CalleeNames(fn, self)
 	if s.TypeArgs != nil {
 		s.Callee += TypeArgsString(s.TypeArgs, nil)
@@ -100,7 +100,11 @@ func (p *Package) stepAt(w *Workflow, call *ast.CallExpr) *Step {
 	bare := BareSignature(sig)
 	s.CanonSig = types.TypeString(bare, nil)
 	s.Signature = types.TypeString(bare, NameQualifier(self))
-	p.stepTypes(s)
+	stepTypes(s, self)
+	if s.ResultsValid {
+		p.stepRefs(s, self)
+		s.JSON = journaledType(s, s.Sig.Params(), NameQualifier(self))
+	}
 	if opts.Key != "" {
 		s.KeyExpr = p.key(opts, call)
 		if sig.Variadic() {
@@ -114,8 +118,8 @@ func (p *Package) stepAt(w *Workflow, call *ast.CallExpr) *Step {
 // trailing error), and the pointees of its pointer parameters that JSON
 // carries entirely, which the wrapper journals after the call and writes
 // back on replay; and the JSON shape and type of it all.
-func (p *Package) stepTypes(s *Step) {
-	q := NameQualifier(p.Load.Types)
+func stepTypes(s *Step, self *types.Package) {
+	q := NameQualifier(self)
 	res := s.Sig.Results()
 	s.Values, s.HasErr, s.ResultsValid = SplitResults(res)
 	if !s.ResultsValid {
@@ -154,7 +158,6 @@ func (p *Package) stepTypes(s *Step) {
 		}
 		s.Pointers = append(s.Pointers, pt)
 	}
-	s.JSON = journaledType(s, params, q)
 }
 
 // dependencyTypes are standard-library types with exported fields that a
@@ -215,7 +218,7 @@ func journaledType(s *Step, params *types.Tuple, q types.Qualifier) string {
 		return "null"
 	}
 	var fields []string
-	for _, i := range s.OutArgs {
+	for _, i := range append(append([]int(nil), s.OutArgs...), s.RefArgs...) {
 		_, key := OutField(i)
 		fields = append(fields, key+" "+r.Type(params.At(i).Type()))
 	}
@@ -279,9 +282,8 @@ func stripPosition(err error) string {
 }
 
 // waitAt returns the journaled point of a call of the wait fn (kind).
-func (p *Package) waitAt(w *Workflow, call *ast.CallExpr, fn *types.Func, kind runtimeapi.Wait, site *directive.Directive) *Step {
+func (p *Package) waitAt(self *types.Package, call *ast.CallExpr, fn *types.Func, kind runtimeapi.Wait, site *directive.Directive) *Step {
 	info := p.Load.TypesInfo
-	self := w.pkg.Load.Types
 	sig := fn.Type().(*types.Signature)
 	s := &Step{Call: call, Fn: fn, Wait: kind, Site: site, Policy: string(directive.PolicyDefault), TakesCtx: true, ResultsValid: true}
 	if kind == runtimeapi.Await {
@@ -315,7 +317,7 @@ func (p *Package) waitAt(w *Workflow, call *ast.CallExpr, fn *types.Func, kind r
 	s.Name = s.AwaitConst
 	// The payload is the wait's journaled result, which a Signal is
 	// checked against.
-	q := NameQualifier(p.Load.Types)
+	q := NameQualifier(self)
 	t := s.TypeArgs.At(0)
 	s.Values, s.HasErr = []int{0}, true
 	s.Shape = jsontype.Shape("result", t, q)
@@ -326,8 +328,7 @@ func (p *Package) waitAt(w *Workflow, call *ast.CallExpr, fn *types.Func, kind r
 // childAt returns the step of call, a call of the workflow fn: a child
 // run. Only name= and key= apply at a child call site: the child's own
 // steps carry their policies.
-func (p *Package) childAt(w *Workflow, call *ast.CallExpr, fn *types.Func, site *directive.Directive) *Step {
-	self := w.pkg.Load.Types
+func (p *Package) childAt(self *types.Package, call *ast.CallExpr, fn *types.Func, site *directive.Directive) *Step {
 	sig := fn.Type().(*types.Signature)
 	s := &Step{Call: call, Fn: fn, Sig: sig, Site: site, Policy: PolicyChild, Child: true, TakesCtx: true}
 	if d := p.Directives.WorkflowOf(fn); d != nil {
@@ -346,7 +347,8 @@ func (p *Package) childAt(w *Workflow, call *ast.CallExpr, fn *types.Func, site 
 	bare := BareSignature(sig)
 	s.CanonSig = types.TypeString(bare, nil)
 	s.Signature = types.TypeString(bare, NameQualifier(self))
-	q := NameQualifier(p.Load.Types)
+	q := NameQualifier(self)
+	p.stepRefs(s, self) // the children check refuses what the child writes into
 	// The parent journals the child's output as this step's result.
 	s.JSON = journaledType(s, sig.Params(), q)
 	if res := sig.Results(); res.Len() == 2 {
@@ -358,21 +360,23 @@ func (p *Package) childAt(w *Workflow, call *ast.CallExpr, fn *types.Func, site 
 	return s
 }
 
-// StepNameAt names the journaled call of a call for messages about what a
-// helper reaches: its name= or its callee's default step name, or for a
-// wait resume.Sleep or the event name of an Await.
+// StepNameAt names the journaled call of a call, in a function of any
+// package read from source, for messages about what a helper reaches:
+// its name= or its callee's default step name, or for a wait resume.Sleep
+// or the event name of an Await.
 func (p *Package) StepNameAt(call *ast.CallExpr) string {
 	if call == nil {
 		return "?"
 	}
-	if d, ok := p.Directives.Sites[call.Lparen]; ok && d.Step.Name != "" {
+	q := p.PackageAt(call.Pos())
+	if d, ok := q.Directives.Sites[call.Lparen]; ok && d.Step.Name != "" {
 		return d.Step.Name
 	}
-	if fn, ok := typeutil.Callee(p.Load.TypesInfo, call).(*types.Func); ok {
+	if fn, ok := typeutil.Callee(q.Load.TypesInfo, call).(*types.Func); ok {
 		if runtimeapi.WaitOf(fn) != runtimeapi.NotWait {
-			return p.WaitNameAt(call, fn)
+			return q.WaitNameAt(call, fn)
 		}
-		if o, ok := p.Directives.Steps[fn.Origin()]; ok && o.Name != "" {
+		if o, ok := q.Directives.StepOf(fn); ok && o.Name != "" {
 			return o.Name
 		}
 		return DisplayName(fn)
@@ -380,11 +384,28 @@ func (p *Package) StepNameAt(call *ast.CallExpr) string {
 	return types.ExprString(call.Fun)
 }
 
+// PackageAt is the package read from source whose file holds pos, p when
+// none does.
+func (p *Package) PackageAt(pos token.Pos) *Package {
+	if p.Module != nil {
+		if f := p.Load.Fset.File(pos); f != nil {
+			for _, q := range p.Module.pkgs {
+				for _, file := range q.Load.Files {
+					if p.Load.Fset.File(file.Pos()) == f {
+						return q
+					}
+				}
+			}
+		}
+	}
+	return p
+}
+
 // WaitNameAt names the journaled point of a wait call for messages:
 // resume.Sleep, or the event name of an Await.
 func (p *Package) WaitNameAt(call *ast.CallExpr, fn *types.Func) string {
 	if runtimeapi.WaitOf(fn) == runtimeapi.Await && len(call.Args) > 1 {
-		if tv := p.Load.TypesInfo.Types[call.Args[1]]; tv.Value != nil && tv.Value.Kind() == constant.String {
+		if tv := p.PackageAt(call.Pos()).Load.TypesInfo.Types[call.Args[1]]; tv.Value != nil && tv.Value.Kind() == constant.String {
 			return fmt.Sprintf("resume.Await %q", constant.StringVal(tv.Value))
 		}
 		return "resume.Await"

@@ -46,6 +46,13 @@ func CanonicalSteps(steps []*Step) string {
 			b.WriteString("\tkey=")
 			b.WriteString(s.Opts.Key)
 		}
+		if len(s.RefArgs) > 0 {
+			// Which slices and maps are journaled follows from the callee's
+			// code, not its signature: journaling one more, or one less,
+			// changes what a run's rows hold.
+			b.WriteString("\twrites-back=")
+			b.WriteString(s.WritesBack())
+		}
 		b.WriteByte('\n')
 		writeShape(&b, s.Shape)
 	}

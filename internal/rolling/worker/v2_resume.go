@@ -16,7 +16,7 @@ import (
 // call goes through the resume journal. Regenerate with go generate.
 
 // A build error here means the runtime is older than this generated code.
-const _ = resume.SupportPackageIsVersion4
+const _ = resume.SupportPackageIsVersion5
 
 // The source the workflows of this file were copied from, which the
 // runtime checks before it runs one of them: an edit without go
@@ -130,6 +130,22 @@ func init() {
 		return resumePipelineBody(ctx, in)
 	}
 	resume.Register(Pipeline, resumePipeline)
+}
+
+// PipelineRun is a run of workflow Pipeline, by its id, in an engine. Its methods
+// send each event the workflow awaits, with the payload type it awaits, and
+// Wait returns its output: a wrong event name or payload type does not
+// compile, and a run of another workflow is refused (resume.ErrOtherWorkflow).
+//
+//	PipelineRun{Engine: engine, ID: runID}.Wait(ctx)
+type PipelineRun struct {
+	Engine *resume.Engine
+	ID     string
+}
+
+// Wait waits until the run has finished and returns its output; see resume.Engine.Wait.
+func (r PipelineRun) Wait(ctx context.Context) (Receipt, error) {
+	return resume.WaitRun[Receipt](ctx, r.Engine, resumePipeline, r.ID)
 }
 
 // resumePipelineBody is Pipeline with each step call routed through the journal.

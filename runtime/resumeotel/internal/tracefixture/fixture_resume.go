@@ -15,7 +15,7 @@ import (
 // call goes through the resume journal. Regenerate with go generate.
 
 // A build error here means the runtime is older than this generated code.
-const _ = resume.SupportPackageIsVersion3
+const _ = resume.SupportPackageIsVersion5
 
 // The source the workflows of this file were copied from, which the
 // runtime checks before it runs one of them: an edit without go
@@ -87,6 +87,22 @@ func init() {
 		return resumeOrderBody(ctx, id, failures)
 	}
 	resume.Register(Order, resumeOrder)
+}
+
+// OrderRun is a run of workflow Order, by its id, in an engine. Its methods
+// send each event the workflow awaits, with the payload type it awaits, and
+// Wait returns its output: a wrong event name or payload type does not
+// compile, and a run of another workflow is refused (resume.ErrOtherWorkflow).
+//
+//	OrderRun{Engine: engine, ID: runID}.Wait(ctx)
+type OrderRun struct {
+	Engine *resume.Engine
+	ID     string
+}
+
+// Wait waits until the run has finished and returns its output; see resume.Engine.Wait.
+func (r OrderRun) Wait(ctx context.Context) (string, error) {
+	return resume.WaitRun[string](ctx, r.Engine, resumeOrder, r.ID)
 }
 
 // resumeOrderBody is Order with each step call routed through the journal.
@@ -175,6 +191,22 @@ func init() {
 	resume.Register(Notify, resumeNotify)
 }
 
+// NotifyRun is a run of workflow Notify, by its id, in an engine. Its methods
+// send each event the workflow awaits, with the payload type it awaits, and
+// Wait returns its output: a wrong event name or payload type does not
+// compile, and a run of another workflow is refused (resume.ErrOtherWorkflow).
+//
+//	NotifyRun{Engine: engine, ID: runID}.Wait(ctx)
+type NotifyRun struct {
+	Engine *resume.Engine
+	ID     string
+}
+
+// Wait waits until the run has finished and returns its output; see resume.Engine.Wait.
+func (r NotifyRun) Wait(ctx context.Context) (string, error) {
+	return resume.WaitRun[string](ctx, r.Engine, resumeNotify, r.ID)
+}
+
 // resumeNotifyBody is Notify with each step call routed through the journal.
 func resumeNotifyBody(ctx context.Context, id string) (string, error) {
 	return resumeNotify_Send(ctx, id)
@@ -236,6 +268,22 @@ func init() {
 	resume.Register(Failing, resumeFailing)
 }
 
+// FailingRun is a run of workflow Failing, by its id, in an engine. Its methods
+// send each event the workflow awaits, with the payload type it awaits, and
+// Wait returns its output: a wrong event name or payload type does not
+// compile, and a run of another workflow is refused (resume.ErrOtherWorkflow).
+//
+//	FailingRun{Engine: engine, ID: runID}.Wait(ctx)
+type FailingRun struct {
+	Engine *resume.Engine
+	ID     string
+}
+
+// Wait waits until the run has finished and returns its error; see resume.Engine.Wait.
+func (r FailingRun) Wait(ctx context.Context) error {
+	return resume.WaitRun0(ctx, r.Engine, resumeFailing, r.ID)
+}
+
 // resumeFailingBody is Failing with each step call routed through the journal.
 func resumeFailingBody(ctx context.Context, id string) error {
 	return resumeFailing_Broken(ctx)
@@ -295,6 +343,22 @@ func init() {
 		return nil, resumeParkingBody(ctx, id)
 	}
 	resume.Register(Parking, resumeParking)
+}
+
+// ParkingRun is a run of workflow Parking, by its id, in an engine. Its methods
+// send each event the workflow awaits, with the payload type it awaits, and
+// Wait returns its output: a wrong event name or payload type does not
+// compile, and a run of another workflow is refused (resume.ErrOtherWorkflow).
+//
+//	ParkingRun{Engine: engine, ID: runID}.Wait(ctx)
+type ParkingRun struct {
+	Engine *resume.Engine
+	ID     string
+}
+
+// Wait waits until the run has finished and returns its error; see resume.Engine.Wait.
+func (r ParkingRun) Wait(ctx context.Context) error {
+	return resume.WaitRun0(ctx, r.Engine, resumeParking, r.ID)
 }
 
 // resumeParkingBody is Parking with each step call routed through the journal.
@@ -369,6 +433,22 @@ func init() {
 		return resumeNappingBody(ctx, id)
 	}
 	resume.Register(Napping, resumeNapping)
+}
+
+// NappingRun is a run of workflow Napping, by its id, in an engine. Its methods
+// send each event the workflow awaits, with the payload type it awaits, and
+// Wait returns its output: a wrong event name or payload type does not
+// compile, and a run of another workflow is refused (resume.ErrOtherWorkflow).
+//
+//	NappingRun{Engine: engine, ID: runID}.Wait(ctx)
+type NappingRun struct {
+	Engine *resume.Engine
+	ID     string
+}
+
+// Wait waits until the run has finished and returns its output; see resume.Engine.Wait.
+func (r NappingRun) Wait(ctx context.Context) (string, error) {
+	return resume.WaitRun[string](ctx, r.Engine, resumeNapping, r.ID)
 }
 
 // resumeNappingBody is Napping with each step call routed through the journal.

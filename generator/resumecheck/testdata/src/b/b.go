@@ -23,7 +23,7 @@ func notify(ctx context.Context) error {
 }
 
 func later() time.Time {
-	return time.Now() // want `time\.Now in a workflow body \(in later, called from W via notify → later\)`
+	return time.Now() // want `time\.Now in later, called from workflow W along W → notify → later → time\.Now`
 }
 
 // resume:step once // want `with a space after //`
