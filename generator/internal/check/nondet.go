@@ -471,29 +471,12 @@ func rootIdent(info *types.Info, e ast.Expr) *ast.Ident {
 // a map or a pointer; pkg.V for a qualified identifier. A write through a
 // local that aliases a package-level slice, map or pointer is not traced.
 func rootVar(info *types.Info, e ast.Expr) *types.Var {
-	for {
-		switch x := e.(type) {
-		case *ast.Ident:
-			v, _ := info.Uses[x].(*types.Var)
-			return v
-		case *ast.SelectorExpr:
-			if info.Selections[x] == nil {
-				v, _ := info.Uses[x.Sel].(*types.Var) // pkg.V
-				return v
-			}
-			e = x.X
-		case *ast.IndexExpr:
-			e = x.X
-		case *ast.SliceExpr:
-			e = x.X
-		case *ast.StarExpr:
-			e = x.X
-		case *ast.ParenExpr:
-			e = x.X
-		default:
-			return nil
-		}
+	id := rootIdent(info, e)
+	if id == nil {
+		return nil
 	}
+	v, _ := info.Uses[id].(*types.Var)
+	return v
 }
 
 // spans are the source ranges of a workflow's journaled calls and of the
