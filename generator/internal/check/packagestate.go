@@ -27,15 +27,20 @@ var PackageState = &Check{
 }
 
 // markWritten records in lvalues the identifiers n writes without reading
-// them: the roots of assignments, ++ and --, a range clause's =, delete,
-// clear and copy's first argument.
+// them: the roots of what writtenBy finds.
 func (nd *nondet) markWritten(n ast.Node) {
 	info := nd.in.Info()
-	mark := func(e ast.Expr) {
+	writtenBy(info, n, func(e ast.Expr) {
 		if id := rootIdent(info, e); id != nil {
 			nd.lvalues[id] = true
 		}
-	}
+	})
+}
+
+// writtenBy calls mark with each expression n writes in place: the
+// left-hand sides of an assignment (not a definition), ++ and --, a range
+// clause's =, and the first argument of delete, clear and copy.
+func writtenBy(info *types.Info, n ast.Node, mark func(ast.Expr)) {
 	switch n := n.(type) {
 	case *ast.AssignStmt:
 		if n.Tok != token.DEFINE {
@@ -96,37 +101,14 @@ func writtenVars(pkgs []*model.Package) map[*types.Var]token.Pos {
 					continue
 				}
 				ast.Inspect(fd.Body, func(n ast.Node) bool {
+					writtenBy(info, n, mark)
 					switch n := n.(type) {
-					case *ast.AssignStmt:
-						if n.Tok != token.DEFINE {
-							for _, lhs := range n.Lhs {
-								mark(lhs)
-							}
-						}
-					case *ast.IncDecStmt:
-						mark(n.X)
-					case *ast.RangeStmt:
-						if n.Tok == token.ASSIGN {
-							for _, lhs := range []ast.Expr{n.Key, n.Value} {
-								if lhs != nil {
-									mark(lhs)
-								}
-							}
-						}
 					case *ast.UnaryExpr:
 						if n.Op == token.AND {
 							mark(n.X)
 						}
 					case *ast.CallExpr:
-						switch fun := ast.Unparen(n.Fun).(type) {
-						case *ast.Ident:
-							if b, ok := info.Uses[fun].(*types.Builtin); ok && len(n.Args) > 0 {
-								switch b.Name() {
-								case "delete", "clear", "copy":
-									mark(n.Args[0])
-								}
-							}
-						case *ast.SelectorExpr:
+						if fun, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok {
 							if v := pointerMethodTarget(info, fun); v != nil {
 								if _, ok := out[v]; !ok {
 									out[v] = fun.Pos()
