@@ -620,20 +620,34 @@ func (j *Journal) CreateRun(ctx context.Context, r journal.RunRecord) (journal.R
 		d := r.Deadline.Sub(r.CreatedAt)
 		timeout = &d
 	}
-	var until, deadline, cancelAt *time.Time
-	err := j.pool.QueryRow(ctx, j.sql.createRun,
-		r.RunID, r.Workflow, r.Version, string(r.Status), string(r.Input), r.CreatedAt, r.UpdatedAt,
-		r.LeaseOwner, lease, r.Epoch, r.Attempts, r.Parent, r.WaitKind, nullTime(r.WakeAt), timeout).Scan(&until, &deadline, &cancelAt)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return r, false, fmt.Errorf("run %s: create: %w", r.RunID, err)
+	r, created, err := j.insertRun(ctx, j.pool, r, lease, timeout)
+	if err != nil {
+		return r, false, err
 	}
 	j.commits.Add(1)
-	if err == nil {
-		r.LeaseUntil, r.Deadline, r.CancelRequested = timeOf(until), timeOf(deadline), timeOf(cancelAt)
+	if created {
 		return r, true, nil
 	}
 	stored, err := j.run(ctx, j.pool, j.sql.selectRun, r.RunID)
 	return stored, false, err
+}
+
+// insertRun inserts r (as CreateRun stores it) through q unless its id
+// exists, and reports whether it did; the lease and deadline are lengths
+// counted by the server (nil for none).
+func (j *Journal) insertRun(ctx context.Context, q querier, r journal.RunRecord, lease, timeout *time.Duration) (journal.RunRecord, bool, error) {
+	var until, deadline, cancelAt *time.Time
+	err := q.QueryRow(ctx, j.sql.createRun,
+		r.RunID, r.Workflow, r.Version, string(r.Status), string(r.Input), r.CreatedAt, r.UpdatedAt,
+		r.LeaseOwner, lease, r.Epoch, r.Attempts, r.Parent, r.WaitKind, nullTime(r.WakeAt), timeout).Scan(&until, &deadline, &cancelAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, false, nil
+	}
+	if err != nil {
+		return r, false, fmt.Errorf("run %s: create: %w", r.RunID, err)
+	}
+	r.LeaseUntil, r.Deadline, r.CancelRequested = timeOf(until), timeOf(deadline), timeOf(cancelAt)
+	return r, true, nil
 }
 
 // Claim takes the run if it is pending, its lease expired, c.Abandoned

@@ -235,3 +235,12 @@ func BenchmarkClaimDepth(b *testing.B) {
 		b.Run(fmt.Sprintf("queued=%d", n), func(b *testing.B) { journaltest.BenchClaimDepth(b, openBench(b), n, n) })
 	}
 }
+
+// BenchmarkKeyedStart is a singleton start (a new key each op) and a
+// debounce (one key: a replacement each op after the first) against
+// Enqueue and a raw INSERT in the same loop.
+func BenchmarkKeyedStart(b *testing.B) {
+	for _, mode := range []string{"singleton", "debounce"} {
+		b.Run(mode, func(b *testing.B) { journaltest.BenchKeyedStart(b, openBench(b), mode) })
+	}
+}

@@ -206,6 +206,18 @@ CREATE TABLE resume_keys (
 ALTER TABLE resume_runs ADD COLUMN cancel_requested_at TEXT NOT NULL DEFAULT '';
 ALTER TABLE resume_runs ADD COLUMN deadline TEXT NOT NULL DEFAULT '';
 `,
+	// 12: keyed starts (debounce, singleton: see startkey.go). One row per
+	// workflow and start key: how many runs the key started (seq) and the
+	// last one.
+	`
+CREATE TABLE resume_start_keys (
+	workflow  TEXT    NOT NULL,
+	start_key TEXT    NOT NULL,
+	seq       INTEGER NOT NULL,
+	run_id    TEXT    NOT NULL,
+	PRIMARY KEY (workflow, start_key)
+) WITHOUT ROWID;
+`,
 }
 
 // SchemaVersion returns the schema version this package creates and reads.
