@@ -3,7 +3,6 @@ package pgjournal
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -15,8 +14,8 @@ import (
 // deployQueries are the statements of deploys: the claim of a worker that
 // lists its versions, advertisements, moves and manifests.
 type deployQueries struct {
-	claimNext, manifestLock, loadManifest, deleteWorkers, advertise string
-	selectRelabel, relabel, moveRun                                 string
+	claimNext, manifestLock, deleteWorkers, advertise string
+	selectRelabel, relabel, moveRun                   string
 }
 
 // manifestLockKey is the first key of the advisory lock that serializes
@@ -27,8 +26,6 @@ const manifestLockKey = 0x7265_736d // "resm"
 // appendMove is resume_runs.moves with the move in $4 (JSON) appended,
 // stamped with the server's clock.
 const appendMove = `COALESCE(moves, '[]'::jsonb) || jsonb_build_array(jsonb_set($4::jsonb, '{at}', to_jsonb(clock_timestamp())))`
-
-const manifestColumns = `workflow, version, manifest, created_at, definition, seq`
 
 // claimableVersions lists, for a claim with versions ($5 workflows, $6
 // versions, paired), the versions whose runs the worker may take: its
@@ -73,7 +70,6 @@ func newDeployQueries(schema string) deployQueries {
 			AND ` + claimableNext + `
 			RETURNING ` + runColumns,
 		manifestLock:  `SELECT pg_advisory_xact_lock($1, hashtext($2))`,
-		loadManifest:  `SELECT ` + manifestColumns + ` FROM {schema}.resume_manifests WHERE workflow = $1 AND version = $2`,
 		deleteWorkers: `DELETE FROM {schema}.resume_workers WHERE owner = $1`,
 		advertise: `INSERT INTO {schema}.resume_workers (owner, workflow, version, seen_at)
 			SELECT $1, w, v, clock_timestamp() FROM unnest($2::text[], $3::text[]) AS a (w, v)
@@ -88,7 +84,7 @@ func newDeployQueries(schema string) deployQueries {
 				updated_at = clock_timestamp()
 			WHERE run_id = $5 AND lease_owner = $6 AND epoch = $7`,
 	}
-	for _, s := range []*string{&q.claimNext, &q.loadManifest, &q.deleteWorkers, &q.advertise, &q.selectRelabel, &q.relabel, &q.moveRun} {
+	for _, s := range []*string{&q.claimNext, &q.deleteWorkers, &q.advertise, &q.selectRelabel, &q.relabel, &q.moveRun} {
 		*s = qualify(*s, schema)
 	}
 	return q
@@ -120,54 +116,16 @@ func (j *Journal) SaveManifest(ctx context.Context, m journal.ManifestRecord) er
 	return nil
 }
 
-func scanManifest(row pgx.Row) (journal.ManifestRecord, error) {
-	var m journal.ManifestRecord
-	var def []byte
-	if err := row.Scan(&m.Workflow, &m.Version, &m.Manifest, &m.CreatedAt, &def, &m.Seq); err != nil {
-		return m, err
-	}
-	m.CreatedAt = m.CreatedAt.UTC()
-	if def != nil {
-		m.Definition = def
-	}
-	return m, nil
-}
-
 // LoadManifest returns a stored manifest row; found is false when the
 // version is unknown.
 func (j *Journal) LoadManifest(ctx context.Context, workflow, version string) (journal.ManifestRecord, bool, error) {
-	j.reads.Add(1)
-	m, err := scanManifest(j.pool.QueryRow(ctx, j.sql.deploy.loadManifest, workflow, version))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return m, false, nil
-	}
-	if err != nil {
-		return m, false, fmt.Errorf("workflow %s, version %s: load manifest: %w", workflow, version, err)
-	}
-	return m, true, nil
+	return j.store.LoadManifest(ctx, workflow, version)
 }
 
 // ListManifests returns a workflow's stored manifests, newest (highest
 // seq) first.
 func (j *Journal) ListManifests(ctx context.Context, workflow string) ([]journal.ManifestRecord, error) {
-	j.reads.Add(1)
-	rows, err := j.pool.Query(ctx, j.sql.listManifests, workflow)
-	if err != nil {
-		return nil, fmt.Errorf("workflow %s: list manifests: %w", workflow, err)
-	}
-	defer rows.Close()
-	var out []journal.ManifestRecord
-	for rows.Next() {
-		m, err := scanManifest(rows)
-		if err != nil {
-			return nil, fmt.Errorf("workflow %s: list manifests: %w", workflow, err)
-		}
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("workflow %s: list manifests: %w", workflow, err)
-	}
-	return out, nil
+	return j.store.ListManifests(ctx, workflow)
 }
 
 // Advertise replaces the versions owner advertised with versions, seen at
