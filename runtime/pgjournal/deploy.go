@@ -2,7 +2,6 @@ package pgjournal
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -24,7 +23,7 @@ type deployQueries struct {
 const manifestLockKey = 0x7265_736d // "resm"
 
 // appendMove is resume_runs.moves with the move in $4 (JSON) appended,
-// stamped with the server's clock.
+// stamped with the server's clock (see dialect.AppendMove).
 const appendMove = `COALESCE(moves, '[]'::jsonb) || jsonb_build_array(jsonb_set($4::jsonb, '{at}', to_jsonb(clock_timestamp())))`
 
 // claimableVersions lists, for a claim with versions ($5 workflows, $6
@@ -74,17 +73,8 @@ func newDeployQueries(schema string) deployQueries {
 		advertise: `INSERT INTO {schema}.resume_workers (owner, workflow, version, seen_at)
 			SELECT $1, w, v, clock_timestamp() FROM unnest($2::text[], $3::text[]) AS a (w, v)
 			ON CONFLICT (owner, workflow, version) DO UPDATE SET seen_at = excluded.seen_at`,
-		selectRelabel: `SELECT s.step_key, s.name, s.status, s.final,
-				EXISTS (SELECT 1 FROM {schema}.resume_runs c WHERE c.run_id = s.run_id || '/' || s.step_key)
-			FROM {schema}.resume_steps s WHERE s.run_id = $1`,
-		relabel: `UPDATE {schema}.resume_steps SET step_key = $1, name = $2 WHERE run_id = $3 AND step_key = $4`,
-		// $1 workflow, $2 version, $3 failed step, $4 the move, $5 run,
-		// $6 owner, $7 epoch.
-		moveRun: `UPDATE {schema}.resume_runs SET workflow = $1, version = $2, failed_step = $3, moves = ` + appendMove + `,
-				updated_at = clock_timestamp()
-			WHERE run_id = $5 AND lease_owner = $6 AND epoch = $7`,
 	}
-	for _, s := range []*string{&q.claimNext, &q.deleteWorkers, &q.advertise, &q.selectRelabel, &q.relabel, &q.moveRun} {
+	for _, s := range []*string{&q.claimNext, &q.deleteWorkers, &q.advertise} {
 		*s = qualify(*s, schema)
 	}
 	return q
@@ -153,66 +143,5 @@ func (j *Journal) Advertise(ctx context.Context, owner string, versions []journa
 // moves, in one transaction holding the run's row: nothing is written
 // unless l is still the run's.
 func (j *Journal) MoveRun(ctx context.Context, l journal.Lease, m journal.Move) error {
-	err := j.inTx(ctx, func(tx pgx.Tx) error {
-		r, err := j.run(ctx, tx, j.sql.selectRunForUpdate, l.RunID)
-		if err != nil {
-			return err
-		}
-		if r.LeaseOwner != l.Owner || r.Epoch != l.Epoch {
-			return fmt.Errorf("epoch %d: %w", l.Epoch, journal.ErrLeaseLost)
-		}
-		if r.Unreadable != "" {
-			return fmt.Errorf("its row cannot be read: %s", r.Unreadable)
-		}
-		if err := j.relabel(ctx, tx, l.RunID, m.Renames); err != nil {
-			return err
-		}
-		if m.Workflow == "" {
-			m.Workflow = r.Workflow
-		}
-		move, err := json.Marshal(m)
-		if err != nil {
-			return err
-		}
-		tag, err := tx.Exec(ctx, j.sql.deploy.moveRun, m.Workflow, m.To, journal.RenameKey(r.FailedStep, m.Renames), string(move),
-			l.RunID, l.Owner, l.Epoch)
-		if err != nil {
-			return err
-		}
-		return leaseHeld(tag, l)
-	})
-	if err != nil {
-		return fmt.Errorf("run %s: move to version %s: %w", l.RunID, m.To, err)
-	}
-	return nil
-}
-
-// relabel renames the run's step rows by renames, in tx: first to a key no
-// step can have (a name holds no ':'), then to their new key, so that
-// renames that swap or chain names never meet a row half renamed.
-func (j *Journal) relabel(ctx context.Context, tx pgx.Tx, runID string, renames map[string]string) error {
-	if len(renames) == 0 {
-		return nil
-	}
-	j.reads.Add(1)
-	rows, err := tx.Query(ctx, j.sql.deploy.selectRelabel, runID)
-	if err != nil {
-		return err
-	}
-	all, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (journal.RelabelRow, error) {
-		var s journal.RelabelRow
-		err := row.Scan(&s.Key, &s.Name, &s.Status, &s.Final, &s.HasChild)
-		return s, err
-	})
-	if err != nil {
-		return err
-	}
-	plan, err := journal.PlanRelabel(runID, all, renames)
-	if err != nil {
-		return err
-	}
-	return journal.Relabel(plan, func(from, to, name string) error {
-		_, err := tx.Exec(ctx, j.sql.deploy.relabel, to, name, runID, from)
-		return err
-	})
+	return j.store.MoveRun(ctx, l, m)
 }

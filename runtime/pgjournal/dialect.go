@@ -46,7 +46,7 @@ func (dialect) Contains(col, p string) string { return "strpos(" + col + ", " + 
 
 func (dialect) ForUpdate() string { return "FOR UPDATE" }
 
-func (dialect) Now(*sqljournal.Args) string { return "clock_timestamp()" }
+func (dialect) Now(*sqljournal.Args, time.Time) string { return "clock_timestamp()" }
 
 // AppendMove appends m to the column in SQL, stamped with the server's
 // clock (appendMove, with m in p).
@@ -86,6 +86,7 @@ func (e executor) QueryRow(ctx context.Context, sql string, args ...any) sqljour
 func newStore(j *Journal) *sqljournal.Store {
 	return sqljournal.New(sqljournal.Config{
 		Dialect: dialect{j.schema},
+		Clock:   time.Now,
 		Read:    executor{j.pool},
 		Reads:   &j.reads,
 		Commits: &j.commits,

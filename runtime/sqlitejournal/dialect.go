@@ -17,7 +17,7 @@ import (
 // ?n placeholders, no schemas, timestamps as fixed-width UTC text, IN
 // lists, no row locks (a write transaction holds the database's write
 // lock from BEGIN IMMEDIATE), and the journal's clock as an argument.
-type dialect struct{ j *Journal }
+type dialect struct{}
 
 var _ sqljournal.Dialect = dialect{}
 
@@ -58,8 +58,8 @@ func (dialect) Contains(col, p string) string { return "instr(" + col + ", " + p
 
 func (dialect) ForUpdate() string { return "" }
 
-// Now is the journal's clock (see WithClock), as an argument.
-func (d dialect) Now(a *sqljournal.Args) string { return a.Add(ts(d.j.clock())) }
+// Now is the journal's clock (see WithClock), as read, as an argument.
+func (dialect) Now(a *sqljournal.Args, now time.Time) string { return a.Add(ts(now)) }
 
 // AppendMove appends m, stamped now, to the moves read: the column is
 // rewritten whole, under the write lock its transaction holds.
@@ -113,7 +113,8 @@ func (r sqlRows) Close() { r.Rows.Close() }
 // newStore is the shared half of j (sqljournal.Store).
 func newStore(j *Journal) *sqljournal.Store {
 	return sqljournal.New(sqljournal.Config{
-		Dialect: dialect{j},
+		Dialect: dialect{},
+		Clock:   j.clock,
 		Read:    executor{j.read},
 		Reads:   &j.reads,
 		Commits: &j.commits,

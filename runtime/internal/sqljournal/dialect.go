@@ -70,9 +70,10 @@ type Dialect interface {
 	// holds the whole database's write lock from its start.
 	ForUpdate() string
 	// Now is the SQL expression of the journal's clock in a statement
-	// whose arguments a is gathering: a server function, or an argument
+	// whose arguments a is gathering: a server function, or now, the
+	// journal's clock as the host read it (Config.Clock), as an argument
 	// it adds to a.
-	Now(a *Args) string
+	Now(a *Args, now time.Time) string
 	// AppendMove is the SQL expression of a run's moves column with m
 	// appended, stamped with the journal's clock (or now, where the
 	// journal's clock is the host's), and the argument of placeholder p

@@ -24,7 +24,7 @@ func (s *Store) RecordAction(ctx context.Context, tx Executor, runID string) err
 	id := a.Add(runID)
 	q := `INSERT INTO {schema}.resume_actions (run_id, seq, action, detail, actor, origin, via, at)
 		SELECT ` + id + `, COALESCE(MAX(seq), 0) + 1, ` + a.Add(act.Action) + `, ` + a.Add(act.Detail) + `, ` +
-		a.Add(act.Actor) + `, ` + a.Add(act.Origin) + `, ` + a.Add(act.Via) + `, ` + d.Now(a) + `
+		a.Add(act.Actor) + `, ` + a.Add(act.Origin) + `, ` + a.Add(act.Via) + `, ` + d.Now(a, s.cfg.Clock()) + `
 		FROM {schema}.resume_actions WHERE run_id = ` + id
 	if _, err := tx.Exec(ctx, d.Rebind(q), a.Values()...); err != nil {
 		return fmt.Errorf("run %s: record the operator's %s: %w", runID, act.Action, d.WriteErr(err))

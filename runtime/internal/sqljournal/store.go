@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/resumegen/resumegen/runtime/journal"
 )
@@ -23,6 +24,10 @@ type Config struct {
 	// ScanRun scans the backend's run columns (RunColumns), then extra
 	// destinations.
 	ScanRun func(row Row, extra ...any) (journal.RunRecord, error)
+	// Clock is the journal's clock as the host reads it: where a dialect
+	// stamps rows with the host's time (SQLite: the journal's clock, see
+	// its WithClock), the time it stamps.
+	Clock func() time.Time
 	// InTx runs fn in a read-write transaction, holding what the backend
 	// must hold to change a run, and commits it (counting the commit) if
 	// fn succeeds.
@@ -42,7 +47,8 @@ type statements struct {
 	recordAction, listActions, sealingKeys                     string
 	selectRun, selectStepStatus, resolveDone, resolveRedo      string
 	makePending, wakeParents, retrySteps, retryRun             string
-	acceptVersion                                              string
+	acceptVersion, selectRelabel, relabel                      string
+	keptSignal, listSignals, consumeSignal, parentOf           string
 }
 
 // RunColumns are the columns of resume_runs a backend's ScanRun scans, in
@@ -94,11 +100,23 @@ func New(cfg Config) *Store {
 		retryRun: `UPDATE {schema}.resume_runs SET status = 'pending', error = '', failed_step = '', updated_at = $1 WHERE run_id = $2`,
 		acceptVersion: `UPDATE {schema}.resume_runs SET version = $1, status = 'pending', error = '',
 			attention_step = '', attention_kind = '', updated_at = $2, moves = {moves} WHERE run_id = $4`,
+		selectRelabel: `SELECT s.step_key, s.name, s.status, s.final,
+				EXISTS (SELECT 1 FROM {schema}.resume_runs c WHERE c.run_id = s.run_id || '/' || s.step_key)
+			FROM {schema}.resume_steps s WHERE s.run_id = $1`,
+		relabel: `UPDATE {schema}.resume_steps SET step_key = $1, name = $2 WHERE run_id = $3 AND step_key = $4`,
+		keptSignal: `SELECT seq, payload, sent_at FROM {schema}.resume_signals
+			WHERE run_id = $1 AND name = $2 AND consumed_key = '' ORDER BY seq LIMIT 1`,
+		listSignals: `SELECT run_id, name, seq, payload, sent_at, consumed_key FROM {schema}.resume_signals
+			WHERE run_id = $1 ORDER BY seq`,
+		consumeSignal: `UPDATE {schema}.resume_signals SET consumed_key = $1
+			WHERE run_id = $2 AND seq = $3 AND consumed_key = ''`,
+		parentOf: `SELECT parent_run_id FROM {schema}.resume_runs WHERE run_id = $1`,
 	}
 	for _, q := range []*string{
 		&s.listRuns, &s.countRuns, &s.manifest, &s.loadManifest, &s.listManifests,
 		&s.listActions, &s.sealingKeys, &s.selectRun, &s.selectStepStatus, &s.resolveDone, &s.resolveRedo,
 		&s.makePending, &s.wakeParents, &s.retrySteps, &s.retryRun, &s.acceptVersion,
+		&s.selectRelabel, &s.relabel, &s.keptSignal, &s.listSignals, &s.consumeSignal, &s.parentOf,
 	} {
 		*q = d.Rebind(*q)
 	}
