@@ -38,6 +38,10 @@ func (dialect) ScanTime(v any) (time.Time, error) {
 	return time.Time{}, errors.New("not a timestamp")
 }
 
+func (dialect) NoTime() string { return "NULL" }
+
+func (dialect) Unset(col string) string { return col + " IS NULL" }
+
 func (dialect) AnyOf(col string, first int, vals []string) (string, []any) {
 	return col + " = ANY(" + sqljournal.DollarParam(first) + ")", []any{vals}
 }

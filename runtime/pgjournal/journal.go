@@ -231,7 +231,7 @@ type queries struct {
 	createRun, selectRun, selectRunForUpdate, selectSteps, entrySteps string
 	claimedSteps, refusedRun, keepAlive, stopOwner, forgetOwners      string
 	claim, claimNext, renew, writeStep, writeStepTx, finish           string
-	saveManifest, wakeParents                                         string
+	saveManifest                                                      string
 	deploy                                                            deployQueries
 }
 
@@ -357,14 +357,6 @@ func newQueries(schema string) queries {
 				wait_name = CASE WHEN cancel_requested_at IS NULL THEN $13 ELSE '' END,
 				wake_at = CASE WHEN cancel_requested_at IS NULL THEN $14::timestamptz END
 			WHERE run_id = $6 AND lease_owner = $7 AND epoch = $8`,
-		// The runs that wait, parked, for child run $2 to be settled by a
-		// person: its parent, the parent's parent when it waits for the
-		// parent, and so on. Each then resumes its child where it stopped.
-		wakeParents: `WITH RECURSIVE up(id) AS (
-				SELECT parent_run_id FROM {schema}.resume_runs WHERE run_id = $2 AND parent_run_id <> ''
-				UNION SELECT r.parent_run_id FROM {schema}.resume_runs r JOIN up ON r.run_id = up.id WHERE r.parent_run_id <> '')
-			UPDATE {schema}.resume_runs SET status = 'pending', error = '', attention_step = '', attention_kind = '', updated_at = $1
-			WHERE run_id IN (SELECT id FROM up) AND status = 'needs_attention' AND attention_kind = 'child'`,
 		keepAlive: `INSERT INTO {schema}.resume_owners (owner, since) VALUES ($1, clock_timestamp())
 			ON CONFLICT (owner) DO UPDATE SET stopped_at = NULL`,
 		stopOwner: `INSERT INTO {schema}.resume_owners (owner, since, stopped_at) VALUES ($1, clock_timestamp(), clock_timestamp())
@@ -398,7 +390,7 @@ func newQueries(schema string) queries {
 		&q.createRun, &q.selectRun, &q.selectRunForUpdate, &q.selectSteps, &q.entrySteps,
 		&q.claimedSteps, &q.refusedRun, &q.keepAlive, &q.stopOwner, &q.forgetOwners,
 		&q.claim, &q.claimNext, &q.renew, &q.writeStep, &q.writeStepTx, &q.finish,
-		&q.saveManifest, &q.wakeParents,
+		&q.saveManifest,
 	} {
 		*s = qualify(*s, schema)
 	}

@@ -45,6 +45,10 @@ func (dialect) ScanTime(v any) (time.Time, error) {
 	return time.Parse(timeFormat, s)
 }
 
+func (dialect) NoTime() string { return "''" }
+
+func (dialect) Unset(col string) string { return col + " = ''" }
+
 func (dialect) AnyOf(col string, first int, vals []string) (string, []any) {
 	ph := make([]string, len(vals))
 	args := make([]any, len(vals))

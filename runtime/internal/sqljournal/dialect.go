@@ -1,29 +1,35 @@
 // Package sqljournal is the half of a SQL journal that does not depend on
-// the database: the statements, row scanning and checks of the operations
-// whose logic is the same in every SQL backend (listing and counting runs,
-// manifests, the operators' actions, sealing keys, resolving and retrying
-// parked runs, accepting a version), written once against a [Dialect] and
-// an [Executor].
+// the database: the statements, row scanning, checks and error messages
+// of the operations whose logic is the same in every SQL backend, written
+// once against a [Dialect] and an [Executor]: listing and counting runs
+// ([Store.ListRuns], [Store.CountRuns], [RunWhere]), manifests, the
+// operators' actions ([Store.RecordAction], [Store.ListActions]) and
+// sealing keys, [Store.Resolve], [Store.Retry], [Store.AcceptVersion],
+// [Store.MoveRun] with its relabel, [Store.Cancel], and kept signals
+// ([Store.KeptSignal], [Store.ListSignals], [Store.ConsumeSignal],
+// [Store.WakeForSignal]).
 //
 // A backend (runtime/pgjournal, runtime/sqlitejournal) supplies:
 //
 //   - a [Dialect]: what its SQL spells differently (placeholders, the
 //     qualified table names, the journal's clock, list membership,
-//     substring search, row locks) and how it stores values (timestamps as
-//     timestamptz or as fixed-width UTC text; NULL for the zero time or
-//     ""), and how it classifies errors (no row; a write refused because
-//     another writer holds the lock);
+//     substring search, row locks, how a move is appended) and how it
+//     stores values (timestamps as timestamptz or as fixed-width UTC
+//     text; NULL or "" for no time), and how it classifies errors (no
+//     row; a write refused because another writer holds the lock);
 //   - an [Executor] over its connection pool and over its transactions
 //     (pgx's pool and pgx.Tx, or *sql.DB and *sql.Tx), so that one
 //     function serves both;
-//   - a [Store]: the executors it reads and writes through, its counters,
-//     its run scanner, and how it opens a transaction.
+//   - a [Config] for [New]: the executor it reads through, its counters,
+//     its run scanner, its host-side clock and how it opens a
+//     transaction.
 //
-// What truly differs stays in the backend: the hot path (claims, step
-// writes, group commit, tx steps and their fences), the schema and its
-// migrations, PostgreSQL's pipelined batches, LISTEN/NOTIFY, advisory
-// locks and pooler detection, SQLite's single writer connection, its busy
-// handling and its tolerant reading of cells that do not convert.
+// What truly differs stays in the backend: the hot path (CreateRun,
+// claims, step writes, FinishRun, group commit, tx steps and their
+// fences), the schema and its migrations, PostgreSQL's pipelined batches,
+// LISTEN/NOTIFY, advisory locks and pooler detection, SQLite's single
+// writer connection, its busy handling and its tolerant reading of cells
+// that do not convert (its run scanner).
 //
 // Shared statements are written once in PostgreSQL's spelling, with $n
 // placeholders and tables named {schema}.resume_x; [Dialect.Rebind] turns
@@ -31,7 +37,8 @@
 // engine that speaks PostgreSQL's wire protocol (CockroachDB, YugabyteDB)
 // would be a Dialect close to PostgreSQL's, with its own error
 // classification (serialization failures to retry), not a fork of the
-// journal.
+// journal; docs/reference.md ("Adding a journal: dialects") lists what it
+// must still write itself.
 package sqljournal
 
 import (
@@ -59,6 +66,11 @@ type Dialect interface {
 	// time.Time, or text in the backend's format. NULL and "" read as
 	// the zero time; a result is in UTC.
 	ScanTime(v any) (time.Time, error)
+	// NoTime is the SQL literal of no time in a timestamp column: NULL,
+	// or '' where timestamps are text.
+	NoTime() string
+	// Unset is the condition that timestamp column col holds no time.
+	Unset(col string) string
 	// AnyOf is the condition that col is one of vals, with the arguments
 	// it adds after the first-1 already given.
 	AnyOf(col string, first int, vals []string) (cond string, args []any)

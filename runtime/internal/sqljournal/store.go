@@ -49,6 +49,7 @@ type statements struct {
 	makePending, wakeParents, retrySteps, retryRun             string
 	acceptVersion, selectRelabel, relabel                      string
 	keptSignal, listSignals, consumeSignal, parentOf           string
+	unwindable, cancelRequested                                string
 }
 
 // RunColumns are the columns of resume_runs a backend's ScanRun scans, in
@@ -111,12 +112,18 @@ func New(cfg Config) *Store {
 		consumeSignal: `UPDATE {schema}.resume_signals SET consumed_key = $1
 			WHERE run_id = $2 AND seq = $3 AND consumed_key = ''`,
 		parentOf: `SELECT parent_run_id FROM {schema}.resume_runs WHERE run_id = $1`,
+		// A run has something to unwind when it journaled a step or
+		// started a child run.
+		unwindable: `SELECT EXISTS (SELECT 1 FROM {schema}.resume_steps WHERE run_id = $1)
+			OR EXISTS (SELECT 1 FROM {schema}.resume_runs WHERE parent_run_id = $1)`,
+		cancelRequested: `SELECT cancel_requested_at FROM {schema}.resume_runs WHERE run_id = $1`,
 	}
 	for _, q := range []*string{
 		&s.listRuns, &s.countRuns, &s.manifest, &s.loadManifest, &s.listManifests,
 		&s.listActions, &s.sealingKeys, &s.selectRun, &s.selectStepStatus, &s.resolveDone, &s.resolveRedo,
 		&s.makePending, &s.wakeParents, &s.retrySteps, &s.retryRun, &s.acceptVersion,
 		&s.selectRelabel, &s.relabel, &s.keptSignal, &s.listSignals, &s.consumeSignal, &s.parentOf,
+		&s.unwindable, &s.cancelRequested,
 	} {
 		*q = d.Rebind(*q)
 	}
