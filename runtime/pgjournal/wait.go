@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/resumegen/resumegen/runtime/internal/sqljournal"
 	"github.com/resumegen/resumegen/runtime/journal"
 )
 
@@ -46,48 +47,29 @@ func (j *Journal) NotifyFinish(ctx context.Context) (<-chan struct{}, error) {
 }
 
 // Signal keeps s for the run's next await of s.Name and wakes the run if
-// it waits for that event, in one transaction holding the run's row.
+// it waits for that event, in one transaction holding the run's row, and
+// its ancestors' rows: a parent suspending for this child at this moment
+// then sees the child woken (see finishWaiting). The signal is stamped
+// with the server's clock.
 func (j *Journal) Signal(ctx context.Context, s journal.SignalRecord) (journal.SignalRecord, error) {
-	if err := journal.CheckSignal(s); err != nil {
-		return s, fmt.Errorf("run %s: signal: %w", s.RunID, err)
-	}
+	return j.store.Signal(ctx, s, j.keepSignal)
+}
+
+// keepSignal locks the ancestors of run r and inserts signal s, numbered
+// and stamped by the server (sqljournal.KeepSignal).
+func (j *Journal) keepSignal(ctx context.Context, tx sqljournal.Executor, r journal.RunRecord, s *journal.SignalRecord) error {
 	q := func(sql string) string { return qualify(sql, j.schema) }
-	err := j.inTx(ctx, func(tx pgx.Tx) error {
-		r, err := j.run(ctx, tx, j.sql.selectRunForUpdate, s.RunID)
-		if err != nil {
-			return err
-		}
-		if r.Status.Finished() {
-			return fmt.Errorf("run %s is %s: %w", s.RunID, r.Status, journal.ErrRunFinished)
-		}
-		if !r.CancelRequested.IsZero() {
-			return fmt.Errorf("run %s is being cancelled: %w", s.RunID, journal.ErrRunFinished)
-		}
-		// Lock the ancestors too: a parent suspending for this child at
-		// this moment then sees the child woken (see finishWaiting).
-		if _, err := tx.Exec(ctx, q(`WITH RECURSIVE up(id) AS (
-				SELECT parent_run_id FROM {schema}.resume_runs WHERE run_id = $1 AND parent_run_id <> ''
-				UNION SELECT r.parent_run_id FROM {schema}.resume_runs r JOIN up ON r.run_id = up.id WHERE r.parent_run_id <> '')
-			SELECT 1 FROM {schema}.resume_runs WHERE run_id IN (SELECT id FROM up) ORDER BY run_id FOR UPDATE`), s.RunID); err != nil {
-			return err
-		}
-		s.ConsumedKey = ""
-		err = tx.QueryRow(ctx, q(`INSERT INTO {schema}.resume_signals (run_id, name, seq, payload, sent_at)
-			SELECT $1, $2, COALESCE(MAX(seq), 0) + 1, $3, clock_timestamp() FROM {schema}.resume_signals WHERE run_id = $1
-			RETURNING seq, sent_at`), s.RunID, s.Name, string(s.Payload)).Scan(&s.Seq, &s.SentAt)
-		if err != nil {
-			return err
-		}
-		s.SentAt = s.SentAt.UTC()
-		if err := j.recordAction(ctx, tx, s.RunID); err != nil {
-			return err
-		}
-		return j.store.WakeForSignal(ctx, executor{tx}, r, s.Name, s.SentAt)
-	})
-	if err != nil {
-		return s, fmt.Errorf("run %s: signal %s: %w", s.RunID, s.Name, err)
+	if _, err := tx.Exec(ctx, q(`WITH RECURSIVE up(id) AS (
+			SELECT parent_run_id FROM {schema}.resume_runs WHERE run_id = $1 AND parent_run_id <> ''
+			UNION SELECT r.parent_run_id FROM {schema}.resume_runs r JOIN up ON r.run_id = up.id WHERE r.parent_run_id <> '')
+		SELECT 1 FROM {schema}.resume_runs WHERE run_id IN (SELECT id FROM up) ORDER BY run_id FOR UPDATE`), s.RunID); err != nil {
+		return err
 	}
-	return s, nil
+	err := tx.QueryRow(ctx, q(`INSERT INTO {schema}.resume_signals (run_id, name, seq, payload, sent_at)
+		SELECT $1, $2, COALESCE(MAX(seq), 0) + 1, $3, clock_timestamp() FROM {schema}.resume_signals WHERE run_id = $1
+		RETURNING seq, sent_at`), s.RunID, s.Name, string(s.Payload)).Scan(&s.Seq, &s.SentAt)
+	s.SentAt = s.SentAt.UTC()
+	return err
 }
 
 // KeptSignal returns the oldest signal named name of run runID that no

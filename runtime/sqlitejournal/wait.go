@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/resumegen/resumegen/runtime/internal/sqljournal"
 	"github.com/resumegen/resumegen/runtime/journal"
 )
 
@@ -29,41 +30,24 @@ const claimWaitSet = `wait_kind = '', wait_name = '',
 const waitDue = `(status = 'waiting' AND wake_at > '' AND wake_at <= ?)`
 
 // Signal keeps s for the run's next await of s.Name and wakes the run if
-// it waits for that event, in one commit.
+// it waits for that event, in one commit; the signal is stamped with the
+// journal's clock.
 func (j *Journal) Signal(ctx context.Context, s journal.SignalRecord) (journal.SignalRecord, error) {
-	if err := journal.CheckSignal(s); err != nil {
-		return s, fmt.Errorf("run %s: signal: %w", s.RunID, err)
+	return j.store.Signal(ctx, s, j.keepSignal)
+}
+
+// keepSignal inserts signal s, numbered after the run's others and
+// stamped with the journal's clock (sqljournal.KeepSignal); the write lock
+// its transaction holds keeps the number its own.
+func (j *Journal) keepSignal(ctx context.Context, tx sqljournal.Executor, _ journal.RunRecord, s *journal.SignalRecord) error {
+	s.SentAt = j.clock()
+	j.reads.Add(1)
+	if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM resume_signals WHERE run_id = ?`, s.RunID).Scan(&s.Seq); err != nil {
+		return err
 	}
-	err := j.inTx(ctx, func(tx *sql.Tx) error {
-		r, err := j.run(ctx, tx, s.RunID)
-		if err != nil {
-			return err
-		}
-		if r.Status.Finished() {
-			return fmt.Errorf("run %s is %s: %w", s.RunID, r.Status, journal.ErrRunFinished)
-		}
-		if !r.CancelRequested.IsZero() {
-			return fmt.Errorf("run %s is being cancelled: %w", s.RunID, journal.ErrRunFinished)
-		}
-		s.SentAt = j.clock()
-		j.reads.Add(1)
-		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM resume_signals WHERE run_id = ?`, s.RunID).Scan(&s.Seq); err != nil {
-			return err
-		}
-		s.ConsumedKey = ""
-		if _, err := tx.ExecContext(ctx, `INSERT INTO resume_signals (run_id, name, seq, payload, sent_at) VALUES (?, ?, ?, ?, ?)`,
-			s.RunID, s.Name, s.Seq, string(s.Payload), ts(s.SentAt)); err != nil {
-			return writeLock(err)
-		}
-		if err := j.recordAction(ctx, tx, s.RunID); err != nil {
-			return err
-		}
-		return j.store.WakeForSignal(ctx, executor{tx}, r, s.Name, s.SentAt)
-	})
-	if err != nil {
-		return s, fmt.Errorf("run %s: signal %s: %w", s.RunID, s.Name, err)
-	}
-	return s, nil
+	_, err := tx.Exec(ctx, `INSERT INTO resume_signals (run_id, name, seq, payload, sent_at) VALUES (?, ?, ?, ?, ?)`,
+		s.RunID, s.Name, s.Seq, string(s.Payload), ts(s.SentAt))
+	return err
 }
 
 // KeptSignal returns the oldest signal named name of run runID that no

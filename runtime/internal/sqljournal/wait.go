@@ -90,3 +90,43 @@ func (s *Store) WakeForSignal(ctx context.Context, tx Executor, r journal.RunRec
 	}
 	return nil
 }
+
+// KeepSignal stores signal s of run r in tx, setting its Seq (the next of
+// the run's) and SentAt (by the journal's clock): how is the backend's
+// (PostgreSQL also locks the run's ancestors, so that a parent suspending
+// for r at this moment sees it woken).
+type KeepSignal func(ctx context.Context, tx Executor, r journal.RunRecord, s *journal.SignalRecord) error
+
+// Signal keeps s for the run's next await of s.Name, with keep, and wakes
+// the run if it waits for that event, and its ancestors that wait for it,
+// in one transaction holding the run's row. A finished run, or one asked
+// to stop, refuses it with journal.ErrRunFinished.
+func (s *Store) Signal(ctx context.Context, sig journal.SignalRecord, keep KeepSignal) (journal.SignalRecord, error) {
+	if err := journal.CheckSignal(sig); err != nil {
+		return sig, fmt.Errorf("run %s: signal: %w", sig.RunID, err)
+	}
+	err := s.cfg.InTx(ctx, func(tx Executor) error {
+		r, err := s.run(ctx, tx, sig.RunID)
+		if err != nil {
+			return err
+		}
+		if r.Status.Finished() {
+			return fmt.Errorf("run %s is %s: %w", sig.RunID, r.Status, journal.ErrRunFinished)
+		}
+		if !r.CancelRequested.IsZero() {
+			return fmt.Errorf("run %s is being cancelled: %w", sig.RunID, journal.ErrRunFinished)
+		}
+		sig.ConsumedKey = ""
+		if err := keep(ctx, tx, r, &sig); err != nil {
+			return s.cfg.Dialect.WriteErr(err)
+		}
+		if err := s.RecordAction(ctx, tx, sig.RunID); err != nil {
+			return err
+		}
+		return s.WakeForSignal(ctx, tx, r, sig.Name, sig.SentAt)
+	})
+	if err != nil {
+		return sig, fmt.Errorf("run %s: signal %s: %w", sig.RunID, sig.Name, err)
+	}
+	return sig, nil
+}
