@@ -179,3 +179,108 @@ func TestGroupCommitOneFaultyRow(t *testing.T) {
 		}
 	}
 }
+
+// A group's step rows go in one statement, whatever their columns: each
+// row reads back as the same row written alone, and the first row of a
+// run's entry marks its progress.
+func TestGroupCommitRowsAsWrittenAlone(t *testing.T) {
+	ctx := context.Background()
+	j, schema, leases := groupFixture(t, 4)
+	// Claimed once more: each run's next row is its entry's first.
+	for i, l := range leases {
+		run, _, err := j.Claim(ctx, journal.ClaimRequest{RunID: l.RunID, Owner: "a", Lease: time.Minute, Abandoned: &l})
+		if err != nil {
+			t.Fatal(err)
+		}
+		leases[i].Epoch = run.Epoch
+	}
+	t0 := time.Date(2026, 12, 2, 6, 0, 0, 123456000, time.UTC)
+	rows := []journal.StepRecord{
+		{RunID: "r0", StepKey: "A", Name: "a", Status: journal.StepSucceeded, Result: []byte(`{"x":[1,2]}`), Attempt: 2, AttemptBase: 1, Seq: 7,
+			StartedAt: t0, FinishedAt: t0.Add(time.Second), Final: true},
+		{RunID: "r1", StepKey: "B", Name: "b", Status: journal.StepFailed, Error: "no", ErrorDetail: []byte(`{"kind":"x"}`), Attempt: 3, Seq: 2,
+			StartedAt: t0, FinishedAt: t0.Add(2 * time.Second),
+			History: []journal.AttemptRecord{{Attempt: 1, Error: "first", StartedAt: t0, FinishedAt: t0.Add(time.Millisecond)}}},
+		{RunID: "r2", StepKey: "C", Name: "c", Status: journal.StepInFlight, Attempt: 1, Seq: 3, StartedAt: t0},
+		{RunID: "r3", StepKey: "D", Name: "d", Status: journal.StepSucceeded, Result: []byte(`null`), Attempt: 1, Seq: 4, StartedAt: t0, FinishedAt: t0},
+	}
+	var writes []func() error
+	for i, s := range rows {
+		writes = append(writes, func() error { return j.WriteStep(ctx, leases[i], s) })
+	}
+	for i, err := range queueBehind(t, j, schema, writes) {
+		if err != nil {
+			t.Errorf("write %d: %v", i, err)
+		}
+	}
+	// The same rows, written alone, in a journal of their own.
+	alone, _, aloneLeases := groupFixture(t, 4)
+	for i, s := range rows {
+		if err := alone.WriteStep(ctx, aloneLeases[i], s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, s := range rows {
+		r, got, err := j.LoadRun(ctx, s.RunID)
+		if err != nil || len(got) != 1 {
+			t.Fatalf("run %s: %d rows, %v", s.RunID, len(got), err)
+		}
+		_, want, err := alone.LoadRun(ctx, s.RunID)
+		if err != nil || len(want) != 1 {
+			t.Fatalf("run %s alone: %d rows, %v", s.RunID, len(want), err)
+		}
+		if g, w := fmt.Sprintf("%+v", got[0]), fmt.Sprintf("%+v", want[0]); g != w {
+			t.Errorf("row %d in a group:\n%s\nwritten alone:\n%s", i, g, w)
+		}
+		if r.ClaimsSinceProgress != 0 {
+			t.Errorf("run %s: %d claims since progress after its entry's first row, want 0", s.RunID, r.ClaimsSinceProgress)
+		}
+	}
+}
+
+// Each row of a group is fenced by its own lease, also when two writes
+// name one run: the stale lease's row is refused, the current one's
+// written. And a row written twice in one group keeps the order of the
+// calls.
+func TestGroupCommitLeasePerRow(t *testing.T) {
+	ctx := context.Background()
+	j, schema, leases := groupFixture(t, 3)
+	stale := leases[1]
+	stale.Owner = "b"
+	second := groupStep("r2", "E")
+	second.Status, second.Attempt = journal.StepFailed, 2
+	errs := queueBehind(t, j, schema, []func() error{
+		func() error { return j.WriteStep(ctx, leases[0], groupStep("r0", "A")) },
+		func() error { return j.WriteStep(ctx, stale, groupStep("r1", "stale")) },
+		func() error { return j.WriteStep(ctx, leases[1], groupStep("r1", "B")) },
+		func() error { return j.WriteStep(ctx, leases[2], groupStep("r2", "C")) },
+	})
+	errs = append(errs, queueBehind(t, j, schema, []func() error{
+		func() error { return j.WriteStep(ctx, leases[0], groupStep("r0", "A2")) },
+		func() error { return j.WriteStep(ctx, leases[2], groupStep("r2", "E")) },
+		func() error { return j.WriteStep(ctx, leases[2], second) },
+	})...)
+	for i, err := range errs {
+		if i == 1 {
+			if !errors.Is(err, journal.ErrLeaseLost) || !strings.Contains(err.Error(), "step stale") {
+				t.Errorf("the stale lease's write: %v, want ErrLeaseLost naming its step", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("write %d: %v", i, err)
+		}
+	}
+	if stepWritten(t, j, "r1", "stale") || !stepWritten(t, j, "r1", "B") {
+		t.Errorf("run r1: the stale lease's row written, or the current one's not")
+	}
+	_, steps, err := j.LoadRun(ctx, "r2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range steps {
+		if s.StepKey == "E" && (s.Status != journal.StepFailed || s.Attempt != 2) {
+			t.Errorf("run r2's row E written twice in one group: %+v; want the second write's", s)
+		}
+	}
+}
