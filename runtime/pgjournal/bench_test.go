@@ -26,15 +26,22 @@ import (
 // on a pool that counts the statements it sends.
 func openBench(b *testing.B) journaltest.BenchHarness {
 	b.Helper()
-	cfg := testPool(b).Config()
+	return openCountedBench(b, testPool(b))
+}
+
+// openCountedBench is openBenchOn on a copy of pool's configuration that
+// counts the statements it sends (BenchHarness.Statements).
+func openCountedBench(b *testing.B, pool *pgxpool.Pool) journaltest.BenchHarness {
+	b.Helper()
+	cfg := pool.Config()
 	var sent statementCounter
 	cfg.ConnConfig.Tracer = &sent
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	counted, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		b.Fatalf("connect: %v", err)
 	}
-	b.Cleanup(pool.Close)
-	h := openBenchOn(b, pool)
+	b.Cleanup(counted.Close)
+	h := openBenchOn(b, counted)
 	h.Statements = sent.Load
 	return h
 }
@@ -195,6 +202,14 @@ func BenchmarkConcurrent(b *testing.B) {
 
 // BenchmarkClaimDepth: journaltest.BenchClaimDepth along the claim
 // ladder, as many pending runs as waiting ones. Target (issue 23): flat.
+// BenchmarkConcurrentPgBouncer is BenchmarkConcurrent at 16 runs through
+// PgBouncer in transaction pooling mode, where no statement is prepared
+// on the server (QueryExecModeExec): each statement of a group is parsed
+// and planned where it runs.
+func BenchmarkConcurrentPgBouncer(b *testing.B) {
+	journaltest.BenchConcurrent(b, openCountedBench(b, pgBouncerPool(b)), 16, 20)
+}
+
 func BenchmarkClaimDepth(b *testing.B) {
 	for _, n := range journaltest.ClaimLadder {
 		b.Run(fmt.Sprintf("queued=%d", n), func(b *testing.B) { journaltest.BenchClaimDepth(b, openBench(b), n, n) })
