@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/pgjournal"
@@ -40,6 +41,13 @@ func groupFixture(t *testing.T, n int) (*pgjournal.Journal, string, []journal.Le
 	}
 	return j, schema, leases
 }
+
+// groupForms are the two ways a group writes its step rows: one
+// statement a row, and one statement for all (from 2 rows on).
+var groupForms = []struct {
+	name string
+	from int
+}{{"one statement a row", 1 << 30}, {"one statement", 2}}
 
 func groupStep(runID, key string) journal.StepRecord {
 	return journal.StepRecord{RunID: runID, StepKey: key, Name: key, Status: journal.StepSucceeded, Result: []byte(`1`), Attempt: 1, Seq: 1, StartedAt: time.Now(), FinishedAt: time.Now(), Final: true}
@@ -103,8 +111,15 @@ func stepWritten(t *testing.T, j *pgjournal.Journal, runID, key string) bool {
 // a finish in the same group commits, and the others' rows are durable
 // when their call returns.
 func TestGroupCommitFencesEachRow(t *testing.T) {
+	for _, form := range groupForms {
+		t.Run(form.name, func(t *testing.T) { groupFencesEachRow(t, form.from) })
+	}
+}
+
+func groupFencesEachRow(t *testing.T, from int) {
 	ctx := context.Background()
 	j, schema, leases := groupFixture(t, 5)
+	pgjournal.StepsInOneStatement(j, from)
 	stale := leases[2]
 	stale.Epoch--
 	write := func(l journal.Lease, key string) func() error {
@@ -145,8 +160,15 @@ func TestGroupCommitFencesEachRow(t *testing.T) {
 // the others' fault: their writes go one by one, and only that row fails,
 // with its own error.
 func TestGroupCommitOneFaultyRow(t *testing.T) {
+	for _, form := range groupForms {
+		t.Run(form.name, func(t *testing.T) { groupOneFaultyRow(t, form.from) })
+	}
+}
+
+func groupOneFaultyRow(t *testing.T, from int) {
 	ctx := context.Background()
 	j, schema, leases := groupFixture(t, 4)
+	pgjournal.StepsInOneStatement(j, from)
 	fn := pgx.Identifier{schema, "boom"}.Sanitize()
 	if _, err := j.Pool().Exec(ctx, `CREATE FUNCTION `+fn+`() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN IF NEW.step_key = 'boom' THEN RAISE EXCEPTION 'boom refused'; END IF; RETURN NEW; END $$`); err != nil {
@@ -184,8 +206,15 @@ func TestGroupCommitOneFaultyRow(t *testing.T) {
 // row reads back as the same row written alone, and the first row of a
 // run's entry marks its progress.
 func TestGroupCommitRowsAsWrittenAlone(t *testing.T) {
+	for _, form := range groupForms {
+		t.Run(form.name, func(t *testing.T) { groupRowsAsWrittenAlone(t, form.from) })
+	}
+}
+
+func groupRowsAsWrittenAlone(t *testing.T, from int) {
 	ctx := context.Background()
 	j, schema, leases := groupFixture(t, 4)
+	pgjournal.StepsInOneStatement(j, from)
 	// Claimed once more: each run's next row is its entry's first.
 	for i, l := range leases {
 		run, _, err := j.Claim(ctx, journal.ClaimRequest{RunID: l.RunID, Owner: "a", Lease: time.Minute, Abandoned: &l})
@@ -208,10 +237,14 @@ func TestGroupCommitRowsAsWrittenAlone(t *testing.T) {
 	for i, s := range rows {
 		writes = append(writes, func() error { return j.WriteStep(ctx, leases[i], s) })
 	}
+	before := j.Counters().Commits
 	for i, err := range queueBehind(t, j, schema, writes) {
 		if err != nil {
 			t.Errorf("write %d: %v", i, err)
 		}
+	}
+	if got := j.Counters().Commits - before; got != 2 {
+		t.Errorf("%d commits for the leader's write and three queued behind it, want 2", got)
 	}
 	// The same rows, written alone, in a journal of their own.
 	alone, _, aloneLeases := groupFixture(t, 4)
@@ -243,8 +276,15 @@ func TestGroupCommitRowsAsWrittenAlone(t *testing.T) {
 // written. And a row written twice in one group keeps the order of the
 // calls.
 func TestGroupCommitLeasePerRow(t *testing.T) {
+	for _, form := range groupForms {
+		t.Run(form.name, func(t *testing.T) { groupLeasePerRow(t, form.from) })
+	}
+}
+
+func groupLeasePerRow(t *testing.T, from int) {
 	ctx := context.Background()
 	j, schema, leases := groupFixture(t, 3)
+	pgjournal.StepsInOneStatement(j, from)
 	stale := leases[1]
 	stale.Owner = "b"
 	second := groupStep("r2", "E")
@@ -282,5 +322,30 @@ func TestGroupCommitLeasePerRow(t *testing.T) {
 		if s.StepKey == "E" && (s.Status != journal.StepFailed || s.Attempt != 2) {
 			t.Errorf("run r2's row E written twice in one group: %+v; want the second write's", s)
 		}
+	}
+}
+
+// A pool that prepares nothing (as behind a transaction pooler) writes a
+// group's step rows in one statement from two rows on; one that caches
+// prepared statements only for large groups.
+func TestGroupOneStatementFromPool(t *testing.T) {
+	cfg, err := pgxpool.ParseConfig("host=/nonexistent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for mode, want := range map[pgx.QueryExecMode]int{
+		pgx.QueryExecModeCacheStatement: 32, pgx.QueryExecModeCacheDescribe: 32,
+		pgx.QueryExecModeExec: 2, pgx.QueryExecModeDescribeExec: 2, pgx.QueryExecModeSimpleProtocol: 2,
+	} {
+		c := cfg.Copy()
+		c.ConnConfig.DefaultQueryExecMode = mode
+		pool, err := pgxpool.NewWithConfig(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pgjournal.OneStatementFrom(pool); got != want {
+			t.Errorf("%v: one statement from %d rows, want %d", mode, got, want)
+		}
+		pool.Close()
 	}
 }

@@ -54,6 +54,7 @@ type Journal struct {
 	group   *groupcommit.Queue[groupWrite] // writes of concurrent runs, committed together (group.go)
 	live    liveness                       // what this process said of its owners (see KeepAlive)
 	pooler  Pooler                         // PoolerNone or PoolerTransaction (see WithPooler)
+	oneStmt int                            // step rows of a group that go in one statement (group.go)
 }
 
 var (
@@ -105,6 +106,7 @@ func Open(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Journal, er
 func newJournal(pool *pgxpool.Pool, schema string, p Pooler) *Journal {
 	j := &Journal{pool: pool, schema: schema, sql: newQueries(schema), pooler: p}
 	j.group = groupcommit.New(maxGroup, j.commitGroup)
+	j.oneStmt = oneStatementFrom(pool)
 	return j
 }
 
