@@ -21,8 +21,8 @@ import (
 // per-transaction work on the server. So the journal sends the step rows
 // and run finishes of concurrent runs that queue behind a write under way
 // (a groupcommit.Queue) as one transaction, in one pipelined batch and one
-// round trip: BEGIN, the group's step rows in one statement (writeSteps),
-// one statement a finish, COMMIT. Each write keeps its own fence (a run
+// round trip: BEGIN, the group's step rows in one statement (writeSteps)
+// or one a row (below), one statement a finish, COMMIT. Each write keeps its own fence (a run
 // whose lease moved on writes nothing and learns it: writeSteps returns
 // the rows it wrote) and returns once its row is durable. A lone write is
 // one statement in autocommit, as before.
@@ -31,8 +31,8 @@ import (
 // server less (see docs/benchmarks.md, "Group commit, one statement a
 // group"): on a pool that prepares nothing (QueryExecModeExec, as behind a
 // transaction pooler) every statement is parsed, described and planned
-// where it runs, and one a group of 16 rows took 40% of the server's time
-// of 16; with prepared statements each row's statement is cheap (a cached
+// where it runs, and 16 rows in one statement took 40% of the server's
+// time of 16 statements; with prepared statements each row's statement is cheap (a cached
 // plan), and one statement wins only for large groups (from 32 rows).
 //
 // Lock order: writeSteps share-locks the group's runs in run id order,
