@@ -41,6 +41,18 @@ type BenchHarness struct {
 	// first, their ids prefix and a number: pending, or (waiting) asleep
 	// until the year 2999. For benchmarks that need a deep queue.
 	FillRuns func(ctx context.Context, prefix, wf string, n int, waiting bool) error
+	// WALBytes, if set, returns the bytes written to the store's
+	// write-ahead log so far: a count that only grows while a benchmark
+	// runs, read without writing. BenchConcurrent reports its growth per
+	// step, the journal's and the raw baseline's.
+	WALBytes func(ctx context.Context) (int64, error)
+	// WALPage, if set, is the bytes of one WAL frame (a page and its
+	// header): BenchConcurrent then reports WAL pages per step too.
+	WALPage int64
+	// Statements, if set, returns the statements sent to the store so
+	// far (BEGIN and COMMIT counted), by the journal and the baselines
+	// alike; reading it sends none.
+	Statements func() int64
 }
 
 // benchState is what the benchmark workflow reads: the workflow body is

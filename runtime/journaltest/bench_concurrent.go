@@ -20,7 +20,8 @@ var ConcurrencyLadder = []int{1, 4, 16, 64}
 // noise hits both alike. An op is one step (or insert) of one goroutine.
 // It reports both rates, their ratio (journaled / raw: above 1 means the
 // journal commits several runs' steps together) and the journal's commits
-// per step.
+// per step; and, where the harness can count them, the statements and WAL
+// bytes (and pages) per step of each side, read between the rounds.
 func BenchConcurrent(b *testing.B, h BenchHarness, runs, steps int) {
 	b.Helper()
 	ctx := context.Background()
@@ -49,21 +50,26 @@ func BenchConcurrent(b *testing.B, h BenchHarness, runs, steps int) {
 		return time.Since(t0)
 	}
 	var raw, journaled time.Duration
+	var rawCost, journalCost storeCost
 	var done int
 	before := h.Journal.Counters()
 	b.ResetTimer()
 	for done < b.N {
-		raw += all(func() error {
-			for range steps {
-				if err := h.RawInsert(ctx); err != nil {
-					return err
+		raw += rawCost.during(b, h, func() time.Duration {
+			return all(func() error {
+				for range steps {
+					if err := h.RawInsert(ctx); err != nil {
+						return err
+					}
 				}
-			}
-			return nil
+				return nil
+			})
 		})
-		journaled += all(func() error {
-			_, err := e.Start(ctx, benchRunID("concurrent"), BenchFlow, steps)
-			return err
+		journaled += journalCost.during(b, h, func() time.Duration {
+			return all(func() error {
+				_, err := e.Start(ctx, benchRunID("concurrent"), BenchFlow, steps)
+				return err
+			})
 		})
 		done += runs * steps
 	}
@@ -73,4 +79,57 @@ func BenchConcurrent(b *testing.B, h BenchHarness, runs, steps int) {
 	b.ReportMetric(float64(done)/raw.Seconds(), "raw-inserts/s")
 	b.ReportMetric(raw.Seconds()/journaled.Seconds(), "throughput-ratio")
 	b.ReportMetric(float64(after.Commits-before.Commits)/float64(done), "commits/step")
+	journalCost.report(b, h, "", done)
+	rawCost.report(b, h, "raw-", done)
+}
+
+// storeCost adds up the statements and WAL bytes of one side of a
+// benchmark, over its rounds.
+type storeCost struct {
+	statements, wal int64
+}
+
+// during runs round, timed, and adds what it cost the store. The counts
+// are read with the timer stopped.
+func (c *storeCost) during(b *testing.B, h BenchHarness, round func() time.Duration) time.Duration {
+	b.Helper()
+	b.StopTimer()
+	s0, w0 := c.read(b, h)
+	b.StartTimer()
+	d := round()
+	b.StopTimer()
+	s1, w1 := c.read(b, h)
+	b.StartTimer()
+	c.statements += s1 - s0
+	c.wal += w1 - w0
+	return d
+}
+
+func (c *storeCost) read(b *testing.B, h BenchHarness) (statements, wal int64) {
+	b.Helper()
+	if h.Statements != nil {
+		statements = h.Statements()
+	}
+	if h.WALBytes != nil {
+		var err error
+		if wal, err = h.WALBytes(context.Background()); err != nil {
+			b.Fatalf("read the WAL position: %v", err)
+		}
+	}
+	return statements, wal
+}
+
+// report reports the side's statements and WAL per step (an insert of
+// the raw side), those the harness counts.
+func (c *storeCost) report(b *testing.B, h BenchHarness, prefix string, steps int) {
+	b.Helper()
+	if h.Statements != nil {
+		b.ReportMetric(float64(c.statements)/float64(steps), prefix+"stmts/step")
+	}
+	if h.WALBytes != nil {
+		b.ReportMetric(float64(c.wal)/float64(steps), prefix+"WAL-B/step")
+		if h.WALPage > 0 {
+			b.ReportMetric(float64(c.wal)/float64(h.WALPage)/float64(steps), prefix+"WAL-pages/step")
+		}
+	}
 }

@@ -3,6 +3,7 @@ package pgjournal_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,11 +22,50 @@ import (
 // disk with fsync on (scripts/with-postgres.sh does): the commit is the
 // cost being compared.
 
-// openBench opens a journal in a fresh schema with its bench_rows table.
+// openBench opens a journal in a fresh schema with its bench_rows table,
+// on a pool that counts the statements it sends.
 func openBench(b *testing.B) journaltest.BenchHarness {
 	b.Helper()
-	return openBenchOn(b, testPool(b))
+	return openCountedBench(b, testPool(b))
 }
+
+// openCountedBench is openBenchOn on a copy of pool's configuration that
+// counts the statements it sends (BenchHarness.Statements).
+func openCountedBench(b *testing.B, pool *pgxpool.Pool) journaltest.BenchHarness {
+	b.Helper()
+	cfg := pool.Config()
+	var sent statementCounter
+	cfg.ConnConfig.Tracer = &sent
+	counted, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		b.Fatalf("connect: %v", err)
+	}
+	b.Cleanup(counted.Close)
+	h := openBenchOn(b, counted)
+	h.Statements = sent.Load
+	return h
+}
+
+// statementCounter is a pgx tracer that counts the statements a pool
+// sends, each of a batch (BEGIN and COMMIT included) one.
+type statementCounter struct{ atomic.Int64 }
+
+func (c *statementCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	c.Add(1)
+	return ctx
+}
+
+func (c *statementCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (c *statementCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+
+func (c *statementCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {
+	c.Add(1)
+}
+
+func (c *statementCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 
 // openBenchOn is openBench on pool.
 func openBenchOn(b *testing.B, pool *pgxpool.Pool) journaltest.BenchHarness {
@@ -45,7 +85,22 @@ func openBenchOn(b *testing.B, pool *pgxpool.Pool) journaltest.BenchHarness {
 		return err
 	}
 	runs := pgx.Identifier{schema, "resume_runs"}.Sanitize()
+	// The WAL position, read on a connection of its own, so that the
+	// pool's statements do not count it. The server's WAL is every
+	// session's: the benchmark has the server to itself.
+	walCfg := pool.Config().ConnConfig.Copy()
+	walCfg.Tracer = nil
+	walConn, err := pgx.ConnectConfig(ctx, walCfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { walConn.Close(context.Background()) })
 	return journaltest.BenchHarness{
+		WALBytes: func(ctx context.Context) (int64, error) {
+			var n int64
+			err := walConn.QueryRow(ctx, `SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint`).Scan(&n)
+			return n, err
+		},
 		Journal:   j,
 		RawInsert: func(ctx context.Context) error { return insert(ctx, pool) },
 		RawTx: func(ctx context.Context) error {
@@ -147,6 +202,14 @@ func BenchmarkConcurrent(b *testing.B) {
 
 // BenchmarkClaimDepth: journaltest.BenchClaimDepth along the claim
 // ladder, as many pending runs as waiting ones. Target (issue 23): flat.
+// BenchmarkConcurrentPgBouncer is BenchmarkConcurrent at 16 runs through
+// PgBouncer in transaction pooling mode, where no statement is prepared
+// on the server (QueryExecModeExec): each statement of a group is parsed
+// and planned where it runs.
+func BenchmarkConcurrentPgBouncer(b *testing.B) {
+	journaltest.BenchConcurrent(b, openCountedBench(b, pgBouncerPool(b)), 16, 20)
+}
+
 func BenchmarkClaimDepth(b *testing.B) {
 	for _, n := range journaltest.ClaimLadder {
 		b.Run(fmt.Sprintf("queued=%d", n), func(b *testing.B) { journaltest.BenchClaimDepth(b, openBench(b), n, n) })

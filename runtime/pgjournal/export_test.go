@@ -13,3 +13,10 @@ func ClaimNextSQL(j *Journal) string { return j.sql.claimNext }
 // GroupWaiting is 1 for a group commit under way, plus the number of
 // writes queued behind it.
 func GroupWaiting(j *Journal) int { return j.group.Waiting() }
+
+// StepsInOneStatement makes j's groups write their step rows in one
+// statement from n rows on, whatever its pool.
+func StepsInOneStatement(j *Journal, n int) { j.oneStmt = n }
+
+// OneStatementFrom is oneStatementFrom, for its test.
+var OneStatementFrom = oneStatementFrom

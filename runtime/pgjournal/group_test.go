@@ -3,11 +3,13 @@ package pgjournal_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/resumegen/resumegen/runtime/journal"
 	"github.com/resumegen/resumegen/runtime/journaltest"
@@ -27,6 +29,13 @@ func groupFixture(t *testing.T, n int) (*pgjournal.Journal, string, []journal.Le
 	}
 	return j, schema, journaltest.ClaimedRuns(t, j, n)
 }
+
+// groupForms are the two ways a group writes its step rows: one
+// statement a row, and one statement for all (from 2 rows on).
+var groupForms = []struct {
+	name string
+	from int
+}{{"one statement a row", 1 << 30}, {"one statement", 2}}
 
 func groupStep(runID, key string) journal.StepRecord { return journaltest.SucceededStep(runID, key) }
 
@@ -79,8 +88,15 @@ func stepWritten(t *testing.T, j *pgjournal.Journal, runID, key string) bool {
 // a finish in the same group commits, and the others' rows are durable
 // when their call returns.
 func TestGroupCommitFencesEachRow(t *testing.T) {
+	for _, form := range groupForms {
+		t.Run(form.name, func(t *testing.T) { groupFencesEachRow(t, form.from) })
+	}
+}
+
+func groupFencesEachRow(t *testing.T, from int) {
 	ctx := context.Background()
 	j, schema, leases := groupFixture(t, 5)
+	pgjournal.StepsInOneStatement(j, from)
 	stale := leases[2]
 	stale.Epoch--
 	write := func(l journal.Lease, key string) func() error {
@@ -121,8 +137,15 @@ func TestGroupCommitFencesEachRow(t *testing.T) {
 // the others' fault: their writes go one by one, and only that row fails,
 // with its own error.
 func TestGroupCommitOneFaultyRow(t *testing.T) {
+	for _, form := range groupForms {
+		t.Run(form.name, func(t *testing.T) { groupOneFaultyRow(t, form.from) })
+	}
+}
+
+func groupOneFaultyRow(t *testing.T, from int) {
 	ctx := context.Background()
 	j, schema, leases := groupFixture(t, 4)
+	pgjournal.StepsInOneStatement(j, from)
 	fn := pgx.Identifier{schema, "boom"}.Sanitize()
 	if _, err := j.Pool().Exec(ctx, `CREATE FUNCTION `+fn+`() RETURNS trigger LANGUAGE plpgsql AS $$
 		BEGIN IF NEW.step_key = 'boom' THEN RAISE EXCEPTION 'boom refused'; END IF; RETURN NEW; END $$`); err != nil {
@@ -140,4 +163,152 @@ func TestGroupCommitOneFaultyRow(t *testing.T) {
 		write(leases[0], keys[0]), write(leases[1], keys[1]), write(leases[2], keys[2]), write(leases[3], keys[3]),
 	})
 	journaltest.CheckOneFaultyRow(t, j, leases, keys, 2, "boom refused", errs)
+}
+
+// A group's step rows go in one statement, whatever their columns: each
+// row reads back as the same row written alone, and the first row of a
+// run's entry marks its progress.
+func TestGroupCommitRowsAsWrittenAlone(t *testing.T) {
+	for _, form := range groupForms {
+		t.Run(form.name, func(t *testing.T) { groupRowsAsWrittenAlone(t, form.from) })
+	}
+}
+
+func groupRowsAsWrittenAlone(t *testing.T, from int) {
+	ctx := context.Background()
+	j, schema, leases := groupFixture(t, 4)
+	pgjournal.StepsInOneStatement(j, from)
+	// Claimed once more: each run's next row is its entry's first.
+	for i, l := range leases {
+		run, _, err := j.Claim(ctx, journal.ClaimRequest{RunID: l.RunID, Owner: "a", Lease: time.Minute, Abandoned: &l})
+		if err != nil {
+			t.Fatal(err)
+		}
+		leases[i].Epoch = run.Epoch
+	}
+	t0 := time.Date(2026, 12, 2, 6, 0, 0, 123456000, time.UTC)
+	rows := []journal.StepRecord{
+		{RunID: "r0", StepKey: "A", Name: "a", Status: journal.StepSucceeded, Result: []byte(`{"x":[1,2]}`), Attempt: 2, AttemptBase: 1, Seq: 7,
+			StartedAt: t0, FinishedAt: t0.Add(time.Second), Final: true},
+		{RunID: "r1", StepKey: "B", Name: "b", Status: journal.StepFailed, Error: "no", ErrorDetail: []byte(`{"kind":"x"}`), Attempt: 3, Seq: 2,
+			StartedAt: t0, FinishedAt: t0.Add(2 * time.Second),
+			History: []journal.AttemptRecord{{Attempt: 1, Error: "first", StartedAt: t0, FinishedAt: t0.Add(time.Millisecond)}}},
+		{RunID: "r2", StepKey: "C", Name: "c", Status: journal.StepInFlight, Attempt: 1, Seq: 3, StartedAt: t0},
+		{RunID: "r3", StepKey: "D", Name: "d", Status: journal.StepSucceeded, Result: []byte(`null`), Attempt: 1, Seq: 4, StartedAt: t0, FinishedAt: t0},
+	}
+	var writes []func() error
+	for i, s := range rows {
+		writes = append(writes, func() error { return j.WriteStep(ctx, leases[i], s) })
+	}
+	before := j.Counters().Commits
+	for i, err := range queueBehind(t, j, schema, writes) {
+		if err != nil {
+			t.Errorf("write %d: %v", i, err)
+		}
+	}
+	if got := j.Counters().Commits - before; got != 2 {
+		t.Errorf("%d commits for the leader's write and three queued behind it, want 2", got)
+	}
+	// The same rows, written alone, in a journal of their own.
+	alone, _, aloneLeases := groupFixture(t, 4)
+	for i, s := range rows {
+		if err := alone.WriteStep(ctx, aloneLeases[i], s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, s := range rows {
+		r, got, err := j.LoadRun(ctx, s.RunID)
+		if err != nil || len(got) != 1 {
+			t.Fatalf("run %s: %d rows, %v", s.RunID, len(got), err)
+		}
+		_, want, err := alone.LoadRun(ctx, s.RunID)
+		if err != nil || len(want) != 1 {
+			t.Fatalf("run %s alone: %d rows, %v", s.RunID, len(want), err)
+		}
+		if g, w := fmt.Sprintf("%+v", got[0]), fmt.Sprintf("%+v", want[0]); g != w {
+			t.Errorf("row %d in a group:\n%s\nwritten alone:\n%s", i, g, w)
+		}
+		if r.ClaimsSinceProgress != 0 {
+			t.Errorf("run %s: %d claims since progress after its entry's first row, want 0", s.RunID, r.ClaimsSinceProgress)
+		}
+	}
+}
+
+// Each row of a group is fenced by its own lease, also when two writes
+// name one run: the stale lease's row is refused, the current one's
+// written. And a row written twice in one group keeps the order of the
+// calls.
+func TestGroupCommitLeasePerRow(t *testing.T) {
+	for _, form := range groupForms {
+		t.Run(form.name, func(t *testing.T) { groupLeasePerRow(t, form.from) })
+	}
+}
+
+func groupLeasePerRow(t *testing.T, from int) {
+	ctx := context.Background()
+	j, schema, leases := groupFixture(t, 3)
+	pgjournal.StepsInOneStatement(j, from)
+	stale := leases[1]
+	stale.Owner = "b"
+	second := groupStep("r2", "E")
+	second.Status, second.Attempt = journal.StepFailed, 2
+	errs := queueBehind(t, j, schema, []func() error{
+		func() error { return j.WriteStep(ctx, leases[0], groupStep("r0", "A")) },
+		func() error { return j.WriteStep(ctx, stale, groupStep("r1", "stale")) },
+		func() error { return j.WriteStep(ctx, leases[1], groupStep("r1", "B")) },
+		func() error { return j.WriteStep(ctx, leases[2], groupStep("r2", "C")) },
+	})
+	errs = append(errs, queueBehind(t, j, schema, []func() error{
+		func() error { return j.WriteStep(ctx, leases[0], groupStep("r0", "A2")) },
+		func() error { return j.WriteStep(ctx, leases[2], groupStep("r2", "E")) },
+		func() error { return j.WriteStep(ctx, leases[2], second) },
+	})...)
+	for i, err := range errs {
+		if i == 1 {
+			if !errors.Is(err, journal.ErrLeaseLost) || !strings.Contains(err.Error(), "step stale") {
+				t.Errorf("the stale lease's write: %v, want ErrLeaseLost naming its step", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("write %d: %v", i, err)
+		}
+	}
+	if stepWritten(t, j, "r1", "stale") || !stepWritten(t, j, "r1", "B") {
+		t.Errorf("run r1: the stale lease's row written, or the current one's not")
+	}
+	_, steps, err := j.LoadRun(ctx, "r2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range steps {
+		if s.StepKey == "E" && (s.Status != journal.StepFailed || s.Attempt != 2) {
+			t.Errorf("run r2's row E written twice in one group: %+v; want the second write's", s)
+		}
+	}
+}
+
+// A pool that prepares nothing (as behind a transaction pooler) writes a
+// group's step rows in one statement from two rows on; one that caches
+// prepared statements only for large groups.
+func TestGroupOneStatementFromPool(t *testing.T) {
+	cfg, err := pgxpool.ParseConfig("host=/nonexistent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for mode, want := range map[pgx.QueryExecMode]int{
+		pgx.QueryExecModeCacheStatement: 32, pgx.QueryExecModeCacheDescribe: 32,
+		pgx.QueryExecModeExec: 2, pgx.QueryExecModeDescribeExec: 2, pgx.QueryExecModeSimpleProtocol: 2,
+	} {
+		c := cfg.Copy()
+		c.ConnConfig.DefaultQueryExecMode = mode
+		pool, err := pgxpool.NewWithConfig(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pgjournal.OneStatementFrom(pool); got != want {
+			t.Errorf("%v: one statement from %d rows, want %d", mode, got, want)
+		}
+		pool.Close()
+	}
 }

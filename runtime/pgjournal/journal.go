@@ -56,6 +56,7 @@ type Journal struct {
 	live    liveness                       // what this process said of its owners (see KeepAlive)
 	pooler  Pooler                         // PoolerNone or PoolerTransaction (see WithPooler)
 	store   *sqljournal.Store              // the operations every SQL journal shares (dialect.go)
+	oneStmt int                            // step rows of a group that go in one statement (group.go)
 }
 
 var (
@@ -108,6 +109,7 @@ func newJournal(pool *pgxpool.Pool, schema string, p Pooler) *Journal {
 	j := &Journal{pool: pool, schema: schema, sql: newQueries(schema), pooler: p}
 	j.group = groupcommit.New(maxGroup, j.commitGroup)
 	j.store = newStore(j)
+	j.oneStmt = oneStatementFrom(pool)
 	return j
 }
 
@@ -232,6 +234,7 @@ type queries struct {
 	claimedSteps, refusedRun, keepAlive, stopOwner, forgetOwners      string
 	claim, claimNext, renew, writeStep, writeStepTx, finish           string
 	saveManifest                                                      string
+	writeSteps                                                        string // group.go
 	deploy                                                            deployQueries
 }
 
@@ -346,6 +349,33 @@ func newQueries(schema string) queries {
 				attempt = excluded.attempt, attempt_base = excluded.attempt_base, seq = excluded.seq,
 				started_at = excluded.started_at, finished_at = excluded.finished_at,
 				error_detail = excluded.error_detail, final = excluded.final, history = excluded.history`,
+		// writeSteps is writeStep for a group's rows (group.go), one
+		// array a column of stepArgs, json passed as text: each row is
+		// written only if its own lease ($12-$14) still holds its run,
+		// share-locked in run id order. It returns the rows it wrote.
+		writeSteps: `WITH input AS (
+				SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+					$7::integer[], $8::integer[], $9::bigint[], $10::timestamptz[], $11::timestamptz[],
+					$12::text[], $13::text[], $14::bigint[], $15::text[], $16::boolean[], $17::text[])
+				AS i(run_id, step_key, name, status, result, error, attempt, attempt_base, seq, started_at, finished_at,
+					lease_run, lease_owner, lease_epoch, error_detail, final, history)),
+			run AS (
+				SELECT run_id, lease_owner, epoch, attempts <> progress_attempt AS first FROM {schema}.resume_runs
+				WHERE run_id = ANY($12::text[]) AND (run_id, lease_owner, epoch) IN (SELECT lease_run, lease_owner, lease_epoch FROM input)
+				ORDER BY run_id FOR SHARE),
+			progress AS (
+				UPDATE {schema}.resume_runs SET progress_attempt = attempts
+				WHERE run_id IN (SELECT run_id FROM run WHERE first))
+			INSERT INTO {schema}.resume_steps (` + stepColumns + `)
+			SELECT i.run_id, i.step_key, i.name, i.status, i.result::json, i.error, i.attempt, i.attempt_base, i.seq,
+				i.started_at, i.finished_at, i.error_detail::json, i.final, i.history::json
+			FROM input i JOIN run r ON r.run_id = i.lease_run AND r.lease_owner = i.lease_owner AND r.epoch = i.lease_epoch
+			ON CONFLICT (run_id, step_key) DO UPDATE SET
+				status = excluded.status, result = excluded.result, error = excluded.error,
+				attempt = excluded.attempt, attempt_base = excluded.attempt_base, seq = excluded.seq,
+				started_at = excluded.started_at, finished_at = excluded.finished_at,
+				error_detail = excluded.error_detail, final = excluded.final, history = excluded.history
+			RETURNING run_id, step_key`,
 		// finish stores a run asked to stop that suspends ($1 waiting)
 		// pending instead, so that its unwinding does not wait.
 		finish: `UPDATE {schema}.resume_runs SET
@@ -390,7 +420,7 @@ func newQueries(schema string) queries {
 		&q.createRun, &q.selectRun, &q.selectRunForUpdate, &q.selectSteps, &q.entrySteps,
 		&q.claimedSteps, &q.refusedRun, &q.keepAlive, &q.stopOwner, &q.forgetOwners,
 		&q.claim, &q.claimNext, &q.renew, &q.writeStep, &q.writeStepTx, &q.finish,
-		&q.saveManifest,
+		&q.saveManifest, &q.writeSteps,
 	} {
 		*s = qualify(*s, schema)
 	}
@@ -782,7 +812,7 @@ func (j *Journal) WriteStep(ctx context.Context, l journal.Lease, s journal.Step
 	if err != nil {
 		return err
 	}
-	return j.write(ctx, groupWrite{sql: j.sql.writeStep, args: args, lease: l, what: "run " + s.RunID + ", step " + s.StepKey})
+	return j.write(ctx, groupWrite{sql: j.sql.writeStep, args: args, lease: l, what: "run " + s.RunID + ", step " + s.StepKey, step: &s})
 }
 
 // BeginStep opens a transaction for a tx step: the step's writes and its
