@@ -115,6 +115,20 @@ func (s *search) call(n *ast.CallExpr, pl place, fr *Func) bool {
 		s.walk(lit.Body, pl, fr)
 		return false
 	}
+	if fn, _ := typeutil.Callee(p.Calls.Steps.Info(n.Pos()), n).(*types.Func); runtimeapi.IsMap(fn) {
+		// resume.Map calls a literal it is handed here, once per item, in
+		// the items' order: its body is walked as a loop body's. Any other
+		// argument is walked as such (a function value reaching a step is
+		// refused as one).
+		for _, a := range n.Args {
+			if lit, ok := ast.Unparen(a).(*ast.FuncLit); ok {
+				s.walk(lit.Body, pl, fr)
+				continue
+			}
+			s.walk(a, pl, fr)
+		}
+		return false
+	}
 	if st := fr.Pkg.stepAt(w.pkg.Load.Types, n); st != nil {
 		st.In, st.Deferred = fr, s.deferred > 0
 		st.fillOwned()
