@@ -113,7 +113,7 @@ func (st *runState) runChild(sctx context.Context, wf any, args []any) (json.Raw
 	if err := e.saveManifest(ctx, cdef); err != nil {
 		return nil, st.stopf("run %s, step %s: %w", st.run.RunID, info.StepKey, err)
 	}
-	if fo, ok := e.journal.(journal.FanOut); ok && fan != nil {
+	if fo, ok := journal.Find[journal.FanOut](e.journal); ok && fan != nil {
 		return st.dispatchChild(ctx, fan, fo, cdef, info, childID, input)
 	}
 	now := e.clockNow()

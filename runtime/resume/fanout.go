@@ -60,12 +60,24 @@ func (f *fanState) admit(def *StepDef, key stepKey) error {
 		return errFanPending
 	}
 	if !key.set {
-		return Permanent(fmt.Errorf("run %s: step %s is called inside resume.Map without key=: the items' calls are journaled by key, not by their order; end its line with //resume:step key=EXPR (the item's id)", f.st.run.RunID, def.Name))
+		return f.st.refuseInFan(fmt.Sprintf("step %s is called inside resume.Map without key= (%s): the items' calls are journaled by key, not by their order; end its line with //resume:step key=EXPR (the item's id)", def.Name, def.Pos))
 	}
 	if def.Child && def.Policy == PolicyOnce {
-		return Permanent(fmt.Errorf("run %s: child workflow %s is called once inside resume.Map: a fanned-out child runs on its own, drop once", f.st.run.RunID, def.Name))
+		return f.st.refuseInFan(fmt.Sprintf("child workflow %s is called once inside resume.Map (%s): a fanned-out child runs on its own; drop once", def.Name, def.Pos))
 	}
 	return nil
+}
+
+// refuseInFan fails the run: its code calls what a fan-out cannot
+// journal. The run fails rather than the item, so that no body can take
+// the refusal for an item's outcome.
+func (st *runState) refuseInFan(msg string) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.stop == nil {
+		st.stop = &RunError{RunID: st.run.RunID, Status: StatusFailed, Msg: msg}
+	}
+	return st.stop
 }
 
 // Map calls fn for each item of items and returns their results in the
@@ -104,9 +116,9 @@ func Map[T, R any](ctx context.Context, items []T, fn func(ctx context.Context, 
 		return out, joinItemErrors(errs)
 	}
 	if f, _ := ctx.Value(fanKey{}).(*fanState); f != nil && f.st == st {
-		return nil, Permanent(fmt.Errorf("run %s: resume.Map inside resume.Map: fan out once, over all the items", st.run.RunID))
+		return nil, st.refuseInFan("resume.Map inside resume.Map: fan out once, over all the items")
 	}
-	if _, ok := st.e.journal.(journal.FanOut); !ok {
+	if _, ok := journal.Find[journal.FanOut](st.e.journal); !ok {
 		// A journal without detached children: each item's children
 		// execute in the parent, one item after another.
 		for i, it := range items {
@@ -133,7 +145,7 @@ func Map[T, R any](ctx context.Context, items []T, fn func(ctx context.Context, 
 		if errors.Is(err, errFanPending) {
 			// fn returned another item's pending outcome: a call of this
 			// run's fan-out from outside its item cannot be told apart.
-			return nil, Permanent(fmt.Errorf("run %s: resume.Map: item %d returned the pending outcome of a call it did not make", st.run.RunID, i))
+			return nil, st.refuseInFan(fmt.Sprintf("resume.Map: item %d returned the pending outcome of a call it did not make", i))
 		}
 		out[i], errs[i] = r, err
 	}
@@ -231,7 +243,7 @@ func (e *Engine) wakeParent(ctx context.Context, parent string, status Status) {
 	case StatusPending, StatusRunning, StatusWaiting, "":
 		return
 	}
-	fo, ok := e.journal.(journal.FanOut)
+	fo, ok := journal.Find[journal.FanOut](e.journal)
 	if !ok {
 		return
 	}
@@ -265,14 +277,13 @@ func (st *runState) waitInFan(ctx context.Context, what string) error {
 	if fanFrom(ctx, st) == nil {
 		return nil
 	}
-	st.delivered("", false)
-	return Permanent(fmt.Errorf("run %s: %s inside resume.Map: an item cannot wait; wait in a child workflow the item calls, or before or after the Map", st.run.RunID, what))
+	return st.refuseInFan(what + " inside resume.Map: an item cannot wait; wait in a child workflow the item calls, or before or after the Map")
 }
 
 // detachedOf returns which of runs are fanned-out child runs (any worker
 // takes them over), by id.
 func (e *Engine) detachedOf(ctx context.Context, runs []journal.RunRecord) (map[string]bool, error) {
-	fo, ok := e.journal.(journal.FanOut)
+	fo, ok := journal.Find[journal.FanOut](e.journal)
 	if !ok {
 		return nil, nil
 	}
