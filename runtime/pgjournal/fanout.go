@@ -39,6 +39,15 @@ func (j *Journal) Detach(ctx context.Context, runID string) error {
 func (j *Journal) WakeParent(ctx context.Context, parentID string) error {
 	q := func(sql string) string { return qualify(sql, j.schema) }
 	const set = `UPDATE {schema}.resume_runs SET status = 'pending', wait_kind = '', wait_name = '', wake_at = NULL, updated_at = clock_timestamp()`
+	// A read first: while siblings still run (all but the last child's
+	// call), no row is locked. The last child's read, after its own
+	// finish committed, sees every sibling's.
+	j.reads.Add(1)
+	if done, err := j.childrenDone(ctx, j.pool, parentID); err != nil {
+		return fmt.Errorf("run %s: wake after its children: %w", parentID, err)
+	} else if !done {
+		return nil
+	}
 	err := j.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, q(`SELECT 1 FROM {schema}.resume_runs WHERE run_id = $1 FOR UPDATE`), parentID); err != nil {
 			return err

@@ -199,7 +199,14 @@ func (st *runState) dispatchChild(ctx context.Context, fan *fanState, fo journal
 	if cdef.Timeout > 0 {
 		rec.Deadline = now.Add(cdef.Timeout)
 	}
-	stored, created, err := e.journal.CreateRun(ctx, rec)
+	// A child dispatched on an earlier entry is read, not written again:
+	// on a journal of one writer, the parent's entry after its children
+	// finished would otherwise queue a write per item.
+	stored, _, err := e.journal.LoadRun(ctx, childID)
+	created := false
+	if errors.Is(err, ErrRunNotFound) {
+		stored, created, err = e.journal.CreateRun(ctx, rec)
+	}
 	if err != nil {
 		return nil, st.stopf("run %s, step %s: create child run %s: %w", st.run.RunID, info.StepKey, childID, err)
 	}

@@ -39,6 +39,15 @@ func (j *Journal) Detach(ctx context.Context, runID string) error {
 // with the parent's own FinishRun, which checks the same in its commit:
 // one of the two sees the last child done.
 func (j *Journal) WakeParent(ctx context.Context, parentID string) error {
+	// A read first: while siblings still run (all but the last child's
+	// call), no write is queued. The last child's read, after its own
+	// finish committed, sees every sibling's.
+	j.reads.Add(1)
+	if done, err := childrenDone(ctx, j.read, parentID); err != nil {
+		return fmt.Errorf("run %s: wake after its children: %w", parentID, err)
+	} else if !done {
+		return nil
+	}
 	err := j.inTx(ctx, func(tx *sql.Tx) error {
 		now := ts(j.clock())
 		res, err := tx.ExecContext(ctx, `UPDATE resume_runs SET status = 'pending', wait_kind = '', wait_name = '', wake_at = '', updated_at = ?
