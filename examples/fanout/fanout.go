@@ -99,3 +99,25 @@ func Weigh(ctx context.Context, it Item, v int, work time.Duration) (int, error)
 	}
 	return v*v%1000 + len(it.ID), nil
 }
+
+// ScoresInline is Scores without the fan-out, for the benchmark: the
+// same children, called one after another in a loop, each executing inside
+// the parent.
+//
+//resume:workflow
+func ScoresInline(ctx context.Context, b Batch) (Summary, error) {
+	items, err := ListItems(ctx, b)
+	if err != nil {
+		return Summary{}, err
+	}
+	var sum Summary
+	for _, it := range items {
+		s, err := ScoreItem(ctx, it, b.Work) //resume:step key=it.ID
+		if err != nil {
+			return Summary{}, err
+		}
+		sum.Scores = append(sum.Scores, s)
+		sum.Total += s
+	}
+	return sum, nil
+}

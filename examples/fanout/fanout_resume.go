@@ -256,3 +256,135 @@ func resumeScoreItem_Weigh(ctx context.Context, it Item, v int, work time.Durati
 		return resume.Callee(ctx, Weigh)(ctx, it, v, work)
 	})
 }
+
+// ScoresInline (version f65b3484349fb955) runs these steps, in source order:
+//
+//	ListItems  ListItems  func(context.Context, Batch) ([]Item, error)             default
+//	ScoreItem  ScoreItem  func(context.Context, Item, time.Duration) (int, error)  child key=it.ID
+//
+// It journals values of these JSON shapes (the run's input and output and
+// each step's result and pointees), which enter the version:
+//
+//	input arg 2 Batch: ID string
+//	input arg 2 Batch: N int
+//	input arg 2 Batch: Work time.Duration
+//	input arg 2 time.Duration: type int64
+//	output Summary: Scores []int
+//	output Summary: Total int
+//	ListItems: result Item: ID string
+//	ListItems: result Item: Seed int
+const resumeScoresInlineVersion = "f65b3484349fb955"
+
+// resumeScoresInlineGraph is ScoresInline's step graph, a Mermaid flowchart
+// (resumegen -graph prints it); it does not enter the version.
+const resumeScoresInlineGraph = `flowchart TD
+  n1(["ScoresInline"])
+  n2(["end"])
+  n3["ListItems"]
+  n4{{"for _, it := range items"}}
+  n5[["ScoreItem key=it.ID (child)"]]
+  n1 --> n3
+  n3 --> n4
+  n4 --> n5
+  n5 -.-> n4
+  n3 -->|"err != nil"| n2
+  n5 -->|"err != nil"| n2
+  n4 -->|"done"| n2
+  %% step n3 ListItems
+  %% step n5 ScoreItem
+`
+
+// A build error here means a step or the workflow changed signature without
+// regenerating: run go generate.
+var (
+	_ func(context.Context, Batch) (Summary, error)           = ScoresInline
+	_ func(context.Context, Batch) ([]Item, error)            = ListItems
+	_ func(context.Context, Item, time.Duration) (int, error) = ScoreItem
+)
+
+var resumeScoresInline = &resume.WorkflowDef{
+	Package: "github.com/resumegen/resumegen/examples/fanout",
+	Name:    "ScoresInline",
+	Version: resumeScoresInlineVersion,
+	Steps: []resume.StepDef{
+		{Name: "ListItems", Callee: "github.com/resumegen/resumegen/examples/fanout.ListItems", Signature: "func(context.Context, Batch) ([]Item, error)", Policy: resume.PolicyDefault, JSON: "[]Item", Pos: "examples/fanout/fanout.go:ScoresInline+1",
+			Shape: []string{
+				"result Item: ID string",
+				"result Item: Seed int",
+			}},
+		{Name: "ScoreItem", Callee: "github.com/resumegen/resumegen/examples/fanout.ScoreItem", Signature: "func(context.Context, Item, time.Duration) (int, error)", Policy: resume.PolicyDefault, Child: true, JSON: "int", Key: "it.ID", Pos: "examples/fanout/fanout.go:ScoresInline+7"},
+	},
+	Graph: resumeScoresInlineGraph,
+	Shape: []string{
+		"input arg 2 Batch: ID string",
+		"input arg 2 Batch: N int",
+		"input arg 2 Batch: Work time.Duration",
+		"input arg 2 time.Duration: type int64",
+		"output Summary: Scores []int",
+		"output Summary: Total int",
+	},
+	Source: &resume.Source{Files: resumeSource_fanout, Fingerprint: "1f31686674da047a", Decls: []resume.SourceDecl{
+		{File: "fanout.go", Name: "ScoresInline"},
+	}},
+}
+
+// Run is set in init: the durable body refers back to resumeScoresInline through
+// its steps, which a variable initializer cannot do.
+func init() {
+	resumeScoresInline.Run = func(ctx context.Context, args resume.Args) (any, error) {
+		var b Batch
+		if err := args.Decode(&b); err != nil {
+			return nil, err
+		}
+		return resumeScoresInlineBody(ctx, b)
+	}
+	resume.Register(ScoresInline, resumeScoresInline)
+}
+
+// ScoresInlineRun is a run of workflow ScoresInline, by its id, in an engine. Its methods
+// send each event the workflow awaits, with the payload type it awaits, and
+// Wait returns its output: a wrong event name or payload type does not
+// compile, and a run of another workflow is refused (resume.ErrOtherWorkflow).
+//
+//	ScoresInlineRun{Engine: engine, ID: runID}.Wait(ctx)
+type ScoresInlineRun struct {
+	Engine *resume.Engine
+	ID     string
+}
+
+// Wait waits until the run has finished and returns its output; see resume.Engine.Wait.
+func (r ScoresInlineRun) Wait(ctx context.Context) (Summary, error) {
+	return resume.WaitRun[Summary](ctx, r.Engine, resumeScoresInline, r.ID)
+}
+
+// resumeScoresInlineBody is ScoresInline with each step call routed through the journal.
+func resumeScoresInlineBody(ctx context.Context, b Batch) (Summary, error) {
+	items, err := resumeScoresInline_ListItems(ctx, b)
+	if err != nil {
+		return Summary{}, err
+	}
+	var sum Summary
+	for _, it := range items {
+		s, err := resumeScoresInline_ScoreItem(ctx, it, b.Work, it.ID) //resume:step key=it.ID
+		if err != nil {
+			return Summary{}, err
+		}
+		sum.Scores = append(sum.Scores, s)
+		sum.Total += s
+	}
+	return sum, nil
+}
+
+// resumeScoresInline_ListItems journals step ListItems of ScoresInline (default).
+func resumeScoresInline_ListItems(ctx context.Context, b Batch) ([]Item, error) {
+	return resume.Call(ctx, &resumeScoresInline.Steps[0], func(ctx context.Context) ([]Item, error) {
+		return resume.Callee(ctx, ListItems)(ctx, b)
+	})
+}
+
+// resumeScoresInline_ScoreItem runs workflow ScoreItem as a child run of ScoresInline (step ScoreItem, key=it.ID).
+func resumeScoresInline_ScoreItem(ctx context.Context, it Item, work time.Duration, key string) (int, error) {
+	return resume.CallChildKey(ctx, &resumeScoresInline.Steps[1], key, ScoreItem, func(ctx context.Context) (int, error) {
+		return ScoreItem(ctx, it, work)
+	}, it, work)
+}
