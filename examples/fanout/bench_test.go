@@ -17,12 +17,18 @@ import (
 )
 
 // BenchmarkFanOut measures the wall time of scoring N=100 items whose
-// Weigh takes 10 ms (a slow service), each item a child workflow of two
+// Weigh takes 10 ms or 50 ms (a slow service), each item a child workflow of two
 // steps: fanned out with resume.Map to 4 workers (map-4), called one after
 // another inside the parent (inline), and, as the floor no journal can
 // beat, the same work in plain Go on 4 goroutines (plain-4).
 func BenchmarkFanOut(b *testing.B) {
-	const n, work = 100, 10 * time.Millisecond
+	for _, work := range []time.Duration{10 * time.Millisecond, 50 * time.Millisecond} {
+		b.Run(fmt.Sprintf("work=%s", work), func(b *testing.B) { benchFanOut(b, work) })
+	}
+}
+
+func benchFanOut(b *testing.B, work time.Duration) {
+	const n = 100
 	for _, jn := range []string{"sqlite", "postgres"} {
 		open := func(b *testing.B) journal.Journal {
 			ctx := context.Background()

@@ -47,10 +47,17 @@ const resumeScoresGraph = `flowchart TD
   n1(["Scores"])
   n2(["end"])
   n3["ListItems"]
+  n4{{"resume.Map over items"}}
+  n5[["ScoreItem key=it.ID (child)"]]
   n1 --> n3
+  n3 --> n4
+  n4 --> n5
+  n5 -.-> n4
   n3 -->|"err != nil"| n2
-  n3 --> n2
+  n4 -->|"done, err != nil"| n2
+  n4 -->|"done"| n2
   %% step n3 ListItems
+  %% step n5 ScoreItem
 `
 
 // A build error here means a step or the workflow changed signature without
