@@ -1021,6 +1021,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("limits", func(t *testing.T) { runLimits(t, open) })
 	t.Run("cancellation and deadlines", func(t *testing.T) { runCancel(t, open) })
 	runKeyedStarts(t, h, open)
+	t.Run("fan-out", func(t *testing.T) { runFanOut(t, open) })
 }
 
 // startWorker runs e.Work with opts in the background; stop cancels it and

@@ -62,7 +62,7 @@ func newDeployQueries(schema string) deployQueries {
 		claimNext: claimableVersions + claimSet + `
 			WHERE run_id = (
 				SELECT run_id FROM {schema}.resume_runs
-				WHERE workflow = ANY($3::text[]) AND parent_run_id = '' AND ` + claimableNext + `
+				WHERE workflow = ANY($3::text[]) AND (parent_run_id = '' OR detached) AND ` + claimableNext + `
 					AND (workflow, version) IN (SELECT workflow, version FROM claimable)
 				ORDER BY created_at, run_id LIMIT 1
 				FOR UPDATE SKIP LOCKED)

@@ -327,7 +327,7 @@ func newQueries(schema string) queries {
 		claimNext: claimSet + `
 			WHERE run_id = (
 				SELECT run_id FROM {schema}.resume_runs
-				WHERE workflow = ANY($3::text[]) AND parent_run_id = '' AND ` + claimableNext + `
+				WHERE workflow = ANY($3::text[]) AND (parent_run_id = '' OR detached) AND ` + claimableNext + `
 				ORDER BY created_at, run_id LIMIT 1
 				FOR UPDATE SKIP LOCKED)
 			AND ` + claimableNext + `
@@ -919,7 +919,7 @@ func (j *Journal) FinishRun(ctx context.Context, l journal.Lease, r journal.RunR
 	if err := journal.CheckValue("output", r.Output); err != nil {
 		return fmt.Errorf("run %s: finish: %w", l.RunID, err)
 	}
-	if r.Status == journal.StatusWaiting && (r.WaitKind == journal.WaitSignal || r.WaitKind == journal.WaitChild) {
+	if r.Status == journal.StatusWaiting && (r.WaitKind == journal.WaitSignal || r.WaitKind == journal.WaitChild || r.WaitKind == journal.WaitChildren) {
 		return j.finishWaiting(ctx, l, r)
 	}
 	return j.write(ctx, groupWrite{sql: j.sql.finish, args: finishArgs(l, r), lease: l, what: "run " + l.RunID + ": finish"})

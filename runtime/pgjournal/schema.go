@@ -280,6 +280,15 @@ CREATE TABLE {schema}.resume_start_keys (
 	PRIMARY KEY (workflow, start_key)
 );
 `,
+	// 17: fan-out (resume.Map). detached marks a child run any worker may
+	// claim (ClaimNext takes it like a run of its own); its parent waits
+	// for its children ('children') without holding a worker.
+	// resume_runs_by_parent answers "does any child still run" without
+	// reading the other runs.
+	`
+ALTER TABLE {schema}.resume_runs ADD COLUMN detached boolean NOT NULL DEFAULT false;
+CREATE INDEX resume_runs_by_parent ON {schema}.resume_runs (parent_run_id, status) WHERE parent_run_id <> '';
+`,
 }
 
 // leaseLostCode is the SQLSTATE resume_lease_lost raises.

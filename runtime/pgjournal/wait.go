@@ -110,6 +110,8 @@ func (j *Journal) finishWaiting(ctx context.Context, l journal.Lease, r journal.
 		if r.WaitKind == journal.WaitSignal {
 			err = tx.QueryRow(ctx, q(`SELECT EXISTS (SELECT 1 FROM {schema}.resume_signals WHERE run_id = $1 AND name = $2 AND consumed_key = '')`),
 				r.RunID, r.WaitName).Scan(&over)
+		} else if r.WaitKind == journal.WaitChildren {
+			over, err = j.childrenDone(ctx, tx, r.RunID)
 		} else {
 			err = tx.QueryRow(ctx, q(`SELECT EXISTS (SELECT 1 FROM {schema}.resume_runs WHERE run_id = $1 AND status <> 'waiting')`), r.WaitName).Scan(&over)
 		}
@@ -137,7 +139,7 @@ func (j *Journal) NextWake(ctx context.Context, workflows []string) (time.Durati
 	var d *time.Duration
 	j.reads.Add(1)
 	err := j.pool.QueryRow(ctx, qualify(`SELECT GREATEST(wake_at - clock_timestamp(), interval '0') FROM {schema}.resume_runs
-		WHERE status = 'waiting' AND wake_at IS NOT NULL AND parent_run_id = '' AND workflow = ANY($1::text[])
+		WHERE status = 'waiting' AND wake_at IS NOT NULL AND (parent_run_id = '' OR detached) AND workflow = ANY($1::text[])
 		ORDER BY wake_at LIMIT 1`, j.schema), workflows).Scan(&d)
 	if errors.Is(err, pgx.ErrNoRows) || err == nil && d == nil {
 		return 0, false, nil

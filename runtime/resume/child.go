@@ -100,7 +100,9 @@ func (st *runState) runChild(sctx context.Context, wf any, args []any) (json.Raw
 	}
 	// The child's body must not see the parent's step: it runs steps of
 	// its own, under its own run.
-	ctx := context.WithValue(sctx, stepInfoKey{}, nil)
+	// Nor its fan-out, if the call is in one.
+	fan := fanFrom(sctx, st)
+	ctx := context.WithValue(context.WithValue(sctx, stepInfoKey{}, nil), fanKey{}, (*fanState)(nil))
 	childID, err := st.childRunID(ctx, info)
 	if err != nil {
 		return nil, st.stopf("run %s, step %s: %w", st.run.RunID, info.StepKey, err)
@@ -110,6 +112,9 @@ func (st *runState) runChild(sctx context.Context, wf any, args []any) (json.Raw
 	}
 	if err := e.saveManifest(ctx, cdef); err != nil {
 		return nil, st.stopf("run %s, step %s: %w", st.run.RunID, info.StepKey, err)
+	}
+	if fo, ok := journal.Find[journal.FanOut](e.journal); ok && fan != nil {
+		return st.dispatchChild(ctx, fan, fo, cdef, info, childID, input)
 	}
 	now := e.clockNow()
 	rec := journal.RunRecord{

@@ -709,7 +709,9 @@ func (e *Engine) execute(ctx context.Context, runID string) (Result, error) {
 // journal steps. When drain closes, the run stops before its next step and
 // is released, resumable.
 func (e *Engine) runClaimed(ctx context.Context, run journal.RunRecord, steps []journal.StepRecord, drain <-chan struct{}) (Result, error) {
-	return e.tracedEntry(ctx, run, steps, drain, nil, nil)
+	res, err := e.tracedEntry(ctx, run, steps, drain, nil, e.parentDef(ctx, run))
+	e.wakeParent(ctx, run.Parent, res.Status)
+	return res, err
 }
 
 // entryOutcome is what a parent needs of its child run's entry beyond its

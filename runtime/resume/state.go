@@ -215,6 +215,11 @@ func (st *runState) step(ctx context.Context, def *StepDef, callKey stepKey, bod
 		return st.stopf("run %s: %w", st.run.RunID, errDraining)
 	default:
 	}
+	if fan := fanFrom(ctx, st); fan != nil {
+		if err := fan.admit(def, callKey); err != nil {
+			return err
+		}
+	}
 	key, err := st.nextKey(def.Name, callKey)
 	if err != nil {
 		st.delivered("", false) // not a step's failure: a retry replays everything
@@ -292,6 +297,9 @@ func (st *runState) step(ctx context.Context, def *StepDef, callKey stepKey, bod
 		if err == nil {
 			st.delivered(key, false)
 			return nil
+		}
+		if errors.Is(err, errFanPending) {
+			return err // no outcome yet: nothing journaled, no attempt spent
 		}
 		if stop := st.stopped(); stop != nil {
 			return stop
@@ -419,6 +427,10 @@ func (st *runState) attempt(ctx context.Context, def *StepDef, rec *journal.Step
 	leave := st.enter(rec.StepKey)
 	raw, panicked, err := st.callBody(sctx, body)
 	leave()
+	if errors.Is(err, errFanPending) && panicked == nil {
+		// A fanned-out child run that has not finished: no outcome.
+		return err
+	}
 	if stop := st.stopped(); stop != nil && err != nil {
 		// The run stopped while the step ran (a child run it executes
 		// needs a person, the lease was lost): the attempt has no outcome

@@ -131,6 +131,8 @@ func describeWait(kind, name string, until time.Time) string {
 		what = "start"
 	case journal.WaitChild:
 		what = "child run " + name
+	case journal.WaitChildren:
+		what = "its fanned-out child runs (resume.Map)"
 	default:
 		what = kind
 	}
@@ -184,6 +186,9 @@ func (st *runState) waitPoint(name string) (string, error) {
 // once (wake computes it from the journal's clock, the latest it may read
 // now), then the run goes on if it is due and suspends otherwise.
 func (st *runState) sleepUntil(ctx context.Context, wake func(time.Time) time.Time) error {
+	if err := st.waitInFan(ctx, sleepStep); err != nil {
+		return err
+	}
 	key, err := st.waitPoint(sleepStep)
 	if err != nil {
 		return err
@@ -252,6 +257,9 @@ func (st *runState) await(ctx context.Context, name string, timeout time.Duratio
 	if err := journal.CheckEventName(name); err != nil {
 		st.delivered("", false)
 		return Permanent(fmt.Errorf("run %s: resume.Await: %w", st.run.RunID, err))
+	}
+	if err := st.waitInFan(ctx, "resume.Await("+name+")"); err != nil {
+		return err
 	}
 	key, err := st.waitPoint(name)
 	if err != nil {

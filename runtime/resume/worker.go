@@ -250,10 +250,14 @@ func (e *Engine) deadOwnerRuns(ctx context.Context, versions []journal.WorkflowV
 	for _, v := range versions {
 		known[v] = true
 	}
+	detached, err := e.detachedOf(ctx, runs)
+	if err != nil {
+		return nil, err
+	}
 	var dead []journal.RunRecord
 	gone := map[string]bool{} // by owner: one check each
 	for _, r := range runs {
-		if !known[journal.WorkflowVersion{Workflow: r.Workflow, Version: r.Version}] || r.Parent != "" {
+		if !known[journal.WorkflowVersion{Workflow: r.Workflow, Version: r.Version}] || r.Parent != "" && !detached[r.RunID] {
 			continue // a child run is left to its parent, which resumes it
 		}
 		g, checked := gone[r.LeaseOwner]

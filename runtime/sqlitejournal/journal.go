@@ -619,7 +619,7 @@ func (j *Journal) claimNextSQL(c journal.ClaimNextRequest, t time.Time) (string,
 	now := ts(t)
 	mine, versionsOK, vargs := claimVersions(c, t)
 	ofWorkflows := `
-				AND parent_run_id = ''
+				AND (parent_run_id = '' OR detached = 1)
 				AND workflow IN (?` + strings.Repeat(", ?", len(c.Workflows)-1) + `)` + versionsOK
 	var workflows []any
 	for _, w := range c.Workflows {
@@ -855,7 +855,7 @@ func (j *Journal) FinishRun(ctx context.Context, l journal.Lease, r journal.RunR
 	if err := journal.CheckValue("output", r.Output); err != nil {
 		return fmt.Errorf("run %s: finish: %w", l.RunID, err)
 	}
-	waiting := r.Status == journal.StatusWaiting && (r.WaitKind == journal.WaitSignal || r.WaitKind == journal.WaitChild)
+	waiting := r.Status == journal.StatusWaiting && (r.WaitKind == journal.WaitSignal || r.WaitKind == journal.WaitChild || r.WaitKind == journal.WaitChildren)
 	return j.group.Do(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if !waiting {
 			stmt := j.finishStmt

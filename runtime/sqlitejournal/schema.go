@@ -218,6 +218,15 @@ CREATE TABLE resume_start_keys (
 	PRIMARY KEY (workflow, start_key)
 ) WITHOUT ROWID;
 `,
+	// 13: fan-out (resume.Map). detached marks a child run any worker may
+	// claim (ClaimNext takes it like a run of its own); its parent waits
+	// for its children ('children') without holding a worker.
+	// resume_runs_by_parent answers "does any child still run" without
+	// reading the other runs.
+	`
+ALTER TABLE resume_runs ADD COLUMN detached INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX resume_runs_by_parent ON resume_runs (parent_run_id, status) WHERE parent_run_id <> '';
+`,
 }
 
 // SchemaVersion returns the schema version this package creates and reads.

@@ -85,6 +85,8 @@ func woken(ctx context.Context, q querier, r journal.RunRecord) (bool, error) {
 			r.RunID, r.WaitName).Scan(&n)
 	case journal.WaitChild:
 		err = q.QueryRowContext(ctx, `SELECT count(*) FROM resume_runs WHERE run_id = ? AND status <> 'waiting'`, r.WaitName).Scan(&n)
+	case journal.WaitChildren:
+		return childrenDone(ctx, q, r.RunID)
 	}
 	return n > 0, err
 }
@@ -123,6 +125,6 @@ func (j *Journal) NextWake(ctx context.Context, workflows []string) (time.Durati
 // nextWakeSQL is NextWake's query for n workflows.
 func nextWakeSQL(n int) string {
 	return `SELECT wake_at FROM resume_runs
-		WHERE status = 'waiting' AND wake_at > '' AND parent_run_id = '' AND workflow IN (?` + strings.Repeat(", ?", n-1) + `)
+		WHERE status = 'waiting' AND wake_at > '' AND (parent_run_id = '' OR detached = 1) AND workflow IN (?` + strings.Repeat(", ?", n-1) + `)
 		ORDER BY wake_at LIMIT 1`
 }

@@ -16,7 +16,7 @@ var Concurrency = &Check{
 			case *ast.GoStmt:
 				if !nd.journaled.holds(n) {
 					nd.report(n.Pos(), "go statement", "starts a goroutine, which runs concurrently with the body in no fixed order, so what it does may differ when the run resumes",
-						"do the concurrent work inside a step (it may start goroutines and wait for them), or call it directly")
+						"do the concurrent work inside a step (it may start goroutines and wait for them), call it directly, or run child workflows in parallel with resume.Map (docs/reference.md, Fan-out)")
 				}
 			case *ast.SelectStmt:
 				if !nd.journaled.holds(n) && len(n.Body.List) > 1 {

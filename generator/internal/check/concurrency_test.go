@@ -77,7 +77,7 @@ func Fan() { deep.Race(make(chan int), make(chan int)) }
 
 // Race starts a goroutine and takes whichever channel is ready.
 func Race(a, b chan int) {
-	go func() { a <- 1 }() // want "^go statement in deep\\.Race, called from workflow Onboard along Onboard → util\\.Fan → deep\\.Race → go statement, starts a goroutine, which runs concurrently with the body in no fixed order, so what it does may differ when the run resumes: do the concurrent work inside a step \\(it may start goroutines and wait for them\\), or call it directly$"
+	go func() { a <- 1 }() // want "^go statement in deep\\.Race, called from workflow Onboard along Onboard → util\\.Fan → deep\\.Race → go statement, starts a goroutine, which runs concurrently with the body in no fixed order, so what it does may differ when the run resumes: do the concurrent work inside a step \\(it may start goroutines and wait for them\\), call it directly, or run child workflows in parallel with resume.Map \\(docs/reference.md, Fan-out\\)$"
 	select { // want "^select in deep\\.Race, called from workflow Onboard along Onboard → util\\.Fan → deep\\.Race → select, picks a ready case at random, so it may take another one when the run resumes: receive in a step and branch on what it returns, or wait with resume\\.Await\\[T\\]\\(ctx, NAME, timeout\\)$"
 	case <-a:
 	case <-b:

@@ -38,7 +38,8 @@ var Placement = &Check{
 func whyNot(where model.Where, detail string) string {
 	switch where {
 	case model.InGo:
-		return "in a go statement: it would run concurrently with the steps after it, in no fixed order; call it directly in the workflow body, or start the goroutine inside a step"
+		return "in a go statement: it would run concurrently with the steps after it, in no fixed order; call it directly in the workflow body, or start the goroutine inside a step; " +
+			"to run child workflows in parallel, fan them out with resume.Map(ctx, items, func(ctx context.Context, it T) (R, error) { return Child(ctx, it) //resume:step key=it.ID })"
 	case model.InFuncLit:
 		return "inside a function literal: a closure may run later, several times or never, so the journal cannot order it; call the step directly in the workflow body, or call the literal where it is written (func() { ... }())"
 	case model.InSelect:
@@ -50,6 +51,10 @@ func whyNot(where model.Where, detail string) string {
 	case model.InChanRange:
 		return "in a range over a channel the workflow body does not own: received values are not journaled, so a resume would see other values; " +
 			"receive them in a step that returns a slice and range over that, or make, fill and close the channel in the body itself"
+	case model.InMapNoKey:
+		return "inside resume.Map without key=: each item's calls are journaled by key, and an item dispatched again on a later entry would shift the numbers of unkeyed calls; end its line with //resume:step key=EXPR (the item's id)"
+	case model.InMapWait:
+		return "inside resume.Map: an item cannot wait (its key would shift when items are dispatched again); wait in a child workflow the item calls, or before or after the Map"
 	case model.InDefer:
 		return "in a deferred call: it would run as the function returns, also after a failed step or while the run is being suspended, where the journal cannot order a wait; wait in the body before returning instead"
 	}

@@ -25,7 +25,7 @@ import (
 
 //resume:workflow
 func W(ctx context.Context, m map[string]int, xs []int) error {
-	go S(ctx) // want "^step S is called in a go statement: it would run concurrently with the steps after it, in no fixed order; call it directly in the workflow body, or start the goroutine inside a step$"
+	go S(ctx) // want "^step S is called in a go statement: it would run concurrently with the steps after it, in no fixed order; call it directly in the workflow body, or start the goroutine inside a step; to run child workflows in parallel, fan them out with resume.Map\\(ctx, items, func\\(ctx context.Context, it T\\) \\(R, error\\) \\{ return Child\\(ctx, it\\) //resume:step key=it.ID \\}\\)$"
 	go Child(ctx) // want "^child workflow Child is called in a go statement"
 	go resume.Sleep(ctx, time.Second) // want "^resume.Sleep is called in a go statement"
 	// wantnext "^child workflow Child \\(step Kid\\) is called in a go statement"
@@ -89,7 +89,7 @@ func W(ctx context.Context, m map[string]int, xs []int) error {
 }
 
 func inHelper(ctx context.Context) error {
-	go S(ctx) // want "^step S is called in a go statement: .* inside a step \\(in inHelper, called from W via inHelper\\)$"
+	go S(ctx) // want "^step S is called in a go statement: .* key=it.ID \\}\\) \\(in inHelper, called from W via inHelper\\)$"
 	return nil
 }
 
@@ -206,7 +206,7 @@ func (s *Svc) Run(ctx context.Context) error { return S(ctx) }
 
 //resume:workflow
 func W(ctx context.Context, m map[string]int) error {
-	go h(ctx) // want "^call of h, which runs step S, is in a go statement: it would run concurrently with the steps after it, in no fixed order; call it directly in the workflow body, or start the goroutine inside a step$"
+	go h(ctx) // want "^call of h, which runs step S, is in a go statement: it would run concurrently with the steps after it, in no fixed order; call it directly in the workflow body, or start the goroutine inside a step; to run child workflows in parallel, fan them out with resume.Map\\(ctx, items, func\\(ctx context.Context, it T\\) \\(R, error\\) \\{ return Child\\(ctx, it\\) //resume:step key=it.ID \\}\\)$"
 	go waits(ctx) // want "^call of waits, which runs resume.Sleep, is in a go statement"
 	for range maps.Keys(m) {
 		_ = h(ctx) // want "^call of h, which runs step S, is in a range over maps.Keys: it yields in map order"
@@ -294,6 +294,48 @@ func named(c context.Context) error {
 func takesCtx() error { return S(context.Background()) }
 
 func Plain() error { return nil }
+
+//resume:step
+func S(ctx context.Context) error { return nil }
+`)
+}
+
+// The function literal handed to resume.Map is called once per item, in
+// the items' order: its journaled calls are ordered, but each needs key=,
+// and a wait there is refused.
+func TestPlacementMap(t *testing.T) {
+	pipetest.Want(t, check.Placement, `package p
+
+import (
+	"context"
+	"time"
+
+	"github.com/resumegen/resumegen/runtime/resume"
+)
+
+type Item struct{ ID string }
+
+//resume:workflow
+func W(ctx context.Context, items []Item) error {
+	_, err := resume.Map(ctx, items, func(ctx context.Context, it Item) (int, error) {
+		if err := S(ctx); err != nil { // want "^step S is called inside resume.Map without key=: each item's calls are journaled by key"
+			return 0, err
+		}
+		_ = resume.Sleep(ctx, time.Second) // want "^resume.Sleep is called inside resume.Map: an item cannot wait"
+		_ = S(ctx) //resume:step name=S2 key=it.ID
+		return Child(ctx, it) //resume:step key=it.ID
+	})
+	if err != nil {
+		return err
+	}
+	_, err = resume.Map(ctx, items, func(ctx context.Context, it Item) (int, error) {
+		return Child(ctx, it) // want "^child workflow Child is called inside resume.Map without key="
+	})
+	return err
+}
+
+//resume:workflow
+func Child(ctx context.Context, it Item) (int, error) { return 0, nil }
 
 //resume:step
 func S(ctx context.Context) error { return nil }

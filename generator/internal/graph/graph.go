@@ -320,6 +320,17 @@ func (b *builder) exprs(n ast.Node, f frontier) frontier {
 				f = b.inline(lit.Body, f)
 				return false
 			}
+			if lit := b.fanOut(n); lit != nil {
+				// resume.Map calls the literal once per item: a loop.
+				for _, a := range n.Args[:2] {
+					ast.Inspect(a, visit)
+				}
+				id := b.node(b.parent, "{{"+quote(short("resume.Map over "+b.text(n.Args[1])))+"}}")
+				b.connect(f, id, false)
+				b.connect(b.inline(lit.Body, frontier{{from: id}}), id, true)
+				f = frontier{{from: id, label: "done"}}
+				return false
+			}
 			ast.Inspect(n.Fun, visit)
 			for _, a := range n.Args {
 				ast.Inspect(a, visit)
@@ -668,4 +679,15 @@ func (b *builder) renderIn(sb *strings.Builder, parent, indent string) {
 			fmt.Fprintf(sb, "%send\n", indent)
 		}
 	}
+}
+
+// fanOut returns the function literal of a call of resume.Map (as the
+// body names it, resume.Map(ctx, items, func...)), or nil for any other
+// call.
+func (b *builder) fanOut(call *ast.CallExpr) *ast.FuncLit {
+	if len(call.Args) != 3 || b.src.Text(ast.Unparen(call.Fun)) != "resume.Map" {
+		return nil
+	}
+	lit, _ := ast.Unparen(call.Args[2]).(*ast.FuncLit)
+	return lit
 }

@@ -106,6 +106,28 @@ func W() error {
   n3 -->|"err != nil"| n2
   n4 --> n2
 `},
+		{"fan-out: resume.Map's literal is a loop body", `
+func W(items []string) error {
+	out, err := resume.Map(ctx, items, func(ctx context.Context, it string) (int, error) {
+		return ChildScore(it)
+	})
+	if err != nil {
+		return err
+	}
+	return Store(out)
+}`, map[string]string{"ChildScore": "it"}, `flowchart TD
+  n1(["W"])
+  n2(["end"])
+  n3{{"resume.Map over items"}}
+  n4[["ChildScore key=it (child)"]]
+  n5["Store"]
+  n1 --> n3
+  n3 --> n4
+  n4 -.-> n3
+  n3 -->|"done"| n5
+  n3 -->|"done, err != nil"| n2
+  n5 --> n2
+`},
 		{"branch and keyed loop", `
 func W(items []string) {
 	if len(items) > 10 {

@@ -206,6 +206,12 @@ const (
 	// InDefer is a wait (or a call of a helper reaching one) in a
 	// deferred call; a deferred step is ordered.
 	InDefer
+	// InMapNoKey is a step or child call without key= in the function
+	// literal handed to resume.Map: an item dispatched again on a later
+	// entry would shift the occurrence numbers of unkeyed calls.
+	InMapNoKey
+	// InMapWait is a wait in the function literal handed to resume.Map.
+	InMapWait
 )
 
 // Step is one journaled call site of a workflow: a step, a child

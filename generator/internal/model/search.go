@@ -30,6 +30,9 @@ type search struct {
 	// helperSteps are, per helper walked, the steps its walk found (its
 	// own and those of the helpers it entered first), for markDeferred.
 	helperSteps map[*types.Func][]*Step
+	// inMap counts the resume.Map literals the walk is in: a call there
+	// needs key=, and a wait is refused.
+	inMap int
 }
 
 // place is where in a body the walk is: why the journal could not order
@@ -115,6 +118,22 @@ func (s *search) call(n *ast.CallExpr, pl place, fr *Func) bool {
 		s.walk(lit.Body, pl, fr)
 		return false
 	}
+	if fn, _ := typeutil.Callee(p.Calls.Steps.Info(n.Pos()), n).(*types.Func); runtimeapi.IsMap(fn) {
+		// resume.Map calls a literal it is handed here, once per item, in
+		// the items' order: its body is walked as a loop body's. Any other
+		// argument is walked as such (a function value reaching a step is
+		// refused as one).
+		for _, a := range n.Args {
+			if lit, ok := ast.Unparen(a).(*ast.FuncLit); ok {
+				s.inMap++
+				s.walk(lit.Body, pl, fr)
+				s.inMap--
+				continue
+			}
+			s.walk(a, pl, fr)
+		}
+		return false
+	}
 	if st := fr.Pkg.stepAt(w.pkg.Load.Types, n); st != nil {
 		st.In, st.Deferred = fr, s.deferred > 0
 		st.fillOwned()
@@ -131,6 +150,10 @@ func (s *search) call(n *ast.CallExpr, pl place, fr *Func) bool {
 		switch {
 		case pl.where != Ordered:
 			st.Where, st.WhereDetail = pl.where, pl.detail
+		case s.inMap > 0 && st.Wait != runtimeapi.NotWait:
+			st.Where = InMapWait
+		case s.inMap > 0 && st.Opts.Key == "":
+			st.Where = InMapNoKey
 		case st.Deferred && st.Wait != runtimeapi.NotWait:
 			st.Where = InDefer
 		case taken && !(st.Wait == runtimeapi.Sleep && prev.Wait == runtimeapi.Sleep):

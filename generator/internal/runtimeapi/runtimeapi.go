@@ -46,3 +46,11 @@ func WaitByName(name string) Wait {
 	}
 	return NotWait
 }
+
+// IsMap reports whether fn is resume.Map, the fan-out: it calls the
+// function literal it is given once per item, in the items' order, where
+// the call is written, so the literal's journaled calls are ordered like
+// a loop body's.
+func IsMap(fn *types.Func) bool {
+	return fn != nil && fn.Pkg() != nil && fn.Pkg().Path() == Path && fn.Name() == "Map" && fn.Type().(*types.Signature).Recv() == nil
+}
