@@ -57,6 +57,15 @@ var executed = struct {
 	n map[string]int
 }{n: map[string]int{}}
 
+// resetExecutions forgets the executions counted so far: each journal
+// of eachJournal starts from none, also under -count (the run ids repeat;
+// these tests do not run in parallel).
+func resetExecutions() {
+	executed.Lock()
+	defer executed.Unlock()
+	clear(executed.n)
+}
+
 func executions(runID, key string) int {
 	executed.Lock()
 	defer executed.Unlock()
@@ -160,6 +169,7 @@ func useRegistry(t *testing.T, p program) {
 // server is given (scripts/with-postgres.sh), a fresh PostgreSQL one.
 func eachJournal(t *testing.T, test func(t *testing.T, j journal.Journal)) {
 	t.Run("sqlite", func(t *testing.T) {
+		resetExecutions()
 		j, err := sqlitejournal.Open(context.Background(), filepath.Join(t.TempDir(), "journal.db"))
 		if err != nil {
 			t.Fatal(err)
@@ -168,6 +178,7 @@ func eachJournal(t *testing.T, test func(t *testing.T, j journal.Journal)) {
 		test(t, j)
 	})
 	t.Run("postgres", func(t *testing.T) {
+		resetExecutions()
 		pool, err := pgxpool.New(context.Background(), pgtest.FreshDatabase(t))
 		if err != nil {
 			t.Fatal(err)
