@@ -268,6 +268,12 @@ ALTER TABLE {schema}.resume_runs ADD COLUMN deadline timestamptz;
 	`
 ALTER TABLE {schema}.resume_owners ADD COLUMN stopped_at timestamptz;
 `,
+	// 16: retention (purge.go). A purge finds the runs below a run by
+	// parent_run_id; the index holds child runs only, so top-level runs
+	// pay nothing for it (parent_run_id never changes: updates stay HOT).
+	`
+CREATE INDEX resume_runs_by_parent ON {schema}.resume_runs (parent_run_id) WHERE parent_run_id <> '';
+`,
 }
 
 // leaseLostCode is the SQLSTATE resume_lease_lost raises.

@@ -206,6 +206,12 @@ CREATE TABLE resume_keys (
 ALTER TABLE resume_runs ADD COLUMN cancel_requested_at TEXT NOT NULL DEFAULT '';
 ALTER TABLE resume_runs ADD COLUMN deadline TEXT NOT NULL DEFAULT '';
 `,
+	// 12: retention (purge.go). A purge finds the runs below a run by
+	// parent_run_id; the index holds child runs only, so top-level runs
+	// pay nothing for it.
+	`
+CREATE INDEX resume_runs_by_parent ON resume_runs (parent_run_id) WHERE parent_run_id <> '';
+`,
 }
 
 // SchemaVersion returns the schema version this package creates and reads.
