@@ -41,6 +41,12 @@ type BenchHarness struct {
 	// first, their ids prefix and a number: pending, or (waiting) asleep
 	// until the year 2999. For benchmarks that need a deep queue.
 	FillRuns func(ctx context.Context, prefix, wf string, n int, waiting bool) error
+	// FinishFilled makes the runs FillRuns filled with prefix succeeded,
+	// each with steps succeeded step rows (for BenchPurge).
+	FinishFilled func(ctx context.Context, prefix string, steps int) error
+	// RawDelete deletes the step rows and runs whose ids start with
+	// prefix in plain statements, one transaction: BenchPurge's baseline.
+	RawDelete func(ctx context.Context, prefix string) error
 }
 
 // benchState is what the benchmark workflow reads: the workflow body is

@@ -27,8 +27,8 @@ const purgeQualifies = `
 	AND (r.parent_run_id = '' OR NOT EXISTS (SELECT 1 FROM {schema}.resume_runs p WHERE p.run_id = r.parent_run_id))
 	AND NOT EXISTS (
 		WITH RECURSIVE down(id) AS (
-			SELECT c.run_id FROM {schema}.resume_runs c WHERE c.parent_run_id = r.run_id
-			UNION SELECT c.run_id FROM {schema}.resume_runs c JOIN down ON c.parent_run_id = down.id)
+			SELECT c.run_id FROM {schema}.resume_runs c WHERE c.parent_run_id = r.run_id AND c.parent_run_id <> ''
+			UNION SELECT c.run_id FROM {schema}.resume_runs c JOIN down ON c.parent_run_id = down.id WHERE c.parent_run_id <> '')
 		SELECT 1 FROM down JOIN {schema}.resume_runs d ON d.run_id = down.id
 		WHERE d.status NOT IN ('succeeded', 'failed', 'cancelled')
 			OR (d.status = 'failed' AND EXISTS (SELECT 1 FROM {schema}.resume_signals g WHERE g.run_id = d.run_id AND g.consumed_key = '')))
@@ -47,7 +47,10 @@ func purgeWhere(req journal.PurgeRequest) (string, []any) {
 	}
 	var b strings.Builder
 	args := []any{req.OlderThan, statuses}
-	b.WriteString(`WHERE r.created_at <= clock_timestamp() - $1::interval AND r.updated_at <= clock_timestamp() - $1::interval
+	// statement_timestamp() is stable, clock_timestamp() is not: the
+	// cut-off is computed once, and the index on (status, created_at,
+	// run_id) bounds the scan.
+	b.WriteString(`WHERE r.created_at <= statement_timestamp() - $1::interval AND r.updated_at <= statement_timestamp() - $1::interval
 		AND r.status = ANY($2::text[])`)
 	if req.Workflow != "" {
 		args = append(args, req.Workflow)
@@ -69,33 +72,46 @@ func (j *Journal) Purge(ctx context.Context, req journal.PurgeRequest) (journal.
 		return journal.PurgeResult{}, fmt.Errorf("pgjournal: %w", err)
 	}
 	q := func(sql string) string { return qualify(sql, j.schema) }
-	where, args := purgeWhere(req)
 	var res journal.PurgeResult
 	if req.DryRun {
+		where, args := purgeWhere(req)
 		j.reads.Add(1)
 		var roots, total int
 		err := j.pool.QueryRow(ctx, q(`WITH RECURSIVE roots(id) AS (SELECT r.run_id FROM {schema}.resume_runs r `+where+`),
-			down(id) AS (SELECT id FROM roots UNION ALL SELECT c.run_id FROM {schema}.resume_runs c JOIN down ON c.parent_run_id = down.id)
+			down(id) AS (SELECT id FROM roots UNION ALL SELECT c.run_id FROM {schema}.resume_runs c JOIN down ON c.parent_run_id = down.id WHERE c.parent_run_id <> '')
 			SELECT (SELECT count(*) FROM roots), (SELECT count(*) FROM down)`), args...).Scan(&roots, &total)
 		if err != nil {
 			return res, fmt.Errorf("pgjournal: purge (dry run): count: %w", err)
 		}
 		return journal.PurgeResult{Runs: roots, Children: total - roots}, nil
 	}
-	args = append(args, req.Batch())
-	limit := "$" + strconv.Itoa(len(args))
 	err := j.inTx(ctx, func(tx pgx.Tx) error {
 		res = journal.PurgeResult{}
 		// The roots, locked (skipping any another transaction holds), then
-		// their trees; each delete reads the same id list.
+		// their trees; each delete reads the same id list. One status at
+		// a time: the index then gives the oldest first without a sort.
 		var ids []string
-		err := tx.QueryRow(ctx, q(`WITH RECURSIVE roots AS (
-				SELECT r.run_id FROM {schema}.resume_runs r `+where+`
-				ORDER BY r.created_at, r.run_id LIMIT `+limit+` FOR UPDATE OF r SKIP LOCKED),
-			down(id) AS (SELECT run_id FROM roots UNION SELECT c.run_id FROM {schema}.resume_runs c JOIN down ON c.parent_run_id = down.id)
-			SELECT (SELECT count(*) FROM roots), COALESCE((SELECT array_agg(id) FROM down), '{}')`), args...).Scan(&res.Runs, &ids)
-		if err != nil {
-			return fmt.Errorf("select runs: %w", err)
+		for _, s := range req.Statuses {
+			left := req.Batch() - res.Runs
+			if left == 0 {
+				break
+			}
+			one := req
+			one.Statuses = []journal.Status{s}
+			where, args := purgeWhere(one)
+			args = append(args, left)
+			var roots int
+			var tree []string
+			err := tx.QueryRow(ctx, q(`WITH RECURSIVE roots AS (
+					SELECT r.run_id FROM {schema}.resume_runs r `+where+`
+					ORDER BY r.created_at, r.run_id LIMIT $`+strconv.Itoa(len(args))+` FOR UPDATE OF r SKIP LOCKED),
+				down(id) AS (SELECT run_id FROM roots UNION SELECT c.run_id FROM {schema}.resume_runs c JOIN down ON c.parent_run_id = down.id WHERE c.parent_run_id <> '')
+				SELECT (SELECT count(*) FROM roots), COALESCE((SELECT array_agg(id) FROM down), '{}')`), args...).Scan(&roots, &tree)
+			if err != nil {
+				return fmt.Errorf("select %s runs: %w", s, err)
+			}
+			res.Runs += roots
+			ids = append(ids, tree...)
 		}
 		if res.Runs == 0 {
 			return nil

@@ -25,8 +25,8 @@ const purgeQualifies = `
 	AND (r.parent_run_id = '' OR NOT EXISTS (SELECT 1 FROM resume_runs p WHERE p.run_id = r.parent_run_id))
 	AND NOT EXISTS (
 		WITH RECURSIVE down(id) AS (
-			SELECT c.run_id FROM resume_runs c WHERE c.parent_run_id = r.run_id
-			UNION SELECT c.run_id FROM resume_runs c JOIN down ON c.parent_run_id = down.id)
+			SELECT c.run_id FROM resume_runs c WHERE c.parent_run_id = r.run_id AND c.parent_run_id <> ''
+			UNION SELECT c.run_id FROM resume_runs c JOIN down ON c.parent_run_id = down.id WHERE c.parent_run_id <> '')
 		SELECT 1 FROM down JOIN resume_runs d ON d.run_id = down.id
 		WHERE d.status NOT IN ('succeeded', 'failed', 'cancelled')
 			OR (d.status = 'failed' AND EXISTS (SELECT 1 FROM resume_signals g WHERE g.run_id = d.run_id AND g.consumed_key = '')))
@@ -75,7 +75,7 @@ func (j *Journal) Purge(ctx context.Context, req journal.PurgeRequest) (journal.
 		j.reads.Add(1)
 		var total int
 		err := j.read.QueryRowContext(ctx, `WITH RECURSIVE roots(id) AS (SELECT r.run_id FROM resume_runs r `+where+`),
-			down(id) AS (SELECT id FROM roots UNION ALL SELECT c.run_id FROM resume_runs c JOIN down ON c.parent_run_id = down.id)
+			down(id) AS (SELECT id FROM roots UNION ALL SELECT c.run_id FROM resume_runs c JOIN down ON c.parent_run_id = down.id WHERE c.parent_run_id <> '')
 			SELECT (SELECT count(*) FROM roots), (SELECT count(*) FROM down)`, args...).Scan(&res.Runs, &total)
 		if err != nil {
 			return res, fmt.Errorf("sqlitejournal: purge (dry run): count: %w", err)
@@ -121,7 +121,7 @@ func (j *Journal) Purge(ctx context.Context, req journal.PurgeRequest) (journal.
 		}
 		set, err := tx.ExecContext(ctx, `INSERT INTO resume_purge (run_id)
 			WITH RECURSIVE down(id) AS (SELECT value FROM json_each(?1)
-				UNION SELECT c.run_id FROM resume_runs c JOIN down ON c.parent_run_id = down.id)
+				UNION SELECT c.run_id FROM resume_runs c JOIN down ON c.parent_run_id = down.id WHERE c.parent_run_id <> '')
 			SELECT id FROM down`, string(ids))
 		if err != nil {
 			return fmt.Errorf("purge set: %w", err)
