@@ -106,10 +106,14 @@ type scheduler struct {
 	done   chan error
 }
 
-// startScheduler runs s on a new engine over j until stopped.
+// startScheduler runs s on a new engine over j until stopped. Its
+// workers hold 10 s leases: no test here waits one out, and a lease that
+// lapsed under a loaded machine's stall lets a second worker execute a
+// body the first is still in (Tock, a body without steps, counts its
+// executions, and may run again after a takeover, as any body may).
 func startScheduler(j *recording, clock *resumetest.Clock, s resume.Schedule) *scheduler {
 	ctx, cancel := context.WithCancel(context.Background())
-	sc := &scheduler{e: resume.NewEngine(j, resume.WithClock(clock), resume.WithLease(time.Second)),
+	sc := &scheduler{e: resume.NewEngine(j, resume.WithClock(clock), resume.WithLease(10*time.Second)),
 		j: j, cancel: cancel, done: make(chan error, 1)}
 	go func() { sc.done <- sc.e.Schedule(ctx, s) }()
 	return sc

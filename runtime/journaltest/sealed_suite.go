@@ -163,7 +163,7 @@ func runSealed(t *testing.T, h Harness) {
 	t.Run("sealed: keys rotate, and a missing key is named", func(t *testing.T) {
 		j := h.open(t)
 		id := crashed(t, j, k1)
-		if _, err := resume.NewEngine(j, resume.WithCodec(keyring(t, "k3")), resume.WithLease(150*time.Millisecond), resume.WithOwner("k3-only")).Resume(ctx, id); err == nil || !strings.Contains(err.Error(), "key k1") {
+		if _, err := resume.NewEngine(j, resume.WithCodec(keyring(t, "k3")), resume.WithLease(crashLease), resume.WithOwner("k3-only")).Resume(ctx, id); err == nil || !strings.Contains(err.Error(), "key k1") {
 			t.Errorf("resume without key k1: %v; want an error naming key k1", err)
 		}
 		if r, _, _ := j.LoadRun(ctx, id); r.Status == journal.StatusNeedsAttention {
@@ -176,9 +176,9 @@ func runSealed(t *testing.T, h Harness) {
 				t.Fatal(err)
 			}
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(crashLease + 50*time.Millisecond)
 		k21 := keyring(t, "k2", "k1")
-		res, err := resume.NewEngine(j, resume.WithCodec(k21), resume.WithLease(150*time.Millisecond)).Resume(ctx, id)
+		res, err := resume.NewEngine(j, resume.WithCodec(k21)).Resume(ctx, id)
 		if err != nil || res.Status != journal.StatusSucceeded {
 			t.Fatalf("resume with k2, k1: %+v, %v; want succeeded", res, err)
 		}

@@ -1020,6 +1020,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("run listing", func(t *testing.T) { runListing(t, h) })
 	t.Run("limits", func(t *testing.T) { runLimits(t, open) })
 	t.Run("cancellation and deadlines", func(t *testing.T) { runCancel(t, open) })
+	runKeyedStarts(t, h, open)
 	t.Run("retention", func(t *testing.T) { runPurge(t, h) })
 }
 

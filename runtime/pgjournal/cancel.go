@@ -2,109 +2,20 @@ package pgjournal
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/resumegen/resumegen/runtime/journal"
 )
 
-// Cancellation (journal.Journal.Cancel): a run that can unwind is asked
-// to stop (cancel_requested_at), with its unfinished descendants; one
-// that cannot is cancelled at once.
-
-// descendants is the run $2 and every run below it, by parent_run_id.
-const descendants = `WITH RECURSIVE down(id) AS (
-		SELECT $2::text
-		UNION SELECT r.run_id FROM {schema}.resume_runs r JOIN down ON r.parent_run_id = down.id)`
-
-var (
-	// cancelNow cancels run $2 and its unfinished descendants at once, and
-	// moves their leases on: no process writes them any more.
-	cancelNow = descendants + `
-		UPDATE {schema}.resume_runs SET status = 'cancelled', lease_owner = '', lease_until = NULL, epoch = epoch + 1,
-			wait_kind = '', wait_name = '', wake_at = NULL, updated_at = $1
-		WHERE run_id = $2 OR (run_id IN (SELECT id FROM down) AND status IN ('pending', 'running', 'waiting', 'needs_attention'))`
-	// askToStop sets cancel_requested_at on run $2 and its descendants
-	// that can unwind; those that need a person cannot, and are cancelled
-	// at once (cancelParked).
-	askToStop = descendants + `
-		UPDATE {schema}.resume_runs SET cancel_requested_at = clock_timestamp(), updated_at = $1
-		WHERE run_id IN (SELECT id FROM down) AND status IN ('pending', 'running', 'waiting') AND cancel_requested_at IS NULL`
-	cancelParked = descendants + `
-		UPDATE {schema}.resume_runs SET status = 'cancelled', lease_owner = '', lease_until = NULL, epoch = epoch + 1, updated_at = $1
-		WHERE run_id IN (SELECT id FROM down) AND run_id <> $2 AND status = 'needs_attention'`
-	// wakeToStop makes run $2 pending if it waits: it unwinds now, not
-	// when its wait ends.
-	wakeToStop = `UPDATE {schema}.resume_runs SET status = 'pending', wait_kind = '', wait_name = '', wake_at = NULL, updated_at = $1
-		WHERE run_id = $2 AND status = 'waiting'`
-	// wakeWaiters makes pending the ancestors of run $2 that wait for it,
-	// each for the run below it ('child'): the one at the top is claimed,
-	// and drives the runs below it to their end.
-	wakeWaiters = `WITH RECURSIVE up(id, child) AS (
-			SELECT parent_run_id, run_id FROM {schema}.resume_runs WHERE run_id = $2 AND parent_run_id <> ''
-			UNION SELECT r.parent_run_id, r.run_id FROM {schema}.resume_runs r JOIN up ON r.run_id = up.id WHERE r.parent_run_id <> '')
-		UPDATE {schema}.resume_runs p SET status = 'pending', wait_kind = '', wait_name = '', wake_at = NULL, updated_at = $1
-		FROM up WHERE p.run_id = up.id AND p.status = 'waiting' AND p.wait_kind = 'child' AND p.wait_name = up.child`
-	// unwindable is true when run $1 journaled a step or started a child
-	// run: it has something to unwind.
-	unwindable = `SELECT EXISTS (SELECT 1 FROM {schema}.resume_steps WHERE run_id = $1)
-		OR EXISTS (SELECT 1 FROM {schema}.resume_runs WHERE parent_run_id = $1)`
-)
-
 // Cancel stops an unfinished run, in one transaction holding its row: it
 // asks a run that can unwind to (with its descendants), and cancels one
-// that cannot at once (see journal.Journal.Cancel).
+// that cannot at once (see journal.Journal.Cancel). A stop is asked at
+// the server's clock.
 func (j *Journal) Cancel(ctx context.Context, runID string, opts journal.CancelOptions) error {
-	q := func(sql string) string { return qualify(sql, j.schema) }
-	return j.inTx(ctx, func(tx pgx.Tx) error {
-		r, err := j.run(ctx, tx, j.sql.selectRunForUpdate, runID)
-		if err != nil {
-			return err
-		}
-		switch {
-		case r.Status == journal.StatusSucceeded || r.Status == journal.StatusCancelled:
-			return fmt.Errorf("run %s is already %s: %w", runID, r.Status, journal.ErrRunBusy)
-		case !r.CancelRequested.IsZero():
-			return nil // asked already: it is unwinding
-		case r.Status == journal.StatusRunning && r.LeaseUntil.After(time.Now()) && !opts.Running:
-			return fmt.Errorf("run %s is running under %s until %s: %w", runID, r.LeaseOwner, r.LeaseUntil.UTC().Format(time.RFC3339), journal.ErrRunBusy)
-		}
-		// A running run is asked, always: its process may be executing a
-		// step, whose outcome it journals before it stops.
-		unwinds := r.Status == journal.StatusRunning
-		if r.Status == journal.StatusPending || r.Status == journal.StatusWaiting {
-			j.reads.Add(1)
-			if err := tx.QueryRow(ctx, q(unwindable), runID).Scan(&unwinds); err != nil {
-				return fmt.Errorf("run %s: cancel: %w", runID, err)
-			}
-		}
-		now := time.Now()
-		stmts := []string{cancelNow, j.sql.wakeParents, wakeWaiters}
-		if unwinds {
-			stmts = []string{askToStop, cancelParked, wakeToStop, wakeWaiters}
-		}
-		for _, s := range stmts {
-			if _, err := tx.Exec(ctx, q(s), now, runID); err != nil {
-				return fmt.Errorf("run %s: cancel: %w", runID, err)
-			}
-		}
-		return j.recordAction(ctx, tx, runID)
-	})
+	return j.store.Cancel(ctx, runID, opts)
 }
 
 // CancelRequested reads the run's cancel_requested_at.
 func (j *Journal) CancelRequested(ctx context.Context, runID string) (time.Time, error) {
-	var at *time.Time
-	j.reads.Add(1)
-	err := j.pool.QueryRow(ctx, qualify(`SELECT cancel_requested_at FROM {schema}.resume_runs WHERE run_id = $1`, j.schema), runID).Scan(&at)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return time.Time{}, fmt.Errorf("run %s: %w", runID, journal.ErrRunNotFound)
-	}
-	if err != nil {
-		return time.Time{}, fmt.Errorf("run %s: read whether it was cancelled: %w", runID, err)
-	}
-	return timeOf(at), nil
+	return j.store.CancelRequested(ctx, runID)
 }

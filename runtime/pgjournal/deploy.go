@@ -2,8 +2,6 @@ package pgjournal
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -15,8 +13,8 @@ import (
 // deployQueries are the statements of deploys: the claim of a worker that
 // lists its versions, advertisements, moves and manifests.
 type deployQueries struct {
-	claimNext, manifestLock, loadManifest, deleteWorkers, advertise string
-	selectRelabel, relabel, moveRun                                 string
+	claimNext, manifestLock, deleteWorkers, advertise string
+	selectRelabel, relabel, moveRun                   string
 }
 
 // manifestLockKey is the first key of the advisory lock that serializes
@@ -25,10 +23,8 @@ type deployQueries struct {
 const manifestLockKey = 0x7265_736d // "resm"
 
 // appendMove is resume_runs.moves with the move in $4 (JSON) appended,
-// stamped with the server's clock.
+// stamped with the server's clock (see dialect.AppendMove).
 const appendMove = `COALESCE(moves, '[]'::jsonb) || jsonb_build_array(jsonb_set($4::jsonb, '{at}', to_jsonb(clock_timestamp())))`
-
-const manifestColumns = `workflow, version, manifest, created_at, definition, seq`
 
 // claimableVersions lists, for a claim with versions ($5 workflows, $6
 // versions, paired), the versions whose runs the worker may take: its
@@ -73,22 +69,12 @@ func newDeployQueries(schema string) deployQueries {
 			AND ` + claimableNext + `
 			RETURNING ` + runColumns,
 		manifestLock:  `SELECT pg_advisory_xact_lock($1, hashtext($2))`,
-		loadManifest:  `SELECT ` + manifestColumns + ` FROM {schema}.resume_manifests WHERE workflow = $1 AND version = $2`,
 		deleteWorkers: `DELETE FROM {schema}.resume_workers WHERE owner = $1`,
 		advertise: `INSERT INTO {schema}.resume_workers (owner, workflow, version, seen_at)
 			SELECT $1, w, v, clock_timestamp() FROM unnest($2::text[], $3::text[]) AS a (w, v)
 			ON CONFLICT (owner, workflow, version) DO UPDATE SET seen_at = excluded.seen_at`,
-		selectRelabel: `SELECT s.step_key, s.name, s.status, s.final,
-				EXISTS (SELECT 1 FROM {schema}.resume_runs c WHERE c.run_id = s.run_id || '/' || s.step_key)
-			FROM {schema}.resume_steps s WHERE s.run_id = $1`,
-		relabel: `UPDATE {schema}.resume_steps SET step_key = $1, name = $2 WHERE run_id = $3 AND step_key = $4`,
-		// $1 workflow, $2 version, $3 failed step, $4 the move, $5 run,
-		// $6 owner, $7 epoch.
-		moveRun: `UPDATE {schema}.resume_runs SET workflow = $1, version = $2, failed_step = $3, moves = ` + appendMove + `,
-				updated_at = clock_timestamp()
-			WHERE run_id = $5 AND lease_owner = $6 AND epoch = $7`,
 	}
-	for _, s := range []*string{&q.claimNext, &q.loadManifest, &q.deleteWorkers, &q.advertise, &q.selectRelabel, &q.relabel, &q.moveRun} {
+	for _, s := range []*string{&q.claimNext, &q.deleteWorkers, &q.advertise} {
 		*s = qualify(*s, schema)
 	}
 	return q
@@ -120,54 +106,16 @@ func (j *Journal) SaveManifest(ctx context.Context, m journal.ManifestRecord) er
 	return nil
 }
 
-func scanManifest(row pgx.Row) (journal.ManifestRecord, error) {
-	var m journal.ManifestRecord
-	var def []byte
-	if err := row.Scan(&m.Workflow, &m.Version, &m.Manifest, &m.CreatedAt, &def, &m.Seq); err != nil {
-		return m, err
-	}
-	m.CreatedAt = m.CreatedAt.UTC()
-	if def != nil {
-		m.Definition = def
-	}
-	return m, nil
-}
-
 // LoadManifest returns a stored manifest row; found is false when the
 // version is unknown.
 func (j *Journal) LoadManifest(ctx context.Context, workflow, version string) (journal.ManifestRecord, bool, error) {
-	j.reads.Add(1)
-	m, err := scanManifest(j.pool.QueryRow(ctx, j.sql.deploy.loadManifest, workflow, version))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return m, false, nil
-	}
-	if err != nil {
-		return m, false, fmt.Errorf("workflow %s, version %s: load manifest: %w", workflow, version, err)
-	}
-	return m, true, nil
+	return j.store.LoadManifest(ctx, workflow, version)
 }
 
 // ListManifests returns a workflow's stored manifests, newest (highest
 // seq) first.
 func (j *Journal) ListManifests(ctx context.Context, workflow string) ([]journal.ManifestRecord, error) {
-	j.reads.Add(1)
-	rows, err := j.pool.Query(ctx, j.sql.listManifests, workflow)
-	if err != nil {
-		return nil, fmt.Errorf("workflow %s: list manifests: %w", workflow, err)
-	}
-	defer rows.Close()
-	var out []journal.ManifestRecord
-	for rows.Next() {
-		m, err := scanManifest(rows)
-		if err != nil {
-			return nil, fmt.Errorf("workflow %s: list manifests: %w", workflow, err)
-		}
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("workflow %s: list manifests: %w", workflow, err)
-	}
-	return out, nil
+	return j.store.ListManifests(ctx, workflow)
 }
 
 // Advertise replaces the versions owner advertised with versions, seen at
@@ -195,66 +143,5 @@ func (j *Journal) Advertise(ctx context.Context, owner string, versions []journa
 // moves, in one transaction holding the run's row: nothing is written
 // unless l is still the run's.
 func (j *Journal) MoveRun(ctx context.Context, l journal.Lease, m journal.Move) error {
-	err := j.inTx(ctx, func(tx pgx.Tx) error {
-		r, err := j.run(ctx, tx, j.sql.selectRunForUpdate, l.RunID)
-		if err != nil {
-			return err
-		}
-		if r.LeaseOwner != l.Owner || r.Epoch != l.Epoch {
-			return fmt.Errorf("epoch %d: %w", l.Epoch, journal.ErrLeaseLost)
-		}
-		if r.Unreadable != "" {
-			return fmt.Errorf("its row cannot be read: %s", r.Unreadable)
-		}
-		if err := j.relabel(ctx, tx, l.RunID, m.Renames); err != nil {
-			return err
-		}
-		if m.Workflow == "" {
-			m.Workflow = r.Workflow
-		}
-		move, err := json.Marshal(m)
-		if err != nil {
-			return err
-		}
-		tag, err := tx.Exec(ctx, j.sql.deploy.moveRun, m.Workflow, m.To, journal.RenameKey(r.FailedStep, m.Renames), string(move),
-			l.RunID, l.Owner, l.Epoch)
-		if err != nil {
-			return err
-		}
-		return leaseHeld(tag, l)
-	})
-	if err != nil {
-		return fmt.Errorf("run %s: move to version %s: %w", l.RunID, m.To, err)
-	}
-	return nil
-}
-
-// relabel renames the run's step rows by renames, in tx: first to a key no
-// step can have (a name holds no ':'), then to their new key, so that
-// renames that swap or chain names never meet a row half renamed.
-func (j *Journal) relabel(ctx context.Context, tx pgx.Tx, runID string, renames map[string]string) error {
-	if len(renames) == 0 {
-		return nil
-	}
-	j.reads.Add(1)
-	rows, err := tx.Query(ctx, j.sql.deploy.selectRelabel, runID)
-	if err != nil {
-		return err
-	}
-	all, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (journal.RelabelRow, error) {
-		var s journal.RelabelRow
-		err := row.Scan(&s.Key, &s.Name, &s.Status, &s.Final, &s.HasChild)
-		return s, err
-	})
-	if err != nil {
-		return err
-	}
-	plan, err := journal.PlanRelabel(runID, all, renames)
-	if err != nil {
-		return err
-	}
-	return journal.Relabel(plan, func(from, to, name string) error {
-		_, err := tx.Exec(ctx, j.sql.deploy.relabel, to, name, runID, from)
-		return err
-	})
+	return j.store.MoveRun(ctx, l, m)
 }

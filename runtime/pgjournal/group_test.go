@@ -3,7 +3,6 @@ package pgjournal_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/resumegen/resumegen/runtime/journal"
+	"github.com/resumegen/resumegen/runtime/journaltest"
 	"github.com/resumegen/resumegen/runtime/pgjournal"
 )
 
@@ -25,25 +25,10 @@ func groupFixture(t *testing.T, n int) (*pgjournal.Journal, string, []journal.Le
 	if err != nil {
 		t.Fatal(err)
 	}
-	var leases []journal.Lease
-	for i := range n {
-		id := fmt.Sprintf("r%d", i)
-		now := time.Now()
-		if _, _, err := j.CreateRun(ctx, journal.RunRecord{RunID: id, Workflow: "w", Version: "v", Input: []byte(`[]`), CreatedAt: now, UpdatedAt: now}); err != nil {
-			t.Fatal(err)
-		}
-		run, _, err := j.Claim(ctx, journal.ClaimRequest{RunID: id, Owner: "a", Lease: time.Minute})
-		if err != nil {
-			t.Fatal(err)
-		}
-		leases = append(leases, journal.Lease{RunID: id, Owner: "a", Epoch: run.Epoch})
-	}
-	return j, schema, leases
+	return j, schema, journaltest.ClaimedRuns(t, j, n)
 }
 
-func groupStep(runID, key string) journal.StepRecord {
-	return journal.StepRecord{RunID: runID, StepKey: key, Name: key, Status: journal.StepSucceeded, Result: []byte(`1`), Attempt: 1, Seq: 1, StartedAt: time.Now(), FinishedAt: time.Now(), Final: true}
-}
+func groupStep(runID, key string) journal.StepRecord { return journaltest.SucceededStep(runID, key) }
 
 // queueBehind locks the first run's row, starts writes[0] (the leader,
 // which waits for the lock), then each other write, and lets the lock go
@@ -86,16 +71,7 @@ func queueBehind(t *testing.T, j *pgjournal.Journal, schema string, writes []fun
 
 func stepWritten(t *testing.T, j *pgjournal.Journal, runID, key string) bool {
 	t.Helper()
-	_, steps, err := j.LoadRun(context.Background(), runID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range steps {
-		if s.StepKey == key {
-			return true
-		}
-	}
-	return false
+	return journaltest.StepWritten(t, j, runID, key)
 }
 
 // The writes that queue behind a commit go in one transaction, each with
@@ -159,23 +135,9 @@ func TestGroupCommitOneFaultyRow(t *testing.T) {
 	write := func(l journal.Lease, key string) func() error {
 		return func() error { return j.WriteStep(ctx, l, groupStep(l.RunID, key)) }
 	}
+	keys := []string{"A", "B", "boom", "D"}
 	errs := queueBehind(t, j, schema, []func() error{
-		write(leases[0], "A"), write(leases[1], "B"), write(leases[2], "boom"), write(leases[3], "D"),
+		write(leases[0], keys[0]), write(leases[1], keys[1]), write(leases[2], keys[2]), write(leases[3], keys[3]),
 	})
-	for i, err := range errs {
-		if i == 2 {
-			if err == nil || !strings.Contains(err.Error(), "boom refused") || !strings.Contains(err.Error(), leases[2].RunID) {
-				t.Errorf("the refused row: %v, want its own error naming its run", err)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("write %d: %v", i, err)
-		}
-	}
-	for i, key := range []string{"A", "B", "boom", "D"} {
-		if got, want := stepWritten(t, j, leases[i].RunID, key), i != 2; got != want {
-			t.Errorf("step %s of run %s written: %v, want %v", key, leases[i].RunID, got, want)
-		}
-	}
+	journaltest.CheckOneFaultyRow(t, j, leases, keys, 2, "boom refused", errs)
 }

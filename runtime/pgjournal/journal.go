@@ -39,6 +39,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/resumegen/resumegen/runtime/internal/groupcommit"
+	"github.com/resumegen/resumegen/runtime/internal/sqljournal"
 	"github.com/resumegen/resumegen/runtime/journal"
 )
 
@@ -54,6 +55,7 @@ type Journal struct {
 	group   *groupcommit.Queue[groupWrite] // writes of concurrent runs, committed together (group.go)
 	live    liveness                       // what this process said of its owners (see KeepAlive)
 	pooler  Pooler                         // PoolerNone or PoolerTransaction (see WithPooler)
+	store   *sqljournal.Store              // the operations every SQL journal shares (dialect.go)
 }
 
 var (
@@ -105,6 +107,7 @@ func Open(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Journal, er
 func newJournal(pool *pgxpool.Pool, schema string, p Pooler) *Journal {
 	j := &Journal{pool: pool, schema: schema, sql: newQueries(schema), pooler: p}
 	j.group = groupcommit.New(maxGroup, j.commitGroup)
+	j.store = newStore(j)
 	return j
 }
 
@@ -228,10 +231,7 @@ type queries struct {
 	createRun, selectRun, selectRunForUpdate, selectSteps, entrySteps string
 	claimedSteps, refusedRun, keepAlive, stopOwner, forgetOwners      string
 	claim, claimNext, renew, writeStep, writeStepTx, finish           string
-	selectStepStatus, resolveDone, resolveRedo, makePending           string
-	retrySteps, retryRun, saveManifest, manifest, listRuns            string
-	wakeParents                                                       string
-	acceptVersion, listManifests                                      string
+	saveManifest                                                      string
 	deploy                                                            deployQueries
 }
 
@@ -357,28 +357,6 @@ func newQueries(schema string) queries {
 				wait_name = CASE WHEN cancel_requested_at IS NULL THEN $13 ELSE '' END,
 				wake_at = CASE WHEN cancel_requested_at IS NULL THEN $14::timestamptz END
 			WHERE run_id = $6 AND lease_owner = $7 AND epoch = $8`,
-		selectStepStatus: `SELECT status FROM {schema}.resume_steps WHERE run_id = $1 AND step_key = $2 FOR UPDATE`,
-		resolveDone: `UPDATE {schema}.resume_steps SET status = 'succeeded', result = $1, error = '', finished_at = $2
-			WHERE run_id = $3 AND step_key = $4`,
-		resolveRedo: `UPDATE {schema}.resume_steps SET status = 'failed', error = $4,
-			attempt_base = attempt, finished_at = $1 WHERE run_id = $2 AND step_key = $3`,
-		makePending: `UPDATE {schema}.resume_runs SET status = 'pending', error = '', attention_step = '', attention_kind = '',
-			updated_at = $1 WHERE run_id = $2`,
-		acceptVersion: `UPDATE {schema}.resume_runs SET version = $1, status = 'pending', error = '',
-			attention_step = '', attention_kind = '', updated_at = $2, moves = ` + appendMove + ` WHERE run_id = $3`,
-		listManifests: `SELECT ` + manifestColumns + ` FROM {schema}.resume_manifests
-			WHERE workflow = $1 ORDER BY seq DESC, version`,
-		retrySteps: `UPDATE {schema}.resume_steps SET attempt_base = attempt, final = false
-			WHERE run_id = $1 AND step_key = $2 AND status = 'failed'`,
-		retryRun: `UPDATE {schema}.resume_runs SET status = 'pending', error = '', failed_step = '', updated_at = $1 WHERE run_id = $2`,
-		// The runs that wait, parked, for child run $2 to be settled by a
-		// person: its parent, the parent's parent when it waits for the
-		// parent, and so on. Each then resumes its child where it stopped.
-		wakeParents: `WITH RECURSIVE up(id) AS (
-				SELECT parent_run_id FROM {schema}.resume_runs WHERE run_id = $2 AND parent_run_id <> ''
-				UNION SELECT r.parent_run_id FROM {schema}.resume_runs r JOIN up ON r.run_id = up.id WHERE r.parent_run_id <> '')
-			UPDATE {schema}.resume_runs SET status = 'pending', error = '', attention_step = '', attention_kind = '', updated_at = $1
-			WHERE run_id IN (SELECT id FROM up) AND status = 'needs_attention' AND attention_kind = 'child'`,
 		keepAlive: `INSERT INTO {schema}.resume_owners (owner, since) VALUES ($1, clock_timestamp())
 			ON CONFLICT (owner) DO UPDATE SET stopped_at = NULL`,
 		stopOwner: `INSERT INTO {schema}.resume_owners (owner, since, stopped_at) VALUES ($1, clock_timestamp(), clock_timestamp())
@@ -393,10 +371,6 @@ func newQueries(schema string) queries {
 			VALUES ($1, $2, $3, $4, $5, (SELECT COALESCE(max(seq), 0) + 1 FROM {schema}.resume_manifests))
 			ON CONFLICT (workflow, version) DO UPDATE SET definition = excluded.definition
 			WHERE resume_manifests.definition IS NULL AND excluded.definition IS NOT NULL`,
-		manifest: `SELECT manifest FROM {schema}.resume_manifests WHERE workflow = $1 AND version = $2`,
-		// Each run with the key of its last journaled step, in one query.
-		listRuns: `SELECT ` + runColumns + `, COALESCE((SELECT s.step_key FROM {schema}.resume_steps s
-			WHERE s.run_id = resume_runs.run_id ORDER BY s.seq DESC LIMIT 1), '') FROM {schema}.resume_runs`,
 	}
 	// writeStepTx is writeStep for a tx step's pipelined commit: the same
 	// fenced upsert, failing (resume_lease_lost) where writeStep would
@@ -416,9 +390,7 @@ func newQueries(schema string) queries {
 		&q.createRun, &q.selectRun, &q.selectRunForUpdate, &q.selectSteps, &q.entrySteps,
 		&q.claimedSteps, &q.refusedRun, &q.keepAlive, &q.stopOwner, &q.forgetOwners,
 		&q.claim, &q.claimNext, &q.renew, &q.writeStep, &q.writeStepTx, &q.finish,
-		&q.selectStepStatus, &q.resolveDone, &q.resolveRedo, &q.makePending,
-		&q.retrySteps, &q.retryRun, &q.saveManifest, &q.manifest, &q.listRuns, &q.wakeParents,
-		&q.acceptVersion, &q.listManifests,
+		&q.saveManifest,
 	} {
 		*s = qualify(*s, schema)
 	}
@@ -620,20 +592,34 @@ func (j *Journal) CreateRun(ctx context.Context, r journal.RunRecord) (journal.R
 		d := r.Deadline.Sub(r.CreatedAt)
 		timeout = &d
 	}
-	var until, deadline, cancelAt *time.Time
-	err := j.pool.QueryRow(ctx, j.sql.createRun,
-		r.RunID, r.Workflow, r.Version, string(r.Status), string(r.Input), r.CreatedAt, r.UpdatedAt,
-		r.LeaseOwner, lease, r.Epoch, r.Attempts, r.Parent, r.WaitKind, nullTime(r.WakeAt), timeout).Scan(&until, &deadline, &cancelAt)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return r, false, fmt.Errorf("run %s: create: %w", r.RunID, err)
+	r, created, err := j.insertRun(ctx, j.pool, r, lease, timeout)
+	if err != nil {
+		return r, false, err
 	}
 	j.commits.Add(1)
-	if err == nil {
-		r.LeaseUntil, r.Deadline, r.CancelRequested = timeOf(until), timeOf(deadline), timeOf(cancelAt)
+	if created {
 		return r, true, nil
 	}
 	stored, err := j.run(ctx, j.pool, j.sql.selectRun, r.RunID)
 	return stored, false, err
+}
+
+// insertRun inserts r (as CreateRun stores it) through q unless its id
+// exists, and reports whether it did; the lease and deadline are lengths
+// counted by the server (nil for none).
+func (j *Journal) insertRun(ctx context.Context, q querier, r journal.RunRecord, lease, timeout *time.Duration) (journal.RunRecord, bool, error) {
+	var until, deadline, cancelAt *time.Time
+	err := q.QueryRow(ctx, j.sql.createRun,
+		r.RunID, r.Workflow, r.Version, string(r.Status), string(r.Input), r.CreatedAt, r.UpdatedAt,
+		r.LeaseOwner, lease, r.Epoch, r.Attempts, r.Parent, r.WaitKind, nullTime(r.WakeAt), timeout).Scan(&until, &deadline, &cancelAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, false, nil
+	}
+	if err != nil {
+		return r, false, fmt.Errorf("run %s: create: %w", r.RunID, err)
+	}
+	r.LeaseUntil, r.Deadline, r.CancelRequested = timeOf(until), timeOf(deadline), timeOf(cancelAt)
+	return r, true, nil
 }
 
 // Claim takes the run if it is pending, its lease expired, c.Abandoned
@@ -936,238 +922,37 @@ func (j *Journal) LoadRun(ctx context.Context, runID string) (journal.RunRecord,
 // ListRuns lists runs matching f, oldest first (newest first with
 // f.Newest).
 func (j *Journal) ListRuns(ctx context.Context, f journal.RunFilter) ([]journal.RunRecord, error) {
-	where, args := runWhere(f, true)
-	order := " ORDER BY created_at, run_id"
-	if f.Newest {
-		order = " ORDER BY created_at DESC, run_id DESC"
-	}
-	q := j.sql.listRuns + where + order
-	if f.Limit > 0 {
-		q += fmt.Sprintf(" LIMIT %d", f.Limit)
-	}
-	j.reads.Add(1)
-	rows, err := j.pool.Query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
-	}
-	defer rows.Close()
-	var out []journal.RunRecord
-	for rows.Next() {
-		var last string
-		r, err := scanRun(rows, &last)
-		if err != nil {
-			return nil, fmt.Errorf("list runs: %w", err)
-		}
-		r.LastStep = last
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
-	}
-	return out, nil
+	return j.store.ListRuns(ctx, f)
 }
 
 // CountRuns counts the runs matching f per status, ignoring f.Statuses,
 // f.After and f.Limit.
 func (j *Journal) CountRuns(ctx context.Context, f journal.RunFilter) (map[journal.Status]int, error) {
-	f.Statuses, f.After = nil, nil
-	where, args := runWhere(f, false)
-	j.reads.Add(1)
-	rows, err := j.pool.Query(ctx, qualify(`SELECT status, COUNT(*) FROM {schema}.resume_runs`, j.schema)+where+` GROUP BY status`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("count runs: %w", err)
-	}
-	defer rows.Close()
-	out := map[journal.Status]int{}
-	for rows.Next() {
-		var st string
-		var n int
-		if err := rows.Scan(&st, &n); err != nil {
-			return nil, fmt.Errorf("count runs: %w", err)
-		}
-		out[journal.Status(st)] = n
-	}
-	return out, rows.Err()
-}
-
-// runWhere is the WHERE clause selecting f's runs (with the keyset
-// condition of f.After when cursor is set), and its arguments.
-func runWhere(f journal.RunFilter, cursor bool) (string, []any) {
-	var where []string
-	var args []any
-	add := func(cond string, a ...any) {
-		ph := make([]any, len(a))
-		for i := range a {
-			ph[i] = fmt.Sprintf("$%d", len(args)+i+1)
-		}
-		where, args = append(where, fmt.Sprintf(cond, ph...)), append(args, a...)
-	}
-	if len(f.Statuses) > 0 {
-		statuses := make([]string, len(f.Statuses))
-		for i, s := range f.Statuses {
-			statuses[i] = string(s)
-		}
-		add("status = ANY(%s)", statuses)
-	}
-	for _, c := range [][2]string{{"workflow", f.Workflow}, {"version", f.Version}, {"parent_run_id", f.Parent}} {
-		col, v := c[0], c[1]
-		if v != "" {
-			add(col+" = %s", v)
-		}
-	}
-	if f.IDContains != "" {
-		add("strpos(run_id, %s) > 0", f.IDContains)
-	}
-	if !f.CreatedAfter.IsZero() {
-		add("created_at >= %s", f.CreatedAfter)
-	}
-	if !f.CreatedBefore.IsZero() {
-		add("created_at < %s", f.CreatedBefore)
-	}
-	if cursor && f.After != nil {
-		op := ">"
-		if f.Newest {
-			op = "<"
-		}
-		add("(created_at, run_id) "+op+" (%s, %s)", f.After.CreatedAt, f.After.RunID)
-	}
-	if len(where) == 0 {
-		return "", nil
-	}
-	return " WHERE " + strings.Join(where, " AND "), args
+	return j.store.CountRuns(ctx, f)
 }
 
 // Resolve applies a person's resolution to an in_flight step of a run in
 // needs_attention, atomically, with the run and step rows locked.
 func (j *Journal) Resolve(ctx context.Context, runID, stepKey string, res journal.Resolution) error {
-	if err := journal.CheckValue("resolution result", res.Result); err != nil {
-		return fmt.Errorf("run %s, step %s: resolve: %w", runID, stepKey, err)
-	}
-	return j.inTx(ctx, func(tx pgx.Tx) error {
-		r, err := j.run(ctx, tx, j.sql.selectRunForUpdate, runID)
-		if err != nil {
-			return err
-		}
-		if r.Status != journal.StatusNeedsAttention {
-			return fmt.Errorf("run %s is %s, not needs_attention: %w", runID, r.Status, journal.ErrRunBusy)
-		}
-		var status string
-		j.reads.Add(1)
-		err = tx.QueryRow(ctx, j.sql.selectStepStatus, runID, stepKey).Scan(&status)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("run %s has no step %s: %w", runID, stepKey, journal.ErrStepNotFound)
-		}
-		if err != nil {
-			return fmt.Errorf("run %s, step %s: read: %w", runID, stepKey, err)
-		}
-		if journal.StepStatus(status) != journal.StepInFlight {
-			return fmt.Errorf("run %s, step %s is %s: %w", runID, stepKey, status, journal.ErrNotInFlight)
-		}
-		now := time.Now()
-		if res.Done {
-			result := res.Result
-			if len(result) == 0 {
-				result = json.RawMessage("null")
-			}
-			_, err = tx.Exec(ctx, j.sql.resolveDone, string(result), now, runID, stepKey)
-		} else {
-			_, err = tx.Exec(ctx, j.sql.resolveRedo, now, runID, stepKey, res.RedoText())
-		}
-		if err != nil {
-			return fmt.Errorf("run %s, step %s: resolve: %w", runID, stepKey, err)
-		}
-		if _, err := tx.Exec(ctx, j.sql.makePending, now, runID); err != nil {
-			return fmt.Errorf("run %s: resolve: %w", runID, err)
-		}
-		if err := j.recordAction(ctx, tx, runID); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, j.sql.wakeParents, now, runID); err != nil {
-			return fmt.Errorf("run %s: resolve: wake its parents: %w", runID, err)
-		}
-		return nil
-	})
+	return j.store.Resolve(ctx, runID, stepKey, res)
 }
 
 // Retry makes a failed run pending and reopens the step whose failure ended
 // it, with a fresh budget; other failed rows stay final.
 func (j *Journal) Retry(ctx context.Context, runID string) error {
-	return j.inTx(ctx, func(tx pgx.Tx) error {
-		r, err := j.run(ctx, tx, j.sql.selectRunForUpdate, runID)
-		if err != nil {
-			return err
-		}
-		if r.Status == journal.StatusNeedsAttention && r.AttentionKind == journal.AttentionKindJournal {
-			// A person repaired the row: the next entry reads it anew.
-			if _, err := tx.Exec(ctx, j.sql.makePending, time.Now(), runID); err != nil {
-				return fmt.Errorf("run %s: retry: %w", runID, err)
-			}
-			if err := j.recordAction(ctx, tx, runID); err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, j.sql.wakeParents, time.Now(), runID); err != nil {
-				return fmt.Errorf("run %s: retry: wake its parents: %w", runID, err)
-			}
-			return nil
-		}
-		if r.Status != journal.StatusFailed {
-			return fmt.Errorf("run %s is %s: %w", runID, r.Status, journal.ErrNotFailed)
-		}
-		if _, err := tx.Exec(ctx, j.sql.retrySteps, runID, r.FailedStep); err != nil {
-			return fmt.Errorf("run %s: retry: %w", runID, err)
-		}
-		if _, err := tx.Exec(ctx, j.sql.retryRun, time.Now(), runID); err != nil {
-			return fmt.Errorf("run %s: retry: %w", runID, err)
-		}
-		return j.recordAction(ctx, tx, runID)
-	})
+	return j.store.Retry(ctx, runID)
 }
 
 // Manifest returns a stored manifest, or "" when the version is unknown.
 func (j *Journal) Manifest(ctx context.Context, workflow, version string) (string, error) {
-	var m string
-	j.reads.Add(1)
-	err := j.pool.QueryRow(ctx, j.sql.manifest, workflow, version).Scan(&m)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("workflow %s, version %s: read manifest: %w", workflow, version, err)
-	}
-	return m, nil
+	return j.store.Manifest(ctx, workflow, version)
 }
 
 // AcceptVersion moves a run stopped on a version change to version,
 // pending, with its row locked; any other run is refused and left
-// unchanged.
+// unchanged. The move is stamped with the server's clock.
 func (j *Journal) AcceptVersion(ctx context.Context, runID, version string) error {
-	return j.inTx(ctx, func(tx pgx.Tx) error {
-		r, err := j.run(ctx, tx, j.sql.selectRunForUpdate, runID)
-		if err != nil {
-			return err
-		}
-		if r.Status != journal.StatusNeedsAttention {
-			return fmt.Errorf("run %s is %s: %w", runID, r.Status, journal.ErrNotVersionStop)
-		}
-		if r.AttentionKind != journal.AttentionKindVersion {
-			return fmt.Errorf("run %s needs attention for step %s, not for a version: %w", runID, r.AttentionStep, journal.ErrNotVersionStop)
-		}
-		move, err := json.Marshal(journal.Move{Workflow: r.Workflow, From: r.Version, To: version,
-			Why: "accepted by an operator", By: "operator"})
-		if err != nil {
-			return fmt.Errorf("run %s: accept version: %w", runID, err)
-		}
-		if _, err := tx.Exec(ctx, j.sql.acceptVersion, version, time.Now(), runID, string(move)); err != nil {
-			return fmt.Errorf("run %s: accept version: %w", runID, err)
-		}
-		if err := j.recordAction(ctx, tx, runID); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, j.sql.wakeParents, time.Now(), runID); err != nil {
-			return fmt.Errorf("run %s: accept version: wake its parents: %w", runID, err)
-		}
-		return nil
-	})
+	return j.store.AcceptVersion(ctx, runID, version)
 }
 
 // inTx runs fn in a transaction and commits it if fn succeeds.

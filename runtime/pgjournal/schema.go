@@ -268,7 +268,19 @@ ALTER TABLE {schema}.resume_runs ADD COLUMN deadline timestamptz;
 	`
 ALTER TABLE {schema}.resume_owners ADD COLUMN stopped_at timestamptz;
 `,
-	// 16: retention (purge.go). A purge finds the runs below a run by
+	// 16: keyed starts (debounce, singleton: see startkey.go). One row per
+	// workflow and start key: how many runs the key started (seq) and the
+	// last one; the row is the key's lock.
+	`
+CREATE TABLE {schema}.resume_start_keys (
+	workflow  text   NOT NULL,
+	start_key text   NOT NULL,
+	seq       bigint NOT NULL,
+	run_id    text   NOT NULL,
+	PRIMARY KEY (workflow, start_key)
+);
+`,
+	// 17: retention (purge.go). A purge finds the runs below a run by
 	// parent_run_id; the index holds child runs only, so top-level runs
 	// pay nothing for it (parent_run_id never changes: updates stay HOT).
 	`

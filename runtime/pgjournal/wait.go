@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/resumegen/resumegen/runtime/internal/sqljournal"
 	"github.com/resumegen/resumegen/runtime/journal"
 )
 
@@ -46,88 +47,35 @@ func (j *Journal) NotifyFinish(ctx context.Context) (<-chan struct{}, error) {
 }
 
 // Signal keeps s for the run's next await of s.Name and wakes the run if
-// it waits for that event, in one transaction holding the run's row.
+// it waits for that event, in one transaction holding the run's row, and
+// its ancestors' rows: a parent suspending for this child at this moment
+// then sees the child woken (see finishWaiting). The signal is stamped
+// with the server's clock.
 func (j *Journal) Signal(ctx context.Context, s journal.SignalRecord) (journal.SignalRecord, error) {
-	if err := journal.CheckSignal(s); err != nil {
-		return s, fmt.Errorf("run %s: signal: %w", s.RunID, err)
-	}
-	q := func(sql string) string { return qualify(sql, j.schema) }
-	err := j.inTx(ctx, func(tx pgx.Tx) error {
-		r, err := j.run(ctx, tx, j.sql.selectRunForUpdate, s.RunID)
-		if err != nil {
-			return err
-		}
-		if r.Status.Finished() {
-			return fmt.Errorf("run %s is %s: %w", s.RunID, r.Status, journal.ErrRunFinished)
-		}
-		if !r.CancelRequested.IsZero() {
-			return fmt.Errorf("run %s is being cancelled: %w", s.RunID, journal.ErrRunFinished)
-		}
-		// Lock the ancestors too: a parent suspending for this child at
-		// this moment then sees the child woken (see finishWaiting).
-		if _, err := tx.Exec(ctx, q(`WITH RECURSIVE up(id) AS (
-				SELECT parent_run_id FROM {schema}.resume_runs WHERE run_id = $1 AND parent_run_id <> ''
-				UNION SELECT r.parent_run_id FROM {schema}.resume_runs r JOIN up ON r.run_id = up.id WHERE r.parent_run_id <> '')
-			SELECT 1 FROM {schema}.resume_runs WHERE run_id IN (SELECT id FROM up) ORDER BY run_id FOR UPDATE`), s.RunID); err != nil {
-			return err
-		}
-		s.ConsumedKey = ""
-		err = tx.QueryRow(ctx, q(`INSERT INTO {schema}.resume_signals (run_id, name, seq, payload, sent_at)
-			SELECT $1, $2, COALESCE(MAX(seq), 0) + 1, $3, clock_timestamp() FROM {schema}.resume_signals WHERE run_id = $1
-			RETURNING seq, sent_at`), s.RunID, s.Name, string(s.Payload)).Scan(&s.Seq, &s.SentAt)
-		if err != nil {
-			return err
-		}
-		s.SentAt = s.SentAt.UTC()
-		if err := j.recordAction(ctx, tx, s.RunID); err != nil {
-			return err
-		}
-		return j.wakeForSignal(ctx, tx, r, s.Name)
-	})
-	if err != nil {
-		return s, fmt.Errorf("run %s: signal %s: %w", s.RunID, s.Name, err)
-	}
-	return s, nil
+	return j.store.Signal(ctx, s, j.keepSignal)
 }
 
-// wakeForSignal makes run r pending if it waits for event name (its
-// status trigger notifies idle workers), and then its ancestors that wait
-// for it.
-func (j *Journal) wakeForSignal(ctx context.Context, tx pgx.Tx, r journal.RunRecord, name string) error {
+// keepSignal locks the ancestors of run r and inserts signal s, numbered
+// and stamped by the server (sqljournal.KeepSignal).
+func (j *Journal) keepSignal(ctx context.Context, tx sqljournal.Executor, r journal.RunRecord, s *journal.SignalRecord) error {
 	q := func(sql string) string { return qualify(sql, j.schema) }
-	const set = `UPDATE {schema}.resume_runs SET status = 'pending', wait_kind = '', wait_name = '', wake_at = NULL, updated_at = clock_timestamp()`
-	tag, err := tx.Exec(ctx, q(set+` WHERE run_id = $1 AND status = 'waiting' AND wait_kind = 'signal' AND wait_name = $2`), r.RunID, name)
-	if err != nil {
+	if _, err := tx.Exec(ctx, q(`WITH RECURSIVE up(id) AS (
+			SELECT parent_run_id FROM {schema}.resume_runs WHERE run_id = $1 AND parent_run_id <> ''
+			UNION SELECT r.parent_run_id FROM {schema}.resume_runs r JOIN up ON r.run_id = up.id WHERE r.parent_run_id <> '')
+		SELECT 1 FROM {schema}.resume_runs WHERE run_id IN (SELECT id FROM up) ORDER BY run_id FOR UPDATE`), s.RunID); err != nil {
 		return err
 	}
-	for child, parent := r.RunID, r.Parent; parent != "" && tag.RowsAffected() > 0; {
-		tag, err = tx.Exec(ctx, q(set+` WHERE run_id = $1 AND status = 'waiting' AND wait_kind = 'child' AND wait_name = $2`), parent, child)
-		if err != nil {
-			return err
-		}
-		child = parent
-		if err := tx.QueryRow(ctx, q(`SELECT parent_run_id FROM {schema}.resume_runs WHERE run_id = $1`), parent).Scan(&parent); err != nil {
-			return err
-		}
-	}
-	return nil
+	err := tx.QueryRow(ctx, q(`INSERT INTO {schema}.resume_signals (run_id, name, seq, payload, sent_at)
+		SELECT $1, $2, COALESCE(MAX(seq), 0) + 1, $3, clock_timestamp() FROM {schema}.resume_signals WHERE run_id = $1
+		RETURNING seq, sent_at`), s.RunID, s.Name, string(s.Payload)).Scan(&s.Seq, &s.SentAt)
+	s.SentAt = s.SentAt.UTC()
+	return err
 }
 
 // KeptSignal returns the oldest signal named name of run runID that no
 // await consumed.
 func (j *Journal) KeptSignal(ctx context.Context, runID, name string) (journal.SignalRecord, bool, error) {
-	s := journal.SignalRecord{RunID: runID, Name: name}
-	j.reads.Add(1)
-	err := j.pool.QueryRow(ctx, qualify(`SELECT seq, payload, sent_at FROM {schema}.resume_signals
-		WHERE run_id = $1 AND name = $2 AND consumed_key = '' ORDER BY seq LIMIT 1`, j.schema), runID, name).Scan(&s.Seq, &s.Payload, &s.SentAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return s, false, nil
-	}
-	if err != nil {
-		return s, false, fmt.Errorf("run %s: read signal %s: %w", runID, name, err)
-	}
-	s.SentAt = s.SentAt.UTC()
-	return s, true, nil
+	return j.store.KeptSignal(ctx, runID, name)
 }
 
 // TakeSignal writes await row s and consumes signal seq, in one
@@ -135,13 +83,8 @@ func (j *Journal) KeptSignal(ctx context.Context, runID, name string) (journal.S
 func (j *Journal) TakeSignal(ctx context.Context, l journal.Lease, seq int64, s journal.StepRecord) error {
 	err := j.inTx(ctx, func(tx pgx.Tx) error {
 		if seq > 0 {
-			tag, err := tx.Exec(ctx, qualify(`UPDATE {schema}.resume_signals SET consumed_key = $1
-				WHERE run_id = $2 AND seq = $3 AND consumed_key = ''`, j.schema), s.StepKey, s.RunID, seq)
-			if err != nil {
+			if err := j.store.ConsumeSignal(ctx, executor{tx}, s.RunID, s.StepKey, s.Name, seq); err != nil {
 				return err
-			}
-			if tag.RowsAffected() != 1 {
-				return fmt.Errorf("signal %d of event %s is not kept for the run any more: an await consumed it", seq, s.Name)
 			}
 		}
 		return j.writeStep(ctx, tx, l, s)
@@ -182,23 +125,7 @@ func (j *Journal) finishWaiting(ctx context.Context, l journal.Lease, r journal.
 
 // ListSignals lists a run's signals in the order they were sent.
 func (j *Journal) ListSignals(ctx context.Context, runID string) ([]journal.SignalRecord, error) {
-	j.reads.Add(1)
-	rows, err := j.pool.Query(ctx, qualify(`SELECT run_id, name, seq, payload, sent_at, consumed_key FROM {schema}.resume_signals
-		WHERE run_id = $1 ORDER BY seq`, j.schema), runID)
-	if err != nil {
-		return nil, fmt.Errorf("run %s: list signals: %w", runID, err)
-	}
-	defer rows.Close()
-	var out []journal.SignalRecord
-	for rows.Next() {
-		var s journal.SignalRecord
-		if err := rows.Scan(&s.RunID, &s.Name, &s.Seq, &s.Payload, &s.SentAt, &s.ConsumedKey); err != nil {
-			return nil, fmt.Errorf("run %s: list signals: %w", runID, err)
-		}
-		s.SentAt = s.SentAt.UTC()
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return j.store.ListSignals(ctx, runID)
 }
 
 // NextWake returns how long until the earliest wake-up time of a waiting

@@ -259,6 +259,15 @@ func BenchmarkClaimDepth(b *testing.B) {
 	}
 }
 
+// BenchmarkKeyedStart is a singleton start (a new key each op) and a
+// debounce (one key: a replacement each op after the first) against
+// Enqueue and a raw INSERT in the same loop.
+func BenchmarkKeyedStart(b *testing.B) {
+	for _, mode := range []string{"singleton", "debounce"} {
+		b.Run(mode, func(b *testing.B) { journaltest.BenchKeyedStart(b, openBench(b), mode) })
+	}
+}
+
 // BenchmarkPurge: retention on a journal of 20,000 finished 5-step runs:
 // the engine's batched purge against one raw DELETE transaction, and a
 // worker's step latency beside each (see journaltest.BenchPurge).

@@ -3,13 +3,12 @@ package sqlitejournal_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/resumegen/resumegen/runtime/journal"
+	"github.com/resumegen/resumegen/runtime/journaltest"
 	"github.com/resumegen/resumegen/runtime/sqlitejournal"
 )
 
@@ -22,25 +21,10 @@ func groupFixture(t *testing.T, n int) (*sqlitejournal.Journal, []journal.Lease)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { j.Close() })
-	var leases []journal.Lease
-	for i := range n {
-		id := fmt.Sprintf("r%d", i)
-		now := time.Now()
-		if _, _, err := j.CreateRun(ctx, journal.RunRecord{RunID: id, Workflow: "w", Version: "v", Status: journal.StatusPending, Input: []byte(`[]`), CreatedAt: now, UpdatedAt: now}); err != nil {
-			t.Fatal(err)
-		}
-		run, _, err := j.Claim(ctx, journal.ClaimRequest{RunID: id, Owner: "a", Lease: time.Minute})
-		if err != nil {
-			t.Fatal(err)
-		}
-		leases = append(leases, journal.Lease{RunID: id, Owner: "a", Epoch: run.Epoch})
-	}
-	return j, leases
+	return j, journaltest.ClaimedRuns(t, j, n)
 }
 
-func groupStep(runID, key string) journal.StepRecord {
-	return journal.StepRecord{RunID: runID, StepKey: key, Name: key, Status: journal.StepSucceeded, Result: []byte(`1`), Attempt: 1, Seq: 1, StartedAt: time.Now(), FinishedAt: time.Now(), Final: true}
-}
+func groupStep(runID, key string) journal.StepRecord { return journaltest.SucceededStep(runID, key) }
 
 // queueBehind holds the writer connection, starts write (the leader, which
 // waits for the connection), then each of writes, and waits until all of
@@ -79,16 +63,7 @@ func queueBehind(t *testing.T, j *sqlitejournal.Journal, writes []func() error) 
 
 func stepWritten(t *testing.T, j *sqlitejournal.Journal, runID, key string) bool {
 	t.Helper()
-	_, steps, err := j.LoadRun(context.Background(), runID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range steps {
-		if s.StepKey == key {
-			return true
-		}
-	}
-	return false
+	return journaltest.StepWritten(t, j, runID, key)
 }
 
 // The writes that queue behind a commit go in one transaction, each with
@@ -141,25 +116,11 @@ func TestGroupCommitOneFaultyRow(t *testing.T) {
 	write := func(l journal.Lease, key string) func() error {
 		return func() error { return j.WriteStep(ctx, l, groupStep(l.RunID, key)) }
 	}
+	keys := []string{"A", "B", "boom", "D"}
 	errs := queueBehind(t, j, []func() error{
-		write(leases[0], "A"), write(leases[1], "B"), write(leases[2], "boom"), write(leases[3], "D"),
+		write(leases[0], keys[0]), write(leases[1], keys[1]), write(leases[2], keys[2]), write(leases[3], keys[3]),
 	})
-	for i, err := range errs {
-		if i == 2 {
-			if err == nil || !containsAll(err.Error(), "boom refused", leases[2].RunID) {
-				t.Errorf("the refused row: %v, want its own error naming its run", err)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("write %d: %v", i, err)
-		}
-	}
-	for i, key := range []string{"A", "B", "boom", "D"} {
-		if got, want := stepWritten(t, j, leases[i].RunID, key), i != 2; got != want {
-			t.Errorf("step %s of run %s written: %v, want %v", key, leases[i].RunID, got, want)
-		}
-	}
+	journaltest.CheckOneFaultyRow(t, j, leases, keys, 2, "boom refused", errs)
 }
 
 // A caller that gives up while its write waits its turn gets its
@@ -192,13 +153,4 @@ func TestGroupCommitCallerGivesUp(t *testing.T) {
 	if !stepWritten(t, j, leases[0].RunID, "A") || !stepWritten(t, j, leases[2].RunID, "C") {
 		t.Error("a row beside the abandoned one was not written")
 	}
-}
-
-func containsAll(s string, parts ...string) bool {
-	for _, p := range parts {
-		if !strings.Contains(s, p) {
-			return false
-		}
-	}
-	return true
 }

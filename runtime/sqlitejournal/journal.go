@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/resumegen/resumegen/runtime/internal/groupcommit"
+	"github.com/resumegen/resumegen/runtime/internal/sqljournal"
 	"github.com/resumegen/resumegen/runtime/journal"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -50,6 +51,8 @@ type Journal struct {
 	group *groupcommit.Queue[groupWrite] // writes of concurrent runs, committed together (group.go)
 
 	now func() time.Time // the journal's clock (see WithClock); nil: time.Now
+
+	store *sqljournal.Store // the operations every SQL journal shares (dialect.go)
 }
 
 // Option configures a Journal at [Open].
@@ -121,6 +124,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Journal, error) {
 	read.SetMaxOpenConns(4)
 	j := &Journal{db: db, read: read, live: liveness{dir: path + ".owners", held: map[string]*os.File{}}}
 	j.group = groupcommit.New(maxGroup, j.commitGroup)
+	j.store = newStore(j)
 	for _, o := range opts {
 		o(j)
 	}
@@ -897,200 +901,48 @@ func (j *Journal) LoadRun(ctx context.Context, runID string) (journal.RunRecord,
 // ListRuns lists runs matching f, oldest first (newest first with
 // f.Newest).
 func (j *Journal) ListRuns(ctx context.Context, f journal.RunFilter) ([]journal.RunRecord, error) {
-	where, args := runWhere(f, true)
-	order := "created_at, run_id"
-	if f.Newest {
-		order = "created_at DESC, run_id DESC"
-	}
-	q := `SELECT ` + runColumns + `, ` + lastStepColumn + ` FROM resume_runs` + where + " ORDER BY " + order
-	if f.Limit > 0 {
-		q += fmt.Sprintf(" LIMIT %d", f.Limit)
-	}
-	j.reads.Add(1)
-	rows, err := j.read.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []journal.RunRecord
-	for rows.Next() {
-		var last string
-		r, err := scanRun(rows, &last)
-		if err != nil {
-			return nil, err
-		}
-		r.LastStep = last
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return j.store.ListRuns(ctx, f)
 }
 
 // CountRuns counts the runs matching f per status, ignoring f.Statuses,
 // f.After and f.Limit.
 func (j *Journal) CountRuns(ctx context.Context, f journal.RunFilter) (map[journal.Status]int, error) {
-	f.Statuses, f.After = nil, nil
-	where, args := runWhere(f, false)
-	j.reads.Add(1)
-	rows, err := j.read.QueryContext(ctx, `SELECT status, COUNT(*) FROM resume_runs`+where+` GROUP BY status`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("count runs: %w", err)
-	}
-	defer rows.Close()
-	out := map[journal.Status]int{}
-	for rows.Next() {
-		var st string
-		var n int
-		if err := rows.Scan(&st, &n); err != nil {
-			return nil, fmt.Errorf("count runs: %w", err)
-		}
-		out[journal.Status(st)] = n
-	}
-	return out, rows.Err()
+	return j.store.CountRuns(ctx, f)
 }
-
-// runWhere is the WHERE clause selecting f's runs (with the keyset
-// condition of f.After when cursor is set), and its arguments.
-func runWhere(f journal.RunFilter, cursor bool) (string, []any) {
-	var where []string
-	var args []any
-	add := func(cond string, a ...any) { where, args = append(where, cond), append(args, a...) }
-	if len(f.Statuses) > 0 {
-		in := make([]any, len(f.Statuses))
-		for i, s := range f.Statuses {
-			in[i] = string(s)
-		}
-		add("status IN (?"+strings.Repeat(", ?", len(f.Statuses)-1)+")", in...)
-	}
-	for _, c := range [][2]string{{"workflow", f.Workflow}, {"version", f.Version}, {"parent_run_id", f.Parent}} {
-		col, v := c[0], c[1]
-		if v != "" {
-			add(col+" = ?", v)
-		}
-	}
-	if f.IDContains != "" {
-		add("instr(run_id, ?) > 0", f.IDContains)
-	}
-	if !f.CreatedAfter.IsZero() {
-		add("created_at >= ?", ts(f.CreatedAfter))
-	}
-	if !f.CreatedBefore.IsZero() {
-		add("created_at < ?", ts(f.CreatedBefore))
-	}
-	if cursor && f.After != nil {
-		op := ">"
-		if f.Newest {
-			op = "<"
-		}
-		add("(created_at, run_id) "+op+" (?, ?)", ts(f.After.CreatedAt), f.After.RunID)
-	}
-	if len(where) == 0 {
-		return "", nil
-	}
-	return " WHERE " + strings.Join(where, " AND "), args
-}
-
-// lastStepColumn selects, per listed run, the key of its last journaled step.
-const lastStepColumn = `COALESCE((SELECT s.step_key FROM resume_steps s
-	WHERE s.run_id = resume_runs.run_id ORDER BY s.seq DESC LIMIT 1), '')`
 
 // Resolve applies a person's resolution to an in_flight step of a run in
 // needs_attention, atomically.
 func (j *Journal) Resolve(ctx context.Context, runID, stepKey string, res journal.Resolution) error {
-	if err := journal.CheckValue("resolution result", res.Result); err != nil {
-		return fmt.Errorf("run %s, step %s: resolve: %w", runID, stepKey, err)
-	}
-	return j.inTx(ctx, func(tx *sql.Tx) error {
-		r, err := j.run(ctx, tx, runID)
-		if err != nil {
-			return err
-		}
-		if r.Status != journal.StatusNeedsAttention {
-			return fmt.Errorf("run %s is %s, not needs_attention: %w", runID, r.Status, journal.ErrRunBusy)
-		}
-		var status string
-		j.reads.Add(1)
-		err = tx.QueryRowContext(ctx, `SELECT status FROM resume_steps WHERE run_id = ? AND step_key = ?`, runID, stepKey).Scan(&status)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("run %s has no step %s: %w", runID, stepKey, journal.ErrStepNotFound)
-		}
-		if err != nil {
-			return err
-		}
-		if journal.StepStatus(status) != journal.StepInFlight {
-			return fmt.Errorf("step %s is %s: %w", stepKey, status, journal.ErrNotInFlight)
-		}
-		now := ts(time.Now())
-		if res.Done {
-			result := res.Result
-			if len(result) == 0 {
-				result = json.RawMessage("null")
-			}
-			_, err = tx.ExecContext(ctx, `UPDATE resume_steps SET status = 'succeeded', result = ?, error = '', finished_at = ?
-				WHERE run_id = ? AND step_key = ?`, string(result), now, runID, stepKey)
-		} else {
-			_, err = tx.ExecContext(ctx, `UPDATE resume_steps SET status = 'failed', error = ?,
-				attempt_base = attempt, finished_at = ? WHERE run_id = ? AND step_key = ?`, res.RedoText(), now, runID, stepKey)
-		}
-		if err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE resume_runs SET status = 'pending', error = '', attention_step = '', attention_kind = '', updated_at = ?
-			WHERE run_id = ?`, now, runID)
-		if err != nil {
-			return err
-		}
-		if err := j.recordAction(ctx, tx, runID); err != nil {
-			return err
-		}
-		return wakeParents(ctx, tx, runID)
-	})
-}
-
-// wakeParents makes pending again the runs that wait, parked, for child run
-// runID to be settled by a person: its parent, and the parent's parent when
-// it waits for the parent, and so on. Each then resumes its child where it
-// stopped.
-func wakeParents(ctx context.Context, tx *sql.Tx, runID string) error {
-	_, err := tx.ExecContext(ctx, `WITH RECURSIVE up(id) AS (
-			SELECT parent_run_id FROM resume_runs WHERE run_id = ? AND parent_run_id <> ''
-			UNION SELECT r.parent_run_id FROM resume_runs r JOIN up ON r.run_id = up.id WHERE r.parent_run_id <> '')
-		UPDATE resume_runs SET status = 'pending', error = '', attention_step = '', attention_kind = '', updated_at = ?
-		WHERE run_id IN (SELECT id FROM up) AND status = 'needs_attention' AND attention_kind = 'child'`, runID, ts(time.Now()))
-	return err
+	return j.store.Resolve(ctx, runID, stepKey, res)
 }
 
 // Retry makes a failed run pending and reopens the step whose failure ended
 // it, with a fresh budget; other failed rows stay final.
 func (j *Journal) Retry(ctx context.Context, runID string) error {
-	return j.inTx(ctx, func(tx *sql.Tx) error {
-		r, err := j.run(ctx, tx, runID)
-		if err != nil {
-			return err
-		}
-		now := ts(time.Now())
-		if r.Status == journal.StatusNeedsAttention && r.AttentionKind == journal.AttentionKindJournal {
-			// A person repaired the row: the next entry reads it anew.
-			if _, err := tx.ExecContext(ctx, `UPDATE resume_runs SET status = 'pending', error = '', attention_step = '', attention_kind = '',
-				updated_at = ? WHERE run_id = ?`, now, runID); err != nil {
-				return err
-			}
-			if err := j.recordAction(ctx, tx, runID); err != nil {
-				return err
-			}
-			return wakeParents(ctx, tx, runID)
-		}
-		if r.Status != journal.StatusFailed {
-			return fmt.Errorf("run %s is %s: %w", runID, r.Status, journal.ErrNotFailed)
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE resume_steps SET attempt_base = attempt, final = 0
-			WHERE run_id = ? AND step_key = ? AND status = 'failed'`, runID, r.FailedStep); err != nil {
-			return err
-		}
-		if _, err = tx.ExecContext(ctx, `UPDATE resume_runs SET status = 'pending', error = '', failed_step = '', updated_at = ? WHERE run_id = ?`, now, runID); err != nil {
-			return err
-		}
-		return j.recordAction(ctx, tx, runID)
-	})
+	return j.store.Retry(ctx, runID)
+}
+
+// Manifest returns a stored manifest, or "" when the version is unknown.
+func (j *Journal) Manifest(ctx context.Context, workflow, version string) (string, error) {
+	return j.store.Manifest(ctx, workflow, version)
+}
+
+// LoadManifest returns a stored manifest row; found is false when the
+// version is unknown.
+func (j *Journal) LoadManifest(ctx context.Context, workflow, version string) (journal.ManifestRecord, bool, error) {
+	return j.store.LoadManifest(ctx, workflow, version)
+}
+
+// ListManifests returns a workflow's stored manifests, newest (highest
+// seq) first.
+func (j *Journal) ListManifests(ctx context.Context, workflow string) ([]journal.ManifestRecord, error) {
+	return j.store.ListManifests(ctx, workflow)
+}
+
+// AcceptVersion moves a run stopped on a version change to version,
+// pending, atomically; any other run is refused and left unchanged.
+func (j *Journal) AcceptVersion(ctx context.Context, runID, version string) error {
+	return j.store.AcceptVersion(ctx, runID, version)
 }
 
 // SaveManifest stores a version's manifest the first time it is seen,
@@ -1105,109 +957,6 @@ func (j *Journal) SaveManifest(ctx context.Context, m journal.ManifestRecord) er
 		return fmt.Errorf("workflow %s, version %s: save manifest: %w", m.Workflow, m.Version, writeLock(err))
 	}
 	j.commits.Add(1)
-	return nil
-}
-
-// Manifest returns a stored manifest, or "" when the version is unknown.
-func (j *Journal) Manifest(ctx context.Context, workflow, version string) (string, error) {
-	var m string
-	j.reads.Add(1)
-	err := j.read.QueryRowContext(ctx, `SELECT manifest FROM resume_manifests WHERE workflow = ? AND version = ?`, workflow, version).Scan(&m)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
-	}
-	return m, err
-}
-
-const manifestColumns = `workflow, version, manifest, created_at, definition, seq`
-
-func scanManifest(s scanner) (journal.ManifestRecord, error) {
-	var m journal.ManifestRecord
-	var created string
-	var def sql.NullString
-	if err := s.Scan(&m.Workflow, &m.Version, &m.Manifest, &created, &def, &m.Seq); err != nil {
-		return m, err
-	}
-	m.CreatedAt, _ = time.Parse(timeFormat, created)
-	if def.Valid {
-		m.Definition = json.RawMessage(def.String)
-	}
-	return m, nil
-}
-
-// LoadManifest returns a stored manifest row; found is false when the
-// version is unknown.
-func (j *Journal) LoadManifest(ctx context.Context, workflow, version string) (journal.ManifestRecord, bool, error) {
-	j.reads.Add(1)
-	m, err := scanManifest(j.read.QueryRowContext(ctx, `SELECT `+manifestColumns+` FROM resume_manifests
-		WHERE workflow = ? AND version = ?`, workflow, version))
-	if errors.Is(err, sql.ErrNoRows) {
-		return m, false, nil
-	}
-	if err != nil {
-		return m, false, fmt.Errorf("workflow %s, version %s: load manifest: %w", workflow, version, err)
-	}
-	return m, true, nil
-}
-
-// ListManifests returns a workflow's stored manifests, newest (highest
-// seq) first.
-func (j *Journal) ListManifests(ctx context.Context, workflow string) ([]journal.ManifestRecord, error) {
-	j.reads.Add(1)
-	rows, err := j.read.QueryContext(ctx, `SELECT `+manifestColumns+` FROM resume_manifests
-		WHERE workflow = ? ORDER BY seq DESC, version`, workflow)
-	if err != nil {
-		return nil, fmt.Errorf("workflow %s: list manifests: %w", workflow, err)
-	}
-	defer rows.Close()
-	var out []journal.ManifestRecord
-	for rows.Next() {
-		m, err := scanManifest(rows)
-		if err != nil {
-			return nil, fmt.Errorf("workflow %s: list manifests: %w", workflow, err)
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
-}
-
-// AcceptVersion moves a run stopped on a version change to version,
-// pending, atomically; any other run is refused and left unchanged.
-func (j *Journal) AcceptVersion(ctx context.Context, runID, version string) error {
-	return j.inTx(ctx, func(tx *sql.Tx) error {
-		r, err := j.run(ctx, tx, runID)
-		if err != nil {
-			return err
-		}
-		if err := acceptable(r); err != nil {
-			return err
-		}
-		now := time.Now()
-		moves, err := journal.EncodeMoves(append(r.Moves, journal.Move{Workflow: r.Workflow, From: r.Version, To: version,
-			Why: "accepted by an operator", By: "operator", At: now.UTC()}))
-		if err != nil {
-			return fmt.Errorf("run %s: accept version %s: %w", runID, version, err)
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE resume_runs SET version = ?, status = 'pending', error = '',
-			attention_step = '', attention_kind = '', updated_at = ?, moves = ? WHERE run_id = ?`, version, ts(now), nullJSON(moves), runID)
-		if err != nil {
-			return err
-		}
-		if err := j.recordAction(ctx, tx, runID); err != nil {
-			return err
-		}
-		return wakeParents(ctx, tx, runID)
-	})
-}
-
-// acceptable refuses a version change for a run not stopped on one.
-func acceptable(r journal.RunRecord) error {
-	if r.Status != journal.StatusNeedsAttention {
-		return fmt.Errorf("run %s is %s: %w", r.RunID, r.Status, journal.ErrNotVersionStop)
-	}
-	if r.AttentionKind != journal.AttentionKindVersion {
-		return fmt.Errorf("run %s needs attention for step %s, not for a version: %w", r.RunID, r.AttentionStep, journal.ErrNotVersionStop)
-	}
 	return nil
 }
 

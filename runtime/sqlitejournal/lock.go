@@ -22,10 +22,11 @@ var ErrWriteLocked = errors.New("another process holds the journal's write lock 
 var busyTimeout = 10 * time.Second
 
 // writeLock explains SQLITE_BUSY ("database is locked") after the busy
-// timeout; any other error is returned as it is.
+// timeout; any other error, or one explained already, is returned as it
+// is.
 func writeLock(err error) error {
 	var se *sqlite.Error
-	if err != nil && errors.As(err, &se) && se.Code()&0xff == 5 { // SQLITE_BUSY and its extended codes
+	if err != nil && !errors.Is(err, ErrWriteLocked) && errors.As(err, &se) && se.Code()&0xff == 5 { // SQLITE_BUSY and its extended codes
 		return fmt.Errorf("%w: %w", ErrWriteLocked, err)
 	}
 	return err

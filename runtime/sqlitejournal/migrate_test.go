@@ -3,11 +3,10 @@ package sqlitejournal_test
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"path/filepath"
 	"testing"
 
-	"github.com/resumegen/resumegen/runtime/journal"
+	"github.com/resumegen/resumegen/runtime/journaltest"
 	"github.com/resumegen/resumegen/runtime/sqlitejournal"
 )
 
@@ -53,29 +52,7 @@ func TestUpgradeFromSchemaVersion1(t *testing.T) {
 	if err := j.DB().QueryRowContext(ctx, `SELECT version FROM resume_schema`).Scan(&version); err != nil || version != sqlitejournal.SchemaVersion() || version < 2 {
 		t.Fatalf("schema version after upgrade = %d (%v), want %d", version, err, sqlitejournal.SchemaVersion())
 	}
-	runs, err := j.ListRuns(ctx, journal.RunFilter{})
-	if err != nil || len(runs) != 3 {
-		t.Fatalf("runs after upgrade: %d (%v), want 3", len(runs), err)
-	}
-	for id, kind := range map[string]string{"parked-step": journal.AttentionKindStep, "parked-version": journal.AttentionKindVersion, "done": ""} {
-		r, steps, err := j.LoadRun(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.AttentionKind != kind {
-			t.Errorf("run %s: attention kind %q, want %q", id, r.AttentionKind, kind)
-		}
-		if r.Attempts != 9 || r.ClaimsSinceProgress != 0 {
-			t.Errorf("run %s: %d attempts, %d claims since progress; want 9 and 0", id, r.Attempts, r.ClaimsSinceProgress)
-		}
-		if id == "parked-step" && (len(steps) != 1 || steps[0].Status != journal.StepInFlight) {
-			t.Errorf("run %s: steps %+v, want its in_flight Notify", id, steps)
-		}
-	}
-	if m, err := j.Manifest(ctx, "w", "v1"); err != nil || m != "Notify x func() once" {
-		t.Errorf("manifest after upgrade = %q, %v", m, err)
-	}
-	checkManifestSeq(t, j)
+	journaltest.CheckUpgradedV1(t, j, 9)
 	// Opening again applies nothing twice.
 	j2, err := sqlitejournal.Open(ctx, path)
 	if err != nil {
@@ -118,43 +95,5 @@ func TestUpgradeKeepsFailedRunsRetryable(t *testing.T) {
 		t.Fatalf("open a version 1 database: %v", err)
 	}
 	defer j.Close()
-	r, steps, err := j.LoadRun(ctx, "failed")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.FailedStep != "C" || !steps[0].Final || steps[1].Final || !steps[2].Final {
-		t.Errorf("failed run after upgrade: failed step %q, final A=%v B=%v C=%v; want C, true, false, true",
-			r.FailedStep, steps[0].Final, steps[1].Final, steps[2].Final)
-	}
-	if r, steps, _ := j.LoadRun(ctx, "pending"); r.FailedStep != "" || steps[0].Final {
-		t.Errorf("pending run after upgrade: failed step %q, A final %v; want none, not final", r.FailedStep, steps[0].Final)
-	}
-	if err := j.Retry(ctx, "failed"); err != nil {
-		t.Fatal(err)
-	}
-	r, steps, _ = j.LoadRun(ctx, "failed")
-	if r.Status != journal.StatusPending || r.FailedStep != "" || !steps[0].Final || steps[2].Final || steps[2].AttemptBase != 1 || steps[0].AttemptBase != 0 {
-		t.Errorf("after retry: %s, failed step %q, A %+v, C %+v; want pending, only C reopened with a fresh budget", r.Status, r.FailedStep, steps[0], steps[2])
-	}
-}
-
-// checkManifestSeq checks the manifests of an upgraded version 1 database:
-// seq follows created_at, no definition, and a new version comes last.
-func checkManifestSeq(t *testing.T, j *sqlitejournal.Journal) {
-	t.Helper()
-	ctx := context.Background()
-	if err := j.SaveManifest(ctx, journal.ManifestRecord{Workflow: "w", Version: "v3", Manifest: "v3", Definition: []byte(`{}`)}); err != nil {
-		t.Fatal(err)
-	}
-	ms, err := j.ListManifests(ctx, "w")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, m := range ms {
-		got = append(got, fmt.Sprintf("%s:%d:%s", m.Version, m.Seq, m.Definition))
-	}
-	if want := "[v3:4:{} v2:3: v1:2: v0:1:]"; fmt.Sprint(got) != want {
-		t.Errorf("manifests after upgrade: %v, want %s", got, want)
-	}
+	journaltest.CheckUpgradedFailedRuns(t, j)
 }

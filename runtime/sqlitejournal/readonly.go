@@ -87,6 +87,7 @@ func OpenReadOnly(ctx context.Context, path string) (*Journal, error) {
 	}
 	j := &Journal{db: db, read: db}
 	j.group = groupcommit.New(maxGroup, j.commitGroup) // its writes are refused by the database
+	j.store = newStore(j)
 	if err := j.prepare(ctx); err != nil {
 		j.Close()
 		return nil, fmt.Errorf("sqlitejournal: %s: prepare: %w", path, err)

@@ -206,7 +206,19 @@ CREATE TABLE resume_keys (
 ALTER TABLE resume_runs ADD COLUMN cancel_requested_at TEXT NOT NULL DEFAULT '';
 ALTER TABLE resume_runs ADD COLUMN deadline TEXT NOT NULL DEFAULT '';
 `,
-	// 12: retention (purge.go). A purge finds the runs below a run by
+	// 12: keyed starts (debounce, singleton: see startkey.go). One row per
+	// workflow and start key: how many runs the key started (seq) and the
+	// last one.
+	`
+CREATE TABLE resume_start_keys (
+	workflow  TEXT    NOT NULL,
+	start_key TEXT    NOT NULL,
+	seq       INTEGER NOT NULL,
+	run_id    TEXT    NOT NULL,
+	PRIMARY KEY (workflow, start_key)
+) WITHOUT ROWID;
+`,
+	// 13: retention (purge.go). A purge finds the runs below a run by
 	// parent_run_id; the index holds child runs only, so top-level runs
 	// pay nothing for it.
 	`

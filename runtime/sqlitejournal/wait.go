@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/resumegen/resumegen/runtime/internal/sqljournal"
 	"github.com/resumegen/resumegen/runtime/journal"
 )
 
@@ -29,85 +30,30 @@ const claimWaitSet = `wait_kind = '', wait_name = '',
 const waitDue = `(status = 'waiting' AND wake_at > '' AND wake_at <= ?)`
 
 // Signal keeps s for the run's next await of s.Name and wakes the run if
-// it waits for that event, in one commit.
+// it waits for that event, in one commit; the signal is stamped with the
+// journal's clock.
 func (j *Journal) Signal(ctx context.Context, s journal.SignalRecord) (journal.SignalRecord, error) {
-	if err := journal.CheckSignal(s); err != nil {
-		return s, fmt.Errorf("run %s: signal: %w", s.RunID, err)
-	}
-	err := j.inTx(ctx, func(tx *sql.Tx) error {
-		r, err := j.run(ctx, tx, s.RunID)
-		if err != nil {
-			return err
-		}
-		if r.Status.Finished() {
-			return fmt.Errorf("run %s is %s: %w", s.RunID, r.Status, journal.ErrRunFinished)
-		}
-		if !r.CancelRequested.IsZero() {
-			return fmt.Errorf("run %s is being cancelled: %w", s.RunID, journal.ErrRunFinished)
-		}
-		s.SentAt = j.clock()
-		j.reads.Add(1)
-		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM resume_signals WHERE run_id = ?`, s.RunID).Scan(&s.Seq); err != nil {
-			return err
-		}
-		s.ConsumedKey = ""
-		if _, err := tx.ExecContext(ctx, `INSERT INTO resume_signals (run_id, name, seq, payload, sent_at) VALUES (?, ?, ?, ?, ?)`,
-			s.RunID, s.Name, s.Seq, string(s.Payload), ts(s.SentAt)); err != nil {
-			return writeLock(err)
-		}
-		if err := j.recordAction(ctx, tx, s.RunID); err != nil {
-			return err
-		}
-		return wakeForSignal(ctx, tx, r, s.Name, ts(s.SentAt))
-	})
-	if err != nil {
-		return s, fmt.Errorf("run %s: signal %s: %w", s.RunID, s.Name, err)
-	}
-	return s, nil
+	return j.store.Signal(ctx, s, j.keepSignal)
 }
 
-// wakeForSignal makes run r pending if it waits for event name, and then
-// its ancestors that wait for it (a child run's parent suspends with it).
-func wakeForSignal(ctx context.Context, tx *sql.Tx, r journal.RunRecord, name, now string) error {
-	res, err := tx.ExecContext(ctx, `UPDATE resume_runs SET status = 'pending', wait_kind = '', wait_name = '', wake_at = '', updated_at = ?
-		WHERE run_id = ? AND status = 'waiting' AND wait_kind = 'signal' AND wait_name = ?`, now, r.RunID, name)
-	if err != nil {
+// keepSignal inserts signal s, numbered after the run's others and
+// stamped with the journal's clock (sqljournal.KeepSignal); the write lock
+// its transaction holds keeps the number its own.
+func (j *Journal) keepSignal(ctx context.Context, tx sqljournal.Executor, _ journal.RunRecord, s *journal.SignalRecord) error {
+	s.SentAt = j.clock()
+	j.reads.Add(1)
+	if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM resume_signals WHERE run_id = ?`, s.RunID).Scan(&s.Seq); err != nil {
 		return err
 	}
-	for child, parent := r.RunID, r.Parent; parent != ""; {
-		if n, _ := res.RowsAffected(); n == 0 {
-			return nil
-		}
-		res, err = tx.ExecContext(ctx, `UPDATE resume_runs SET status = 'pending', wait_kind = '', wait_name = '', wake_at = '', updated_at = ?
-			WHERE run_id = ? AND status = 'waiting' AND wait_kind = 'child' AND wait_name = ?`, now, parent, child)
-		if err != nil {
-			return err
-		}
-		child = parent
-		if err := tx.QueryRowContext(ctx, `SELECT parent_run_id FROM resume_runs WHERE run_id = ?`, parent).Scan(&parent); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err := tx.Exec(ctx, `INSERT INTO resume_signals (run_id, name, seq, payload, sent_at) VALUES (?, ?, ?, ?, ?)`,
+		s.RunID, s.Name, s.Seq, string(s.Payload), ts(s.SentAt))
+	return err
 }
 
 // KeptSignal returns the oldest signal named name of run runID that no
 // await consumed.
 func (j *Journal) KeptSignal(ctx context.Context, runID, name string) (journal.SignalRecord, bool, error) {
-	s := journal.SignalRecord{RunID: runID, Name: name}
-	var payload, sent string
-	j.reads.Add(1)
-	err := j.read.QueryRowContext(ctx, `SELECT seq, payload, sent_at FROM resume_signals
-		WHERE run_id = ? AND name = ? AND consumed_key = '' ORDER BY seq LIMIT 1`, runID, name).Scan(&s.Seq, &payload, &sent)
-	if errors.Is(err, sql.ErrNoRows) {
-		return s, false, nil
-	}
-	if err != nil {
-		return s, false, fmt.Errorf("run %s: read signal %s: %w", runID, name, err)
-	}
-	s.Payload = []byte(payload)
-	s.SentAt, _ = time.Parse(timeFormat, sent)
-	return s, true, nil
+	return j.store.KeptSignal(ctx, runID, name)
 }
 
 // TakeSignal writes await row s and consumes signal seq, in one commit,
@@ -115,13 +61,8 @@ func (j *Journal) KeptSignal(ctx context.Context, runID, name string) (journal.S
 func (j *Journal) TakeSignal(ctx context.Context, l journal.Lease, seq int64, s journal.StepRecord) error {
 	err := j.inTx(ctx, func(tx *sql.Tx) error {
 		if seq > 0 {
-			res, err := tx.ExecContext(ctx, `UPDATE resume_signals SET consumed_key = ? WHERE run_id = ? AND seq = ? AND consumed_key = ''`,
-				s.StepKey, s.RunID, seq)
-			if err != nil {
+			if err := j.store.ConsumeSignal(ctx, executor{tx}, s.RunID, s.StepKey, s.Name, seq); err != nil {
 				return err
-			}
-			if n, _ := res.RowsAffected(); n != 1 {
-				return fmt.Errorf("signal %d of event %s is not kept for the run any more: an await consumed it", seq, s.Name)
 			}
 		}
 		return writeStep(ctx, tx.StmtContext(ctx, j.writeStepStmt), l, s)
@@ -150,25 +91,7 @@ func woken(ctx context.Context, q querier, r journal.RunRecord) (bool, error) {
 
 // ListSignals lists a run's signals in the order they were sent.
 func (j *Journal) ListSignals(ctx context.Context, runID string) ([]journal.SignalRecord, error) {
-	j.reads.Add(1)
-	rows, err := j.read.QueryContext(ctx, `SELECT run_id, name, seq, payload, sent_at, consumed_key FROM resume_signals
-		WHERE run_id = ? ORDER BY seq`, runID)
-	if err != nil {
-		return nil, fmt.Errorf("run %s: list signals: %w", runID, err)
-	}
-	defer rows.Close()
-	var out []journal.SignalRecord
-	for rows.Next() {
-		var s journal.SignalRecord
-		var payload, sent string
-		if err := rows.Scan(&s.RunID, &s.Name, &s.Seq, &payload, &sent, &s.ConsumedKey); err != nil {
-			return nil, fmt.Errorf("run %s: list signals: %w", runID, err)
-		}
-		s.Payload = []byte(payload)
-		s.SentAt, _ = time.Parse(timeFormat, sent)
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return j.store.ListSignals(ctx, runID)
 }
 
 // NextWake returns how long until the earliest wake-up time of a waiting

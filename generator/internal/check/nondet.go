@@ -95,6 +95,21 @@ var nondeterministic = map[string]map[string]nondetKind{
 	},
 }
 
+// nondetVars lists the standard library's package-level variables whose
+// value, or what a read through it gives, differs from one execution of a
+// workflow body to the next: a use of one outside a step is refused, with
+// why and the way out. docs/reference.md lists the same table.
+var nondetVars = map[string]map[string]struct{ why, fix string }{
+	"crypto/rand": {"Reader": {"gives other bytes when the run resumes",
+		"read it in a step so what it gives is journaled (pass it to a //resume:step function, or move the read into one)"}},
+	"os": {
+		"Args": {"reads the process's command line, which may differ when the run resumes in another process or after a deploy",
+			"read it where the program starts, and pass what the run needs as the workflow's input"},
+		"Stdin": {"reads the process's input, which differs when the run resumes",
+			"read it in a step so what it gives is journaled, or before the run starts, as its input"},
+	},
+}
+
 // otherModules lists, by package path, functions of other modules whose
 // outcome differs on every call, as nondeterministic does for the
 // standard library. A package-level function of another module it does
@@ -348,11 +363,15 @@ func (nd *nondet) call(call *ast.CallExpr) {
 func (nd *nondet) use(id *ast.Ident) {
 	switch obj := nd.in.Info().Uses[id].(type) {
 	case *types.Var:
-		if obj.Pkg() == nil || obj.Pkg().Path() != "crypto/rand" || obj.Name() != "Reader" {
+		if obj.Pkg() == nil || nd.lvalues[id] {
+			return // a write (os.Args = nil) is PackageState's, not a read
+		}
+		v, ok := nondetVars[obj.Pkg().Path()][obj.Name()]
+		if !ok {
 			return
 		}
 		what := obj.Pkg().Name() + "." + obj.Name()
-		nd.report(id.Pos(), what, "gives other bytes when the run resumes", "read it in a step so what it gives is journaled (pass it to a //resume:step function, or move the read into one)")
+		nd.report(id.Pos(), what, v.why, v.fix)
 	case *types.Func:
 		if nd.pkg.Module.Package(obj.Pkg()) != nil {
 			return // the module's own functions are walked where they are called
@@ -391,6 +410,9 @@ func durableWait(name string) string {
 // package-level variable or into what one holds: a field, an element, a
 // map entry, or what a package-level pointer points to.
 func (nd *nondet) globalWrite(lhs ast.Expr) {
+	if id := rootIdent(nd.in.Info(), lhs); id != nil {
+		nd.lvalues[id] = true // written here: not judged again as a read
+	}
 	v := rootVar(nd.in.Info(), lhs)
 	if v == nil || v.Pkg() == nil || v.Parent() != v.Pkg().Scope() {
 		return

@@ -106,7 +106,7 @@ func unreached() {
 
 // A function the check refuses, used as a value, is refused where it is
 // used: a call through the value escapes the check (now := time.Now;
-// now()). crypto/rand.Reader is refused likewise. Passed straight to a
+// now()). crypto/rand.Reader, os.Args and os.Stdin are refused likewise. Passed straight to a
 // step, either runs inside the journaled call and is accepted.
 func TestNondeterministicValues(t *testing.T) {
 	pipetest.Want(t, check.Nondeterministic, `package p
@@ -134,6 +134,9 @@ func W(ctx context.Context) error {
 	_ = clock(time.Now) // want "^time.Now is used as a value in a workflow body: a call through it"
 	_ = Stamp(ctx, time.Now)
 	_ = Fill(ctx, crand.Reader, 8)
+	_ = os.Args[1] // want "^os.Args in a workflow body reads the process's command line, which may differ when the run resumes in another process or after a deploy: read it where the program starts, and pass what the run needs as the workflow's input$"
+	_, _ = io.ReadAll(os.Stdin) // want "^os.Stdin in a workflow body reads the process's input, which differs when the run resumes: read it in a step so what it gives is journaled, or before the run starts, as its input$"
+	_ = Fill(ctx, os.Stdin, 8)
 	return nil
 }
 

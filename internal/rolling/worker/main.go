@@ -118,6 +118,12 @@ func enqueue(ctx context.Context, db, prefix string, from, n int) error {
 func work(ctx context.Context, db string, concurrency int, lease time.Duration, crash string) error {
 	j, err := openjournal.Open(ctx, db)
 	if err != nil {
+		if ctx.Err() != nil {
+			// Stopped while opening (a SIGTERM during the pooler probe):
+			// nothing was claimed, a clean drain, as Engine.Work says of a
+			// stop before its first claim.
+			return nil
+		}
 		return err
 	}
 	defer j.Close()

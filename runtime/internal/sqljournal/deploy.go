@@ -1,0 +1,94 @@
+package sqljournal
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/resumegen/resumegen/runtime/journal"
+)
+
+// LeaseHeld is nil when a write fenced by lease l changed n rows, and
+// journal.ErrLeaseLost, naming the run and epoch, when it changed none.
+func LeaseHeld(n int64, l journal.Lease) error {
+	if n == 0 {
+		return fmt.Errorf("run %s, epoch %d: %w", l.RunID, l.Epoch, journal.ErrLeaseLost)
+	}
+	return nil
+}
+
+// MoveRun re-pins the run l holds to m.To and m.Workflow, relabels its step
+// rows by m.Renames and appends m, stamped with the journal's clock, to
+// its moves, in one transaction holding the run's row: nothing is written
+// unless l is still the run's.
+func (s *Store) MoveRun(ctx context.Context, l journal.Lease, m journal.Move) error {
+	err := s.cfg.InTx(ctx, func(tx Executor) error {
+		r, err := s.run(ctx, tx, l.RunID)
+		if err != nil {
+			return err
+		}
+		if r.LeaseOwner != l.Owner || r.Epoch != l.Epoch {
+			return fmt.Errorf("epoch %d: %w", l.Epoch, journal.ErrLeaseLost)
+		}
+		if r.Unreadable != "" {
+			return fmt.Errorf("its row cannot be read: %s", r.Unreadable)
+		}
+		if err := s.relabel(ctx, tx, l.RunID, m.Renames); err != nil {
+			return err
+		}
+		if m.Workflow == "" {
+			m.Workflow = r.Workflow
+		}
+		d, now := s.cfg.Dialect, s.cfg.Clock()
+		a := NewArgs(d)
+		q := `UPDATE {schema}.resume_runs SET workflow = ` + a.Add(m.Workflow) + `, version = ` + a.Add(m.To) +
+			`, failed_step = ` + a.Add(journal.RenameKey(r.FailedStep, m.Renames))
+		expr, moves, err := d.AppendMove(r.Moves, m, now, d.Param(a.Len()+1))
+		if err != nil {
+			return err
+		}
+		a.Add(moves)
+		q += `, moves = ` + expr + `, updated_at = ` + d.Now(a, now) +
+			` WHERE run_id = ` + a.Add(l.RunID) + ` AND lease_owner = ` + a.Add(l.Owner) + ` AND epoch = ` + a.Add(l.Epoch)
+		n, err := tx.Exec(ctx, d.Rebind(q), a.Values()...)
+		if err != nil {
+			return d.WriteErr(err)
+		}
+		return LeaseHeld(n, l)
+	})
+	if err != nil {
+		return fmt.Errorf("run %s: move to version %s: %w", l.RunID, m.To, err)
+	}
+	return nil
+}
+
+// relabel renames the run's step rows by renames, in tx: first to a key no
+// step can have (a name holds no ':'), then to their new key, so that
+// renames that swap or chain names never meet a row half renamed.
+func (s *Store) relabel(ctx context.Context, tx Executor, runID string, renames map[string]string) error {
+	if len(renames) == 0 {
+		return nil
+	}
+	s.cfg.Reads.Add(1)
+	rows, err := tx.Query(ctx, s.sql.selectRelabel, runID)
+	if err != nil {
+		return err
+	}
+	all, err := Collect(rows, "run "+runID+": read its steps", func(row Row) (journal.RelabelRow, error) {
+		var r journal.RelabelRow
+		var status string
+		err := row.Scan(&r.Key, &r.Name, &status, &r.Final, &r.HasChild)
+		r.Status = journal.StepStatus(status)
+		return r, err
+	})
+	if err != nil {
+		return err
+	}
+	plan, err := journal.PlanRelabel(runID, all, renames)
+	if err != nil {
+		return err
+	}
+	return journal.Relabel(plan, func(from, to, name string) error {
+		_, err := tx.Exec(ctx, s.sql.relabel, to, name, runID, from)
+		return s.cfg.Dialect.WriteErr(err)
+	})
+}

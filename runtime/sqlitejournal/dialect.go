@@ -1,0 +1,130 @@
+package sqlitejournal
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/resumegen/resumegen/runtime/internal/sqljournal"
+	"github.com/resumegen/resumegen/runtime/journal"
+)
+
+// dialect is SQLite's spelling of the shared statements (sqljournal):
+// ?n placeholders, no schemas, timestamps as fixed-width UTC text, IN
+// lists, no row locks (a write transaction holds the database's write
+// lock from BEGIN IMMEDIATE), and the journal's clock as an argument.
+type dialect struct{}
+
+var _ sqljournal.Dialect = dialect{}
+
+func (dialect) Rebind(sql string) string { return sqljournal.RebindNumbered(sql, "?") }
+
+func (dialect) Param(n int) string { return "?" + strconv.Itoa(n) }
+
+func (dialect) Time(t time.Time) any { return ts(t) }
+
+func (dialect) ScanTime(v any) (time.Time, error) {
+	var s string
+	switch x := v.(type) {
+	case nil:
+		return time.Time{}, nil
+	case string:
+		s = x
+	case []byte:
+		s = string(x)
+	default:
+		return time.Time{}, fmt.Errorf("%s is not a timestamp (%s)", shown(v), timeFormat)
+	}
+	if s == "" {
+		return time.Time{}, nil
+	}
+	return time.Parse(timeFormat, s)
+}
+
+func (dialect) NoTime() string { return "''" }
+
+func (dialect) Unset(col string) string { return col + " = ''" }
+
+func (dialect) AnyOf(col string, first int, vals []string) (string, []any) {
+	ph := make([]string, len(vals))
+	args := make([]any, len(vals))
+	for i, v := range vals {
+		ph[i], args[i] = "?"+strconv.Itoa(first+i), v
+	}
+	return col + " IN (" + strings.Join(ph, ", ") + ")", args
+}
+
+func (dialect) Contains(col, p string) string { return "instr(" + col + ", " + p + ") > 0" }
+
+func (dialect) ForUpdate() string { return "" }
+
+// Now is the journal's clock (see WithClock), as read, as an argument.
+func (dialect) Now(a *sqljournal.Args, now time.Time) string { return a.Add(ts(now)) }
+
+// AppendMove appends m, stamped now, to the moves read: the column is
+// rewritten whole, under the write lock its transaction holds.
+func (dialect) AppendMove(moves []journal.Move, m journal.Move, now time.Time, p string) (string, any, error) {
+	m.At = now.UTC()
+	enc, err := journal.EncodeMoves(append(moves[:len(moves):len(moves)], m))
+	if err != nil {
+		return "", nil, err
+	}
+	return p, nullJSON(enc), nil
+}
+
+func (dialect) NoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
+
+func (dialect) WriteErr(err error) error { return writeLock(err) }
+
+// sqlQuerier is what *sql.DB and *sql.Tx both offer.
+type sqlQuerier interface {
+	querier
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// executor is a *sql.DB or *sql.Tx as a sqljournal.Executor.
+type executor struct{ q sqlQuerier }
+
+func (e executor) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := e.q.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (e executor) Query(ctx context.Context, query string, args ...any) (sqljournal.Rows, error) {
+	rows, err := e.q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlRows{rows}, nil
+}
+
+func (e executor) QueryRow(ctx context.Context, query string, args ...any) sqljournal.Row {
+	return e.q.QueryRowContext(ctx, query, args...)
+}
+
+// sqlRows are *sql.Rows as sqljournal.Rows.
+type sqlRows struct{ *sql.Rows }
+
+func (r sqlRows) Close() { r.Rows.Close() }
+
+// newStore is the shared half of j (sqljournal.Store).
+func newStore(j *Journal) *sqljournal.Store {
+	return sqljournal.New(sqljournal.Config{
+		Dialect: dialect{},
+		Clock:   j.clock,
+		Read:    executor{j.read},
+		Reads:   &j.reads,
+		Commits: &j.commits,
+		ScanRun: func(row sqljournal.Row, extra ...any) (journal.RunRecord, error) { return scanRun(row, extra...) },
+		InTx: func(ctx context.Context, fn func(sqljournal.Executor) error) error {
+			return j.inTx(ctx, func(tx *sql.Tx) error { return fn(executor{tx}) })
+		},
+	})
+}
