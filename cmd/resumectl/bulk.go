@@ -265,7 +265,10 @@ func (c *cli) confirm(question string, runs []journal.RunRecord) error {
 		fmt.Fprintf(c.stderr, "resumectl: refusing to %s without confirmation: there is no terminal to ask on. Check with -dry-run, then pass -yes.\n", question)
 		return reported{exitUsage}
 	}
-	fmt.Fprintf(c.stderr, "runs: %s\n%s? [y/N] ", firstIDs(runs, 10), question)
+	if len(runs) > 0 {
+		fmt.Fprintf(c.stderr, "runs: %s\n", firstIDs(runs, 10))
+	}
+	fmt.Fprintf(c.stderr, "%s? [y/N] ", question)
 	line, err := bufio.NewReader(c.stdin).ReadString('\n')
 	if err != nil && err != io.EOF {
 		return fmt.Errorf("read the answer: %w", err)

@@ -16,6 +16,7 @@
 //	resumectl runs cancel ID | FILTER [-running]
 //	resumectl runs accept-version ID [-to V] | FILTER -to V
 //	resumectl runs signal ID NAME JSON [-unawaited]
+//	resumectl runs purge -older-than D [-workflow W] [-status S[,S]] [-dry-run | -yes]
 //	resumectl check-deploy [packages]
 //	resumectl schedules list
 //	resumectl ui [-addr A] [-write] [-public -token-file FILE] [-allow-host NAME]
@@ -124,6 +125,20 @@
 // event, or one its child run awaits; -unawaited keeps it anyway, for a
 // run that will move to a version that does), and for a payload that
 // does not have the shape of what the run's version awaits under NAME.
+//
+// runs purge deletes old runs (retention; a program purges by itself with
+// resume.WithRetention): the runs in -status (default succeeded, failed
+// and cancelled; needs_attention only when named) that ended at least
+// -older-than ago by the journal's clock (a duration, 36h, or days, 30d),
+// of -workflow W if given, each with its child runs, steps and signals,
+// -batch top-level runs per transaction. It never deletes a run that
+// executes, a child run without its parent, a run with anything below it
+// unfinished, a failed or parked run holding a signal no await consumed,
+// nor a schedule's run of its last tick started or a later one. It counts
+// first: -dry-run prints the count and changes nothing (it opens the
+// journal read-only); otherwise it asks on the terminal unless -yes, as a
+// bulk action does. The actions audit (resume_actions) is kept. A purged
+// run's id is free again.
 //
 // # Sealed journals
 //

@@ -36,6 +36,7 @@ usage:
   resumectl runs accept-version ID [-to V] | FILTER -to V
   (FILTER: -workflow W -version V -status S, any of them, and -dry-run or -yes)
   resumectl runs signal ID NAME JSON [-unawaited]
+  resumectl runs purge -older-than D [-workflow W] [-status S] [-dry-run | -yes]
   resumectl check-deploy [packages]
   resumectl schedules list
   resumectl ui [-addr 127.0.0.1:8080] [-write] [-public -token-file FILE] [-allow-host NAME]
@@ -206,6 +207,7 @@ func commands() []command {
 		{name: "runs cancel", use: "ID | [-workflow W] [-version V] [-status S] [-dry-run | -yes] [-running]", run: runsCancel, flags: cancelFlags},
 		{name: "runs accept-version", use: "ID [-to V] | [-workflow W] [-version V] [-status S] -to V [-dry-run | -yes]", run: runsAcceptVersion, flags: acceptFlags},
 		{name: "runs signal", use: "ID NAME JSON [-unawaited]", run: runsSignal, flags: signalFlags},
+		{name: "runs purge", use: "-older-than D [-workflow W] [-status S[,S]] [-batch N] [-dry-run | -yes]", run: runsPurge, flags: purgeFlags},
 		{name: "check-deploy", use: "[packages]", run: checkDeploy},
 		{name: "schedules list", run: schedulesList},
 		{name: "ui", use: "[-addr 127.0.0.1:8080] [-write] [-public -token-file FILE | -proxy-header H -trusted-proxy CIDR] [-allow-host NAME]", run: runsUI, flags: uiFlags},

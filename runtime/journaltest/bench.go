@@ -53,6 +53,12 @@ type BenchHarness struct {
 	// far (BEGIN and COMMIT counted), by the journal and the baselines
 	// alike; reading it sends none.
 	Statements func() int64
+	// FinishFilled makes the runs FillRuns filled with prefix succeeded,
+	// each with steps succeeded step rows (for BenchPurge).
+	FinishFilled func(ctx context.Context, prefix string, steps int) error
+	// RawDelete deletes the step rows and runs whose ids start with
+	// prefix in plain statements, one transaction: BenchPurge's baseline.
+	RawDelete func(ctx context.Context, prefix string) error
 }
 
 // benchState is what the benchmark workflow reads: the workflow body is

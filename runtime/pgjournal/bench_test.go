@@ -139,6 +139,34 @@ func openBenchOn(b *testing.B, pool *pgxpool.Pool) journaltest.BenchHarness {
 			}
 			return err
 		},
+		FinishFilled: func(ctx context.Context, prefix string, steps int) error {
+			if _, err := pool.Exec(ctx, `UPDATE `+runs+` SET status = 'succeeded' WHERE starts_with(run_id, $1)`, prefix); err != nil {
+				return err
+			}
+			_, err := pool.Exec(ctx, `INSERT INTO `+pgx.Identifier{schema, "resume_steps"}.Sanitize()+`
+				(run_id, step_key, name, status, result, attempt, seq, started_at, finished_at)
+				SELECT r.run_id, 'S#' || k, 'S', 'succeeded', '1', 1, k, timestamptz '2026-01-01', timestamptz '2026-01-01'
+				FROM `+runs+` r, generate_series(1, $2::int) AS k WHERE starts_with(r.run_id, $1)`, prefix, steps)
+			if err == nil {
+				// As autovacuum would have by then: a fresh table's planner
+				// statistics say it is empty.
+				_, err = pool.Exec(ctx, `ANALYZE `+runs+`, `+pgx.Identifier{schema, "resume_steps"}.Sanitize())
+			}
+			return err
+		},
+		RawDelete: func(ctx context.Context, prefix string) error {
+			tx, err := pool.Begin(ctx)
+			if err != nil {
+				return err
+			}
+			defer tx.Rollback(ctx)
+			for _, table := range []string{"resume_steps", "resume_runs"} {
+				if _, err := tx.Exec(ctx, `DELETE FROM `+pgx.Identifier{schema, table}.Sanitize()+` WHERE starts_with(run_id, $1)`, prefix); err != nil {
+					return err
+				}
+			}
+			return tx.Commit(ctx)
+		},
 		OpenAgain: func(tb testing.TB) journal.Journal {
 			p, err := pgxpool.NewWithConfig(ctx, pool.Config())
 			if err != nil {
@@ -322,4 +350,11 @@ func BenchmarkKeyedStart(b *testing.B) {
 	for _, mode := range []string{"singleton", "debounce"} {
 		b.Run(mode, func(b *testing.B) { journaltest.BenchKeyedStart(b, openBench(b), mode) })
 	}
+}
+
+// BenchmarkPurge: retention on a journal of 20,000 finished 5-step runs:
+// the engine's batched purge against one raw DELETE transaction, and a
+// worker's step latency beside each (see journaltest.BenchPurge).
+func BenchmarkPurge(b *testing.B) {
+	journaltest.BenchPurge(b, openBench(b), 20000, 5)
 }

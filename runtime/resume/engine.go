@@ -49,6 +49,9 @@ type Engine struct {
 
 	manifests sync.Map // workflow+"@"+version → struct{}: manifest saved
 
+	// retention is what Work purges, and how often (see WithRetention).
+	retention retention
+
 	// receivers are the values to run method workflows on, by type (see
 	// WithReceiver).
 	receivers map[reflect.Type]any

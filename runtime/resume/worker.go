@@ -84,6 +84,14 @@ func (e *Engine) Work(ctx context.Context, opts WorkerOptions) error {
 		return fmt.Errorf("resume: worker: %w", err)
 	}
 	defer stopAdvertising()
+	if len(e.retention.policies) > 0 {
+		// Retention (WithRetention): purged beside the claims, stopped
+		// with them.
+		purgeCtx, stopPurging := context.WithCancel(ctx)
+		purged := make(chan struct{})
+		go func() { defer close(purged); e.purgeLoop(purgeCtx) }()
+		defer func() { stopPurging(); <-purged }()
+	}
 
 	// Runs held by a process that ended (typically this worker's previous
 	// incarnation, restarted after a crash) are taken over first: their

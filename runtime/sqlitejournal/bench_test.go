@@ -123,6 +123,29 @@ func openBenchFile(b *testing.B) (journaltest.BenchHarness, string) {
 				n, prefix, wf, status, wakeAt)
 			return err
 		},
+		FinishFilled: func(ctx context.Context, prefix string, steps int) error {
+			if _, err := db.ExecContext(ctx, `UPDATE resume_runs SET status = 'succeeded' WHERE substr(run_id, 1, length(?1)) = ?1`, prefix); err != nil {
+				return err
+			}
+			_, err := db.ExecContext(ctx, `WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < ?2)
+				INSERT INTO resume_steps (run_id, step_key, name, status, result, attempt, seq, started_at, finished_at)
+				SELECT r.run_id, 'S#' || k.i, 'S', 'succeeded', '1', 1, k.i, '2026-01-01T00:00:00.000000Z', '2026-01-01T00:00:00.000000Z'
+				FROM resume_runs r, k WHERE substr(r.run_id, 1, length(?1)) = ?1`, prefix, steps)
+			return err
+		},
+		RawDelete: func(ctx context.Context, prefix string) error {
+			tx, err := db.BeginTx(ctx, nil)
+			if err != nil {
+				return err
+			}
+			defer tx.Rollback()
+			for _, q := range []string{`DELETE FROM resume_steps WHERE substr(run_id, 1, length(?1)) = ?1`, `DELETE FROM resume_runs WHERE substr(run_id, 1, length(?1)) = ?1`} {
+				if _, err := tx.ExecContext(ctx, q, prefix); err != nil {
+					return err
+				}
+			}
+			return tx.Commit()
+		},
 		OpenAgain: func(tb testing.TB) journal.Journal {
 			j, err := sqlitejournal.Open(context.Background(), path)
 			if err != nil {
@@ -285,4 +308,11 @@ func BenchmarkKeyedStart(b *testing.B) {
 	for _, mode := range []string{"singleton", "debounce"} {
 		b.Run(mode, func(b *testing.B) { journaltest.BenchKeyedStart(b, openBench(b), mode) })
 	}
+}
+
+// BenchmarkPurge: retention on a journal of 20,000 finished 5-step runs:
+// the engine's batched purge against one raw DELETE transaction, and a
+// worker's step latency beside each (see journaltest.BenchPurge).
+func BenchmarkPurge(b *testing.B) {
+	journaltest.BenchPurge(b, openBench(b), 20000, 5)
 }
