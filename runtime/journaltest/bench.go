@@ -41,6 +41,9 @@ type BenchHarness struct {
 	// first, their ids prefix and a number: pending, or (waiting) asleep
 	// until the year 2999. For benchmarks that need a deep queue.
 	FillRuns func(ctx context.Context, prefix, wf string, n int, waiting bool) error
+	// Raw is the raw queue beside which the wake storm and the queue
+	// drain are measured (BenchWakeStorm, BenchQueueDrain).
+	Raw RawQueue
 }
 
 // benchState is what the benchmark workflow reads: the workflow body is
