@@ -1020,6 +1020,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("run listing", func(t *testing.T) { runListing(t, h) })
 	t.Run("limits", func(t *testing.T) { runLimits(t, open) })
 	t.Run("cancellation and deadlines", func(t *testing.T) { runCancel(t, open) })
+	t.Run("batched claims", func(t *testing.T) { runClaimBatch(t, h, open) })
 }
 
 // startWorker runs e.Work with opts in the background; stop cancels it and

@@ -15,8 +15,8 @@ import (
 // deployQueries are the statements of deploys: the claim of a worker that
 // lists its versions, advertisements, moves and manifests.
 type deployQueries struct {
-	claimNext, manifestLock, loadManifest, deleteWorkers, advertise string
-	selectRelabel, relabel, moveRun                                 string
+	manifestLock, loadManifest, deleteWorkers, advertise string
+	selectRelabel, relabel, moveRun                      string
 }
 
 // manifestLockKey is the first key of the advisory lock that serializes
@@ -60,18 +60,6 @@ const claimableVersions = `WITH lists AS (SELECT $5::text[] AS mw, $6::text[] AS
 
 func newDeployQueries(schema string) deployQueries {
 	q := deployQueries{
-		// claimNext is the claim of ClaimNext restricted to claimable
-		// versions: one statement, the oldest run locked FOR UPDATE SKIP
-		// LOCKED as without versions.
-		claimNext: claimableVersions + claimSet + `
-			WHERE run_id = (
-				SELECT run_id FROM {schema}.resume_runs
-				WHERE workflow = ANY($3::text[]) AND parent_run_id = '' AND ` + claimableNext + `
-					AND (workflow, version) IN (SELECT workflow, version FROM claimable)
-				ORDER BY created_at, run_id LIMIT 1
-				FOR UPDATE SKIP LOCKED)
-			AND ` + claimableNext + `
-			RETURNING ` + runColumns,
 		manifestLock:  `SELECT pg_advisory_xact_lock($1, hashtext($2))`,
 		loadManifest:  `SELECT ` + manifestColumns + ` FROM {schema}.resume_manifests WHERE workflow = $1 AND version = $2`,
 		deleteWorkers: `DELETE FROM {schema}.resume_workers WHERE owner = $1`,
@@ -88,7 +76,7 @@ func newDeployQueries(schema string) deployQueries {
 				updated_at = clock_timestamp()
 			WHERE run_id = $5 AND lease_owner = $6 AND epoch = $7`,
 	}
-	for _, s := range []*string{&q.claimNext, &q.loadManifest, &q.deleteWorkers, &q.advertise, &q.selectRelabel, &q.relabel, &q.moveRun} {
+	for _, s := range []*string{&q.loadManifest, &q.deleteWorkers, &q.advertise, &q.selectRelabel, &q.relabel, &q.moveRun} {
 		*s = qualify(*s, schema)
 	}
 	return q

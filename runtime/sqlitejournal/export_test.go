@@ -21,7 +21,7 @@ func SetBusyTimeout(d time.Duration) time.Duration {
 // ExplainClaimNext returns SQLite's plan of the statement ClaimNext
 // sends for c now, one line per step.
 func ExplainClaimNext(ctx context.Context, j *Journal, c journal.ClaimNextRequest) ([]string, error) {
-	query, args := j.claimNextSQL(c, time.Now())
+	query, args := j.claimNextSQL(c, time.Now(), 1)
 	rows, err := j.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
 	if err != nil {
 		return nil, err
