@@ -58,6 +58,7 @@ var storm = struct {
 	woke     map[string]time.Time
 	finished []time.Time // drain runs, in the order they finished
 	done     int         // storm runs finished
+	entries  int         // storm runs' bodies entered
 }{woke: map[string]time.Time{}}
 
 func touch(context.Context) error { return nil }
@@ -70,6 +71,9 @@ func init() {
 			if err := args.Decode(&w); err != nil {
 				return nil, err
 			}
+			storm.Lock()
+			storm.entries++
+			storm.Unlock()
 			if err := resume.SleepUntil(ctx, w.At); err != nil {
 				return nil, err
 			}
@@ -82,8 +86,10 @@ func init() {
 			if err := resume.Call0(ctx, &stormSteps[1], touch); err != nil {
 				return nil, err
 			}
+			now = time.Now()
 			storm.Lock()
 			storm.done++
+			storm.finished = append(storm.finished, now)
 			storm.Unlock()
 			return nil, nil
 		},
@@ -177,7 +183,8 @@ func BenchWakeStorm(b *testing.B, h BenchHarness, n int) {
 	ctx := context.Background()
 	starter := resume.NewEngine(h.Journal, resume.WithLogger(quietLogger()))
 	var lat []time.Duration
-	var rate, raw float64
+	var rate, raw, entries, ops float64
+	var tenth [10]float64
 	for range b.N {
 		b.StopTimer()
 		// The instant is far enough for every run to be started first:
@@ -193,8 +200,9 @@ func BenchWakeStorm(b *testing.B, h BenchHarness, n int) {
 			b.Fatalf("starting %d runs took longer than planned: they were due before all were started", n)
 		}
 		storm.Lock()
-		storm.done = 0
+		storm.done, storm.entries, storm.finished = 0, 0, storm.finished[:0]
 		storm.Unlock()
+		c0 := h.Journal.Counters()
 		stop := workers(b, h)
 		time.Sleep(time.Until(at))
 		b.StartTimer()
@@ -215,8 +223,16 @@ func BenchWakeStorm(b *testing.B, h BenchHarness, n int) {
 		}
 		b.StopTimer()
 		stop()
+		c1 := h.Journal.Counters()
 		rate += float64(n) / last.Sub(at).Seconds()
 		storm.Lock()
+		entries += float64(storm.entries) / float64(n)
+		fin := slices.Clone(storm.finished)
+		slices.SortFunc(fin, func(a, b time.Time) int { return a.Compare(b) })
+		for k, r := range tenths(at, fin) {
+			tenth[k] += r
+		}
+		ops += float64(c1.Reads-c0.Reads+c1.Commits-c0.Commits) / float64(n)
 		for _, id := range ids {
 			lat = append(lat, storm.woke[id].Sub(at))
 		}
@@ -242,6 +258,14 @@ func BenchWakeStorm(b *testing.B, h BenchHarness, n int) {
 	b.ReportMetric(at(0.50), "p50-ms")
 	b.ReportMetric(at(0.99), "p99-ms")
 	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max-ms")
+	// How many times each run's body was entered after its start (1: the
+	// wake-up only), and the queries of the first worker's journal
+	// handle per run (a quarter of the workers' queries).
+	b.ReportMetric(entries/nb, "entries/run")
+	b.ReportMetric(ops/nb, "worker0-queries/run")
+	for k, r := range tenth {
+		b.ReportMetric(r/nb, fmt.Sprintf("tenth%d-runs/s", k+1))
+	}
 }
 
 // startAll starts the runs of ids with e, each until it suspends, from a
