@@ -277,3 +277,12 @@ func BenchmarkQueueDrain(b *testing.B) {
 		b.Run(fmt.Sprintf("queued=%d", n), func(b *testing.B) { journaltest.BenchQueueDrain(b, openBench(b), n) })
 	}
 }
+
+// BenchmarkClaimBatchDepth: journaltest.BenchClaimBatchDepth, batches of
+// 16, along the claim ladder, as many pending runs as waiting ones.
+// Target (issue 23): flat.
+func BenchmarkClaimBatchDepth(b *testing.B) {
+	for _, n := range journaltest.ClaimLadder {
+		b.Run(fmt.Sprintf("queued=%d", n), func(b *testing.B) { journaltest.BenchClaimBatchDepth(b, openBench(b), n, n, 16) })
+	}
+}
