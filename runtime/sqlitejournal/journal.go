@@ -572,14 +572,16 @@ func (j *Journal) Claim(ctx context.Context, c journal.ClaimRequest) (journal.Ru
 // claimNextSQL is the statement of ClaimBatch for up to lim runs, and its
 // arguments, at the journal's time t.
 //
-// The oldest claimable run is the oldest of three: the oldest pending run,
-// the oldest running one whose lease lapsed, and the oldest waiting one
-// whose wake-up time passed. Each is found on its own, in an index that
-// yields it first (pending and running: resume_runs_by_status_created, in
-// the order wanted; waiting: resume_runs_by_wake, the due ones only), so
-// that the claim's cost does not grow with the runs pending or waiting
-// (TestClaimNextPlan): one condition OR-ing the three read every pending
-// run and sorted them.
+// The lim oldest claimable runs are the oldest of three sets of up to lim:
+// the oldest pending runs, the oldest running ones whose lease lapsed, and
+// the waiting ones whose wake-up time passed, earliest due first. Each is
+// found on its own, in an index that yields it first (pending and running:
+// resume_runs_by_status_created, in the order wanted; waiting:
+// resume_runs_by_wake, the due ones only, in wake-up order), so that the
+// claim's cost does not grow with the runs pending or waiting
+// (TestWaitingClaimUsesIndex, TestClaimBatchPlan): one condition OR-ing
+// the three read every pending run and sorted them, and due runs taken
+// oldest first were all read and sorted at each claim of a storm.
 func (j *Journal) claimNextSQL(c journal.ClaimNextRequest, t time.Time, lim int) (string, []any) {
 	l := strconv.Itoa(lim)
 	now := ts(t)
