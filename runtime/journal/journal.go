@@ -564,6 +564,33 @@ type WorkNotifier interface {
 	NotifyWork(ctx context.Context) (<-chan struct{}, error)
 }
 
+// ClaimedRun is one run a [BatchClaimer] claimed, with its journal as
+// [Journal.ClaimNext] returns it.
+type ClaimedRun struct {
+	Run   RunRecord
+	Steps []StepRecord
+	// Err, if set, is why the run's journal could not be read (or, through
+	// a decorator, opened): the run is claimed all the same, as a run
+	// ClaimNext returns with an error is (see [ClaimNextRequest.Holding]).
+	Err error
+}
+
+// BatchClaimer is an optional interface of a [Journal] that claims
+// several runs in one statement: a worker with several free slots asks
+// for as many runs at once (resume.Engine.Work), instead of one round
+// trip, and one commit, per run.
+type BatchClaimer interface {
+	// ClaimBatch claims up to max runs (at least one) by the rules of
+	// ClaimNext, as if ClaimNext were called max times at once: the
+	// oldest claimable ones, skipping those another claimer takes at the
+	// same moment, so that no run is claimed by two claimers. Each comes
+	// with its journal, or the error of its read. An error, and no run,
+	// means nothing was claimed: ErrNoRunReady when no run could be. A wrapper of a journal (a decorator) implements it
+	// only if it can pass it through; the engine calls ClaimNext
+	// otherwise.
+	ClaimBatch(ctx context.Context, c ClaimNextRequest, max int) ([]ClaimedRun, error)
+}
+
 // RunFilter selects runs to list. Zero fields match everything.
 type RunFilter struct {
 	Statuses []Status

@@ -59,6 +59,9 @@ type BenchHarness struct {
 	// RawDelete deletes the step rows and runs whose ids start with
 	// prefix in plain statements, one transaction: BenchPurge's baseline.
 	RawDelete func(ctx context.Context, prefix string) error
+	// Raw is the raw queue beside which the wake storm and the queue
+	// drain are measured (BenchWakeStorm, BenchQueueDrain).
+	Raw RawQueue
 }
 
 // benchState is what the benchmark workflow reads: the workflow body is
@@ -478,4 +481,46 @@ func BenchClaimDepth(b *testing.B, h BenchHarness, pending, waiting int) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(spent.Nanoseconds())/float64(b.N), "ns/claim")
+}
+
+// BenchClaimBatchDepth is BenchClaimDepth for batches of size runs
+// (journal.BatchClaimer): it reports the time of one batch and per run
+// claimed. Flat across ClaimLadder is the target.
+func BenchClaimBatchDepth(b *testing.B, h BenchHarness, pending, waiting, size int) {
+	ctx := context.Background()
+	bc, ok := h.Journal.(journal.BatchClaimer)
+	if !ok {
+		b.Fatalf("%T does not claim batches", h.Journal)
+	}
+	const wf = "journaltest.BenchDeepBatch"
+	if err := h.FillRuns(ctx, "asleep-", wf, waiting, true); err != nil {
+		b.Fatal(err)
+	}
+	if err := h.FillRuns(ctx, "queued-", wf, pending+b.N*size, false); err != nil {
+		b.Fatal(err)
+	}
+	req := journal.ClaimNextRequest{Owner: "bench-worker", Lease: time.Minute, Workflows: []string{wf}}
+	var spent time.Duration
+	b.ResetTimer()
+	for range b.N {
+		t0 := time.Now()
+		runs, err := bc.ClaimBatch(ctx, req, size)
+		spent += time.Since(t0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(runs) != size {
+			b.Fatalf("claimed %d runs, want %d", len(runs), size)
+		}
+		b.StopTimer()
+		for _, r := range runs {
+			l := journal.Lease{RunID: r.Run.RunID, Owner: req.Owner, Epoch: r.Run.Epoch}
+			if err := h.Journal.FinishRun(ctx, l, journal.RunRecord{Status: journal.StatusSucceeded, Output: []byte(`null`), UpdatedAt: time.Now()}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(spent.Nanoseconds())/float64(b.N), "ns/batch")
+	b.ReportMetric(float64(spent.Nanoseconds())/float64(b.N*size), "ns/run")
 }

@@ -2,6 +2,7 @@ package pgjournal_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -95,11 +96,39 @@ func openBenchOn(b *testing.B, pool *pgxpool.Pool) journaltest.BenchHarness {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { walConn.Close(context.Background()) })
+	jobs := pgx.Identifier{schema, "bench_jobs"}.Sanitize()
+	if _, err := pool.Exec(ctx, `CREATE TABLE `+jobs+` (id bigserial PRIMARY KEY, state text NOT NULL, due timestamptz NOT NULL);
+		CREATE INDEX ON `+jobs+` (state, due, id)`); err != nil {
+		b.Fatal(err)
+	}
 	return journaltest.BenchHarness{
 		WALBytes: func(ctx context.Context) (int64, error) {
 			var n int64
 			err := walConn.QueryRow(ctx, `SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint`).Scan(&n)
 			return n, err
+		},
+		Raw: journaltest.RawQueue{
+			Fill: func(ctx context.Context, n int) error {
+				_, err := pool.Exec(ctx, `INSERT INTO `+jobs+` (state, due) SELECT 'queued', now() FROM generate_series(1, $1::int)`, n)
+				if err == nil {
+					_, err = pool.Exec(ctx, `ANALYZE `+jobs)
+				}
+				return err
+			},
+			Take: func(ctx context.Context) (bool, error) {
+				var id int64
+				err := pool.QueryRow(ctx, `UPDATE `+jobs+` SET state = 'running' WHERE id = (
+					SELECT id FROM `+jobs+` WHERE state = 'queued' AND due <= now() ORDER BY due, id LIMIT 1
+					FOR UPDATE SKIP LOCKED) RETURNING id`).Scan(&id)
+				if errors.Is(err, pgx.ErrNoRows) {
+					return false, nil
+				}
+				if err != nil {
+					return false, err
+				}
+				_, err = pool.Exec(ctx, `UPDATE `+jobs+` SET state = 'done' WHERE id = $1`, id)
+				return err == nil, err
+			},
 		},
 		Journal:   j,
 		RawInsert: func(ctx context.Context) error { return insert(ctx, pool) },
@@ -357,4 +386,28 @@ func BenchmarkKeyedStart(b *testing.B) {
 // worker's step latency beside each (see journaltest.BenchPurge).
 func BenchmarkPurge(b *testing.B) {
 	journaltest.BenchPurge(b, openBench(b), 20000, 5)
+}
+
+// BenchmarkWakeStorm: journaltest.BenchWakeStorm, 10,000 runs due at one
+// instant, 4 workers. Target (issue 23): >= 1,000 runs/s.
+func BenchmarkWakeStorm(b *testing.B) {
+	journaltest.BenchWakeStorm(b, openBench(b), 10_000)
+}
+
+// BenchmarkQueueDrain: journaltest.BenchQueueDrain, 5,000 and 100,000
+// queued one-step runs, 4 workers. Target (issue 23): steady (last/second
+// near 1).
+func BenchmarkQueueDrain(b *testing.B) {
+	for _, n := range []int{5_000, 100_000} {
+		b.Run(fmt.Sprintf("queued=%d", n), func(b *testing.B) { journaltest.BenchQueueDrain(b, openBench(b), n) })
+	}
+}
+
+// BenchmarkClaimBatchDepth: journaltest.BenchClaimBatchDepth, batches of
+// 16, along the claim ladder, as many pending runs as waiting ones.
+// Target (issue 23): flat.
+func BenchmarkClaimBatchDepth(b *testing.B) {
+	for _, n := range journaltest.ClaimLadder {
+		b.Run(fmt.Sprintf("queued=%d", n), func(b *testing.B) { journaltest.BenchClaimBatchDepth(b, openBench(b), n, n, 16) })
+	}
 }

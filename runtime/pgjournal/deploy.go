@@ -13,8 +13,8 @@ import (
 // deployQueries are the statements of deploys: the claim of a worker that
 // lists its versions, advertisements, moves and manifests.
 type deployQueries struct {
-	claimNext, manifestLock, deleteWorkers, advertise string
-	selectRelabel, relabel, moveRun                   string
+	manifestLock, deleteWorkers, advertise string
+	selectRelabel, relabel, moveRun        string
 }
 
 // manifestLockKey is the first key of the advisory lock that serializes
@@ -56,25 +56,13 @@ const claimableVersions = `WITH lists AS (SELECT $5::text[] AS mw, $6::text[] AS
 
 func newDeployQueries(schema string) deployQueries {
 	q := deployQueries{
-		// claimNext is the claim of ClaimNext restricted to claimable
-		// versions: one statement, the oldest run locked FOR UPDATE SKIP
-		// LOCKED as without versions.
-		claimNext: claimableVersions + claimSet + `
-			WHERE run_id = (
-				SELECT run_id FROM {schema}.resume_runs
-				WHERE workflow = ANY($3::text[]) AND (parent_run_id = '' OR detached) AND ` + claimableNext + `
-					AND (workflow, version) IN (SELECT workflow, version FROM claimable)
-				ORDER BY created_at, run_id LIMIT 1
-				FOR UPDATE SKIP LOCKED)
-			AND ` + claimableNext + `
-			RETURNING ` + runColumns,
 		manifestLock:  `SELECT pg_advisory_xact_lock($1, hashtext($2))`,
 		deleteWorkers: `DELETE FROM {schema}.resume_workers WHERE owner = $1`,
 		advertise: `INSERT INTO {schema}.resume_workers (owner, workflow, version, seen_at)
 			SELECT $1, w, v, clock_timestamp() FROM unnest($2::text[], $3::text[]) AS a (w, v)
 			ON CONFLICT (owner, workflow, version) DO UPDATE SET seen_at = excluded.seen_at`,
 	}
-	for _, s := range []*string{&q.claimNext, &q.deleteWorkers, &q.advertise} {
+	for _, s := range []*string{&q.deleteWorkers, &q.advertise} {
 		*s = qualify(*s, schema)
 	}
 	return q

@@ -7,8 +7,12 @@ func SchemaV1(schema string) string { return qualify(migrations[0], schema) }
 // WorkChannel is workChannel, for the tests of NotifyWork.
 func WorkChannel(schema string) string { return workChannel(schema) }
 
-// ClaimNextSQL is the statement of ClaimNext, for the plan test.
-func ClaimNextSQL(j *Journal) string { return j.sql.claimNext }
+// ClaimBatchSQL is the statement of ClaimBatch for up to lim runs (of a
+// worker that lists its versions, with versions), for the plan tests.
+// ClaimNext is ClaimBatch of one.
+func ClaimBatchSQL(j *Journal, lim int, versions bool) string {
+	return claimBatchSQL(j.schema, lim, versions)
+}
 
 // GroupWaiting is 1 for a group commit under way, plus the number of
 // writes queued behind it.

@@ -232,7 +232,7 @@ func (j *Journal) Counters() journal.Counters {
 type queries struct {
 	createRun, selectRun, selectRunForUpdate, selectSteps, entrySteps string
 	claimedSteps, refusedRun, keepAlive, stopOwner, forgetOwners      string
-	claim, claimNext, renew, writeStep, writeStepTx, finish           string
+	claim, renew, writeStep, writeStepTx, finish                      string
 	saveManifest                                                      string
 	writeSteps                                                        string // group.go
 	deploy                                                            deployQueries
@@ -321,17 +321,6 @@ func newQueries(schema string) queries {
 				(lease_until < clock_timestamp() OR (lease_owner = $4 AND epoch = $5)
 				OR ($6::boolean AND lease_owner <> $1::text AND ` + ownerGone + `))))
 			RETURNING ` + runColumns,
-		// $3 the workflows. The inner select locks the oldest claimable
-		// run and skips those another claimer holds; the outer condition
-		// is checked again on the locked row.
-		claimNext: claimSet + `
-			WHERE run_id = (
-				SELECT run_id FROM {schema}.resume_runs
-				WHERE workflow = ANY($3::text[]) AND (parent_run_id = '' OR detached) AND ` + claimableNext + `
-				ORDER BY created_at, run_id LIMIT 1
-				FOR UPDATE SKIP LOCKED)
-			AND ` + claimableNext + `
-			RETURNING ` + runColumns,
 		renew: `UPDATE {schema}.resume_runs SET lease_until = clock_timestamp() + $1::interval
 			WHERE run_id = $2 AND lease_owner = $3 AND epoch = $4 AND status = 'running'`,
 		// writeStep upserts a step row, fenced: it writes nothing unless
@@ -419,7 +408,7 @@ func newQueries(schema string) queries {
 	for _, s := range []*string{
 		&q.createRun, &q.selectRun, &q.selectRunForUpdate, &q.selectSteps, &q.entrySteps,
 		&q.claimedSteps, &q.refusedRun, &q.keepAlive, &q.stopOwner, &q.forgetOwners,
-		&q.claim, &q.claimNext, &q.renew, &q.writeStep, &q.writeStepTx, &q.finish,
+		&q.claim, &q.renew, &q.writeStep, &q.writeStepTx, &q.finish,
 		&q.saveManifest, &q.writeSteps,
 	} {
 		*s = qualify(*s, schema)
@@ -571,38 +560,49 @@ func scanEntrySteps(rows pgx.Rows, runID string) ([]journal.StepRecord, error) {
 	defer rows.Close()
 	var out []journal.StepRecord
 	for rows.Next() {
-		s := journal.StepRecord{RunID: runID}
-		var result, detail, history []byte
-		var errText *string
-		var attempt, base *int
-		var started, finished *time.Time
-		var final *bool
-		if err := rows.Scan(&s.StepKey, &s.Status, &result, &s.Seq, &errText, &attempt, &base, &started,
-			&finished, &detail, &final, &history); err != nil {
+		s, err := scanEntryStep(rows)
+		if err != nil {
 			return nil, err
 		}
-		if detail != nil {
-			s.ErrorDetail = detail
-		}
-		s.Final = final != nil && *final
-		s.FinishedAt = timeOf(finished)
-		s.History, s.Unreadable = parseHistory(history)
-		if result != nil {
-			s.Result = result
-		}
-		if errText != nil {
-			s.Error = *errText
-		}
-		if attempt != nil {
-			s.Attempt = *attempt
-		}
-		if base != nil {
-			s.AttemptBase = *base
-		}
-		s.StartedAt = timeOf(started)
+		s.RunID = runID
 		out = append(out, s)
 	}
 	return out, rows.Err()
+}
+
+// scanEntryStep reads one row of entrySteps, whose leading columns, if
+// any, scan into lead (ClaimBatch's run id).
+func scanEntryStep(rows pgx.Rows, lead ...any) (journal.StepRecord, error) {
+	var s journal.StepRecord
+	var result, detail, history []byte
+	var errText *string
+	var attempt, base *int
+	var started, finished *time.Time
+	var final *bool
+	if err := rows.Scan(append(lead, &s.StepKey, &s.Status, &result, &s.Seq, &errText, &attempt, &base, &started,
+		&finished, &detail, &final, &history)...); err != nil {
+		return s, err
+	}
+	if detail != nil {
+		s.ErrorDetail = detail
+	}
+	s.Final = final != nil && *final
+	s.FinishedAt = timeOf(finished)
+	s.History, s.Unreadable = parseHistory(history)
+	if result != nil {
+		s.Result = result
+	}
+	if errText != nil {
+		s.Error = *errText
+	}
+	if attempt != nil {
+		s.Attempt = *attempt
+	}
+	if base != nil {
+		s.AttemptBase = *base
+	}
+	s.StartedAt = timeOf(started)
+	return s, nil
 }
 
 // CreateRun inserts r as a pending run unless its run id exists, and
@@ -711,60 +711,6 @@ func (j *Journal) Claim(ctx context.Context, c journal.ClaimRequest) (journal.Ru
 		return r, steps, nil
 	}
 	return r, nil, fmt.Errorf("run %s is %s: %w", runID, r.Status, journal.ErrRunBusy)
-}
-
-// ClaimNext claims the oldest claimable run of one of c.Workflows, skipping
-// runs another worker is claiming at the same moment, and reads its
-// journal: two round trips, the claim committed first. It returns
-// ErrNoRunReady when no run can be claimed.
-func (j *Journal) ClaimNext(ctx context.Context, c journal.ClaimNextRequest) (journal.RunRecord, []journal.StepRecord, error) {
-	if len(c.Workflows) == 0 {
-		return journal.RunRecord{}, nil, fmt.Errorf("claim next for %s: no workflows: %w", c.Owner, journal.ErrNoRunReady)
-	}
-	holding := c.Holding
-	if holding == nil {
-		holding = []string{}
-	}
-	if err := ctx.Err(); err != nil {
-		return journal.RunRecord{}, nil, fmt.Errorf("claim next for %s: %w", c.Owner, err)
-	}
-	// Once sent, the claim commits whatever becomes of ctx: a claim
-	// cancelled in flight, or a journal read cancelled after it, would
-	// leave a run running under a live owner that does not know it holds
-	// it, and that no other worker may take. The claim takes no lock it
-	// waits for (SKIP LOCKED, try-locks only): the bound covers a server
-	// that stopped answering.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimBound)
-	defer cancel()
-	var r journal.RunRecord
-	var err error
-	if len(c.Versions) == 0 {
-		r, err = scanRun(j.pool.QueryRow(ctx, j.sql.claimNext, c.Owner, c.Lease, c.Workflows, holding))
-	} else {
-		workflows, versions := splitVersions(c.Versions)
-		olderWorkflows, older := splitVersions(c.Older)
-		r, err = scanRun(j.pool.QueryRow(ctx, j.sql.deploy.claimNext, c.Owner, c.Lease, c.Workflows, holding,
-			workflows, versions, c.AdvertisedWithin, olderWorkflows, older))
-	}
-	if errors.Is(err, pgx.ErrNoRows) {
-		j.reads.Add(1) // a look that found nothing: an idle worker's query
-		return r, nil, fmt.Errorf("claim next for %s: %w", c.Owner, journal.ErrNoRunReady)
-	}
-	if err != nil {
-		return r, nil, fmt.Errorf("claim next for %s: %w", c.Owner, err)
-	}
-	j.commits.Add(1)
-	// The lease is ours from here on: the journal cannot change under it.
-	j.reads.Add(1)
-	rows, err := j.pool.Query(ctx, j.sql.entrySteps, r.RunID)
-	var steps []journal.StepRecord
-	if err == nil {
-		steps, err = scanEntrySteps(rows, r.RunID)
-	}
-	if err != nil {
-		return r, nil, fmt.Errorf("run %s: read journal: %w", r.RunID, err)
-	}
-	return r, steps, nil
 }
 
 // claimBound bounds ClaimNext once sent, whatever its caller's context.

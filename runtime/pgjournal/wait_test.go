@@ -33,7 +33,7 @@ func TestWaitingClaimUsesIndex(t *testing.T) {
 	if _, err := pool.Exec(ctx, `ANALYZE `+runs); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := pool.Query(ctx, `EXPLAIN `+pgjournal.ClaimNextSQL(j), "w", time.Minute, []string{"app.Flow"}, []string{})
+	rows, err := pool.Query(ctx, `EXPLAIN `+pgjournal.ClaimBatchSQL(j, 1, false), "w", time.Minute, []string{"app.Flow"}, []string{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -567,6 +567,27 @@ func (s *sealedJournal) ClaimNext(ctx context.Context, c journal.ClaimNextReques
 	return s.openEntry(s.Journal.ClaimNext(ctx, c))
 }
 
+// ClaimBatch passes the journal's journal.BatchClaimer through, opening
+// each run's sealed values; over a journal that claims one run at a time
+// it is ClaimNext.
+func (s *sealedJournal) ClaimBatch(ctx context.Context, c journal.ClaimNextRequest, max int) ([]journal.ClaimedRun, error) {
+	bc, ok := s.Journal.(journal.BatchClaimer)
+	if !ok {
+		r, steps, err := s.ClaimNext(ctx, c)
+		if r.RunID == "" {
+			return nil, err
+		}
+		return []journal.ClaimedRun{{Run: r, Steps: steps, Err: err}}, nil
+	}
+	runs, err := bc.ClaimBatch(ctx, c, max)
+	for i := range runs {
+		var oerr error
+		runs[i].Run, runs[i].Steps, oerr = s.openEntry(runs[i].Run, runs[i].Steps, runs[i].Err)
+		runs[i].Err = oerr
+	}
+	return runs, err
+}
+
 func (s *sealedJournal) LoadRun(ctx context.Context, runID string) (journal.RunRecord, []journal.StepRecord, error) {
 	return s.openEntry(s.Journal.LoadRun(ctx, runID))
 }

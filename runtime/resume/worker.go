@@ -111,6 +111,14 @@ func (e *Engine) Work(ctx context.Context, opts WorkerOptions) error {
 	defer cancelRuns()
 	var running sync.WaitGroup
 
+	batcher, _ := e.journal.(journal.BatchClaimer) // not Find: a decorator that does not pass it through hides it
+	// release gives back n slots taken for runs that were not claimed.
+	release := func(n int) {
+		for range n {
+			<-slots
+		}
+	}
+
 claiming:
 	for {
 		select {
@@ -118,14 +126,27 @@ claiming:
 		case <-ctx.Done():
 			break claiming
 		}
-		var run journal.RunRecord
-		var steps []journal.StepRecord
+		// Every slot free now is asked for in one claim: slots freed
+		// while a claim was under way make the next one a batch, so
+		// that claims keep up with runs that finish faster than one
+		// claim's round trip.
+		free := 1
+	grab:
+		for free < opts.Concurrency {
+			select {
+			case slots <- struct{}{}:
+				free++
+			default:
+				break grab
+			}
+		}
+		var claimed []journal.ClaimedRun
 		var err error
 		var wake <-chan struct{} // nil: poll only
 		if err := e.keepAlive(ctx); err != nil {
 			// Holding a run without the liveness signal would let other
 			// workers take this one for dead: claim nothing for now.
-			<-slots
+			release(free)
 			if ctx.Err() != nil {
 				break claiming
 			}
@@ -137,14 +158,16 @@ claiming:
 		}
 		sent := time.Now()
 		if len(orphans) > 0 {
+			release(free - 1) // one at a time, by run id
+			free = 1
 			o := orphans[0]
 			orphans = orphans[1:]
 			// The claim checks the owner's liveness again, atomically.
-			run, steps, err = e.journal.Claim(ctx, journal.ClaimRequest{RunID: o.RunID, Owner: e.owner, Lease: e.lease, TakeOverDead: true})
+			run, steps, err := e.journal.Claim(ctx, journal.ClaimRequest{RunID: o.RunID, Owner: e.owner, Lease: e.lease, TakeOverDead: true})
 			if err != nil {
 				// Another worker took it first (ErrRunBusy), or the journal
 				// failed: ClaimNext finds it later if it is still claimable.
-				<-slots
+				release(1)
 				if ctx.Err() != nil {
 					break claiming
 				}
@@ -153,6 +176,7 @@ claiming:
 				}
 				continue
 			}
+			claimed = []journal.ClaimedRun{{Run: run, Steps: steps}}
 		} else {
 			// Subscribe before looking, so that a run made claimable
 			// after the look still wakes the worker.
@@ -167,13 +191,22 @@ claiming:
 				}
 				notifyFailed = nerr != nil
 			}
-			run, steps, err = e.journal.ClaimNext(ctx, journal.ClaimNextRequest{
+			req := journal.ClaimNextRequest{
 				Owner: e.owner, Lease: e.lease, Workflows: workflows, Holding: e.holding(),
 				Versions: versions, Older: older, AdvertisedWithin: 3 * e.lease,
-			})
+			}
+			if batcher != nil && free > 1 {
+				claimed, err = batcher.ClaimBatch(ctx, req, free)
+			} else {
+				var run journal.RunRecord
+				var steps []journal.StepRecord
+				if run, steps, err = e.journal.ClaimNext(ctx, req); err == nil {
+					claimed = []journal.ClaimedRun{{Run: run, Steps: steps}}
+				}
+			}
 		}
 		if err != nil {
-			<-slots
+			release(free)
 			if ctx.Err() != nil {
 				break claiming
 			}
@@ -188,29 +221,41 @@ claiming:
 			}
 			continue
 		}
-		run.LeaseUntil = heldUntil(sent, e.lease)
-		release := e.hold(run.RunID) // from the claim on, not from the entry
-		running.Add(1)
-		go func() {
-			defer running.Done()
-			defer release()
-			defer func() { <-slots }()
-			defer func() {
-				// The engine recovers the run's panics; one of its own must
-				// not end the process either. The run's lease expires, and
-				// it is taken over.
-				if v := recover(); v != nil {
-					p := e.recovered(v)
-					e.logger.Error("run stopped by a panic", "run", run.RunID, "panic", fmt.Sprint(p.Value), "stack", p.Stack)
+		release(free - len(claimed))
+		for _, c := range claimed {
+			if c.Err != nil {
+				// Claimed, but its journal could not be read: its lease
+				// lapses, and a claim takes it again (see
+				// journal.ClaimNextRequest.Holding).
+				release(1)
+				e.logger.Warn("claim next run failed", "run", c.Run.RunID, "err", c.Err)
+				continue
+			}
+			run, steps := c.Run, c.Steps
+			run.LeaseUntil = heldUntil(sent, e.lease)
+			unhold := e.hold(run.RunID) // from the claim on, not from the entry
+			running.Add(1)
+			go func() {
+				defer running.Done()
+				defer unhold()
+				defer func() { <-slots }()
+				defer func() {
+					// The engine recovers the run's panics; one of its own must
+					// not end the process either. The run's lease expires, and
+					// it is taken over.
+					if v := recover(); v != nil {
+						p := e.recovered(v)
+						e.logger.Error("run stopped by a panic", "run", run.RunID, "panic", fmt.Sprint(p.Value), "stack", p.Stack)
+					}
+				}()
+				if _, err := e.runClaimed(runCtx, run, steps, drain); err != nil && !errors.Is(err, errDraining) {
+					var runErr *RunError
+					if !errors.As(err, &runErr) {
+						e.logger.Warn("run stopped", "run", run.RunID, "err", err)
+					}
 				}
 			}()
-			if _, err := e.runClaimed(runCtx, run, steps, drain); err != nil && !errors.Is(err, errDraining) {
-				var runErr *RunError
-				if !errors.As(err, &runErr) {
-					e.logger.Warn("run stopped", "run", run.RunID, "err", err)
-				}
-			}
-		}()
+		}
 	}
 
 	close(drain)

@@ -2,6 +2,7 @@ package sqlitejournal_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -87,7 +88,32 @@ func openBenchFile(b *testing.B) (journaltest.BenchHarness, string) {
 		_, err := q.ExecContext(ctx, `INSERT INTO bench_rows (v) VALUES (?)`, 42)
 		return err
 	}
+	if _, err := db.Exec(`CREATE TABLE bench_jobs (id INTEGER PRIMARY KEY, state TEXT NOT NULL, due TEXT NOT NULL);
+		CREATE INDEX bench_jobs_due ON bench_jobs (state, due, id)`); err != nil {
+		b.Fatal(err)
+	}
 	return journaltest.BenchHarness{
+		Raw: journaltest.RawQueue{
+			Fill: func(ctx context.Context, n int) error {
+				_, err := db.ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 WHERE ?1 > 0 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
+					INSERT INTO bench_jobs (state, due) SELECT 'queued', strftime('%Y-%m-%dT%H:%M:%f000Z', 'now') FROM n`, n)
+				return err
+			},
+			Take: func(ctx context.Context) (bool, error) {
+				var id int64
+				err := db.QueryRowContext(ctx, `UPDATE bench_jobs SET state = 'running' WHERE id = (
+					SELECT id FROM bench_jobs WHERE state = 'queued' AND due <= strftime('%Y-%m-%dT%H:%M:%f000Z', 'now')
+					ORDER BY due, id LIMIT 1) RETURNING id`).Scan(&id)
+				if errors.Is(err, sql.ErrNoRows) {
+					return false, nil
+				}
+				if err != nil {
+					return false, err
+				}
+				_, err = db.ExecContext(ctx, `UPDATE bench_jobs SET state = 'done' WHERE id = ?`, id)
+				return err == nil, err
+			},
+		},
 		Journal:   j,
 		RawInsert: func(ctx context.Context) error { return insert(ctx, db) },
 		RawTx: func(ctx context.Context) error {
@@ -315,4 +341,28 @@ func BenchmarkKeyedStart(b *testing.B) {
 // worker's step latency beside each (see journaltest.BenchPurge).
 func BenchmarkPurge(b *testing.B) {
 	journaltest.BenchPurge(b, openBench(b), 20000, 5)
+}
+
+// BenchmarkWakeStorm: journaltest.BenchWakeStorm, 10,000 runs due at one
+// instant, 4 workers on one file.
+func BenchmarkWakeStorm(b *testing.B) {
+	journaltest.BenchWakeStorm(b, openBench(b), 10_000)
+}
+
+// BenchmarkQueueDrain: journaltest.BenchQueueDrain, 5,000 and 100,000
+// queued one-step runs, 4 workers on one file. Target (issue 23): steady
+// (last/second near 1).
+func BenchmarkQueueDrain(b *testing.B) {
+	for _, n := range []int{5_000, 100_000} {
+		b.Run(fmt.Sprintf("queued=%d", n), func(b *testing.B) { journaltest.BenchQueueDrain(b, openBench(b), n) })
+	}
+}
+
+// BenchmarkClaimBatchDepth: journaltest.BenchClaimBatchDepth, batches of
+// 16, along the claim ladder, as many pending runs as waiting ones.
+// Target (issue 23): flat.
+func BenchmarkClaimBatchDepth(b *testing.B) {
+	for _, n := range journaltest.ClaimLadder {
+		b.Run(fmt.Sprintf("queued=%d", n), func(b *testing.B) { journaltest.BenchClaimBatchDepth(b, openBench(b), n, n, 16) })
+	}
 }

@@ -21,7 +21,13 @@ func SetBusyTimeout(d time.Duration) time.Duration {
 // ExplainClaimNext returns SQLite's plan of the statement ClaimNext
 // sends for c now, one line per step.
 func ExplainClaimNext(ctx context.Context, j *Journal, c journal.ClaimNextRequest) ([]string, error) {
-	query, args := j.claimNextSQL(c, time.Now())
+	return ExplainClaimBatch(ctx, j, c, 1)
+}
+
+// ExplainClaimBatch returns SQLite's plan of the statement ClaimBatch
+// sends for c and up to lim runs now, one line per step.
+func ExplainClaimBatch(ctx context.Context, j *Journal, c journal.ClaimNextRequest, lim int) ([]string, error) {
+	query, args := j.claimNextSQL(c, time.Now(), lim)
 	rows, err := j.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
 	if err != nil {
 		return nil, err

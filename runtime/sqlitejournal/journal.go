@@ -573,49 +573,21 @@ func (j *Journal) Claim(ctx context.Context, c journal.ClaimRequest) (journal.Ru
 	return r, steps, nil
 }
 
-// ClaimNext claims the oldest pending or abandoned run of c.Workflows. The
-// one writer connection serializes claims, so no two workers get one run.
-func (j *Journal) ClaimNext(ctx context.Context, c journal.ClaimNextRequest) (journal.RunRecord, []journal.StepRecord, error) {
-	if len(c.Workflows) == 0 {
-		return journal.RunRecord{}, nil, journal.ErrNoRunReady
-	}
-	tx, err := j.db.BeginTx(ctx, nil)
-	if err != nil {
-		return journal.RunRecord{}, nil, writeLock(err)
-	}
-	defer tx.Rollback()
-	query, args := j.claimNextSQL(c, j.clock()) // the clock once the write lock is held
-	r, err := scanRun(tx.QueryRowContext(ctx, query, args...))
-	if errors.Is(err, sql.ErrNoRows) {
-		j.reads.Add(1) // a look that found nothing: an idle worker's query
-		return r, nil, journal.ErrNoRunReady
-	}
-	if err != nil {
-		return r, nil, err
-	}
-	steps, err := j.entrySteps(ctx, tx, r.RunID)
-	if err != nil {
-		return r, nil, err
-	}
-	if err := tx.Commit(); err != nil {
-		return r, nil, err
-	}
-	j.commits.Add(1)
-	return r, steps, nil
-}
-
-// claimNextSQL is ClaimNext's statement and its arguments at the
-// journal's time t.
+// claimNextSQL is the statement of ClaimBatch for up to lim runs, and its
+// arguments, at the journal's time t.
 //
-// The oldest claimable run is the oldest of three: the oldest pending run,
-// the oldest running one whose lease lapsed, and the oldest waiting one
-// whose wake-up time passed. Each is found on its own, in an index that
-// yields it first (pending and running: resume_runs_by_status_created, in
-// the order wanted; waiting: resume_runs_by_wake, the due ones only), so
-// that the claim's cost does not grow with the runs pending or waiting
-// (TestClaimNextPlan): one condition OR-ing the three read every pending
-// run and sorted them.
-func (j *Journal) claimNextSQL(c journal.ClaimNextRequest, t time.Time) (string, []any) {
+// The lim oldest claimable runs are the oldest of three sets of up to lim:
+// the oldest pending runs, the oldest running ones whose lease lapsed, and
+// the waiting ones whose wake-up time passed, earliest due first. Each is
+// found on its own, in an index that yields it first (pending and running:
+// resume_runs_by_status_created, in the order wanted; waiting:
+// resume_runs_by_wake, the due ones only, in wake-up order), so that the
+// claim's cost does not grow with the runs pending or waiting
+// (TestWaitingClaimUsesIndex, TestClaimBatchPlan): one condition OR-ing
+// the three read every pending run and sorted them, and due runs taken
+// oldest first were all read and sorted at each claim of a storm.
+func (j *Journal) claimNextSQL(c journal.ClaimNextRequest, t time.Time, lim int) (string, []any) {
+	l := strconv.Itoa(lim)
 	now := ts(t)
 	mine, versionsOK, vargs := claimVersions(c, t)
 	ofWorkflows := `
@@ -635,10 +607,10 @@ func (j *Journal) claimNextSQL(c journal.ClaimNextRequest, t time.Time) (string,
 			holding = append(holding, id)
 		}
 	}
-	oldest := func(cond string) string {
+	oldest := func(cond, order string) string {
 		return `SELECT * FROM (SELECT run_id, created_at FROM resume_runs
 				WHERE ` + cond + ofWorkflows + `
-				ORDER BY created_at, run_id LIMIT 1)`
+				ORDER BY ` + order + ` LIMIT ` + l + `)`
 	}
 	args := append(vargs, c.Owner, ts(t.Add(c.Lease)), now)
 	args = append(args, workflows...)
@@ -649,15 +621,15 @@ func (j *Journal) claimNextSQL(c journal.ClaimNextRequest, t time.Time) (string,
 			status = 'running', attempts = attempts + 1, epoch = epoch + 1,
 			lease_owner = ?, lease_until = ?, updated_at = ?, error = '', attention_step = '', attention_kind = '',
 			wait_kind = '', wait_name = '', wake_at = CASE WHEN status = 'waiting' THEN wake_at ELSE '' END
-		WHERE run_id = (
+		WHERE run_id IN (
 			SELECT run_id FROM (
-				` + oldest(`status = 'pending'`) + `
+				` + oldest(`status = 'pending'`, `created_at, run_id`) + `
 				UNION ALL
 				` + oldest(`status = 'running' AND lease_until < ? AND
-					((lease_owner = ? AND `+notHeld+`) OR (lease_owner <> ? AND NOT resume_owner_alive(?, lease_owner)))`) + `
+					((lease_owner = ? AND `+notHeld+`) OR (lease_owner <> ? AND NOT resume_owner_alive(?, lease_owner)))`, `created_at, run_id`) + `
 				UNION ALL
-				` + oldest(waitDue) + `)
-			ORDER BY created_at, run_id LIMIT 1)
+				` + oldest(waitDue, `wake_at`) + `)
+			ORDER BY created_at, run_id LIMIT ` + l + `)
 		RETURNING ` + runColumns, args
 }
 

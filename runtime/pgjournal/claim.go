@@ -1,0 +1,201 @@
+package pgjournal
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/resumegen/resumegen/runtime/journal"
+)
+
+var _ journal.BatchClaimer = (*Journal)(nil)
+
+// claimCandidates lists, as the WITH clauses p, x and w, the oldest runs
+// of each kind ClaimNext may take, up to lim each, locked FOR UPDATE SKIP
+// LOCKED, and as pick the lim oldest of them: pending runs
+// (resume_runs_by_status_created yields them in order), running runs
+// whose lease lapsed (the same index), and waiting runs whose wake-up
+// time passed, earliest due first (resume_runs_by_wake reads the due
+// ones only). Each is found on its own, so that the claim's cost does not
+// grow with the runs queued, claimed, finished or asleep
+// (TestClaimBatchPlan): one condition OR-ing the three, ordered by
+// created_at, walked past every run claimed or finished since the oldest
+// pending one, and a storm of due waiting runs drained ever slower.
+//
+// A candidate locked and not picked is unlocked as the statement
+// commits: other claimers skip it for that long only.
+//
+// $1 owner, $2 lease, $3 workflows, $4 the runs the claimer holds; more
+// is the condition of a worker that lists its versions.
+func claimCandidates(lim int, more string) string {
+	l := strconv.Itoa(lim)
+	of := ` AND workflow || '' = ANY($3::text[]) AND (parent_run_id = '' OR detached)` + more
+	return `p AS (SELECT run_id, created_at FROM {schema}.resume_runs
+			WHERE ` + ofStatus("pending") + of + `
+			ORDER BY status, created_at, run_id LIMIT ` + l + ` FOR UPDATE SKIP LOCKED),
+		x AS (SELECT run_id, created_at FROM {schema}.resume_runs
+			WHERE ` + ofStatus("running") + ` AND lease_until < clock_timestamp() AND
+				NOT (lease_owner = $1::text AND run_id = ANY($4::text[]))` + of + `
+			ORDER BY status, created_at, run_id LIMIT ` + l + ` FOR UPDATE SKIP LOCKED),
+		w AS (SELECT run_id, created_at FROM {schema}.resume_runs
+			WHERE ` + waitDue + of + `
+			ORDER BY wake_at LIMIT ` + l + ` FOR UPDATE SKIP LOCKED),
+		pick AS (SELECT run_id FROM (SELECT * FROM p UNION ALL SELECT * FROM x UNION ALL SELECT * FROM w) c
+			ORDER BY created_at, run_id LIMIT ` + l + `)
+		` + claimSet + `
+		WHERE run_id IN (SELECT run_id FROM pick) AND ` + claimableNext + `
+		RETURNING ` + runColumns
+}
+
+// ofStatus selects the runs of status as a range of
+// resume_runs_by_status_created (status, created_at, run_id), which the
+// candidates' order (status, created_at, run_id) then follows: the one
+// plan that reads only the runs of that status. "status = 'pending'"
+// let the planner, with statistics from before the runs changed status
+// (a burst of runs started, then asleep; a queue filled, then drained),
+// read resume_runs_by_created instead, from the oldest run on, past
+// every run of another status: 10,000 rows, 11 to 22 ms a claim, in a
+// storm of runs just put to sleep (TestClaimBatchPlan). A row comparison
+// is no equality: the order keeps its status, which only this index
+// yields.
+func ofStatus(status string) string {
+	return `(status, created_at) >= ('` + status + `', '-infinity') AND (status, created_at) <= ('` + status + `', 'infinity')`
+}
+
+// The workflow's test is written "workflow || ''", which no index
+// answers, for the same reason: without statistics (a table that grew
+// faster than autovacuum analyzes it), the planner read
+// resume_runs_by_workflow_created, (workflow, created_at, run_id,
+// status), every run of the workflow, and sorted the due ones by wake_at:
+// 60 to 90 ms a claim in a storm of 10,000 (TestClaimBatchPlan). Kept
+// out of the indexes, it leaves each candidate one index that reads only
+// the runs of its status, in order.
+
+// claimBatchSQL is ClaimBatch's statement for up to lim runs: with
+// versions, the claim of a worker that lists them (see claimableVersions:
+// $5 to $9). The limit is written into the statement, not bound, so that
+// the server plans it for the number it is: there are as many statements
+// as distinct batch sizes, at most a worker's Concurrency.
+func claimBatchSQL(schema string, lim int, versions bool) string {
+	if !versions {
+		return qualify(`WITH `+claimCandidates(lim, ""), schema)
+	}
+	return qualify(claimableVersions+`, `+claimCandidates(lim, `
+				AND (workflow || '', version) IN (SELECT workflow, version FROM claimable)`), schema)
+}
+
+// entryStepsOf is entrySteps (qualified) for several runs ($1), each row
+// led by its run's id.
+func entryStepsOf(entrySteps string) string {
+	s := strings.Replace(entrySteps, "SELECT ", "SELECT run_id, ", 1)
+	return strings.Replace(s, "WHERE run_id = $1", "WHERE run_id = ANY($1::text[])", 1)
+}
+
+// ClaimNext claims the oldest claimable run of one of c.Workflows, skipping
+// runs another worker is claiming at the same moment, and reads its
+// journal: ClaimBatch of one. It returns ErrNoRunReady when no run can be
+// claimed.
+func (j *Journal) ClaimNext(ctx context.Context, c journal.ClaimNextRequest) (journal.RunRecord, []journal.StepRecord, error) {
+	runs, err := j.ClaimBatch(ctx, c, 1)
+	if err != nil {
+		return journal.RunRecord{}, nil, err
+	}
+	return runs[0].Run, runs[0].Steps, runs[0].Err
+}
+
+// ClaimBatch claims up to max runs of c.Workflows (journal.BatchClaimer),
+// oldest first, skipping those another claimer is taking, in one
+// statement, then reads their journals in one query: two round trips
+// whatever max, the claim committed first.
+func (j *Journal) ClaimBatch(ctx context.Context, c journal.ClaimNextRequest, max int) ([]journal.ClaimedRun, error) {
+	if len(c.Workflows) == 0 {
+		return nil, fmt.Errorf("claim next for %s: no workflows: %w", c.Owner, journal.ErrNoRunReady)
+	}
+	if max < 1 {
+		max = 1
+	}
+	holding := c.Holding
+	if holding == nil {
+		holding = []string{}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("claim next for %s: %w", c.Owner, err)
+	}
+	// Once sent, the claim commits whatever becomes of ctx: a claim
+	// cancelled in flight, or a journal read cancelled after it, would
+	// leave runs running under a live owner that does not know it holds
+	// them, and that no other worker may take. The claim takes no lock it
+	// waits for (SKIP LOCKED, try-locks only): the bound covers a server
+	// that stopped answering.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimBound)
+	defer cancel()
+	args := []any{c.Owner, c.Lease, c.Workflows, holding}
+	if len(c.Versions) > 0 {
+		workflows, versions := splitVersions(c.Versions)
+		olderWorkflows, older := splitVersions(c.Older)
+		args = append(args, workflows, versions, c.AdvertisedWithin, olderWorkflows, older)
+	}
+	rows, err := j.pool.Query(ctx, claimBatchSQL(j.schema, max, len(c.Versions) > 0), args...)
+	var runs []journal.ClaimedRun
+	if err == nil {
+		for rows.Next() {
+			r, serr := scanRun(rows)
+			if serr != nil {
+				err = serr
+				break
+			}
+			runs = append(runs, journal.ClaimedRun{Run: r})
+		}
+		rows.Close()
+		err = cmp.Or(err, rows.Err())
+	}
+	if err != nil {
+		// The statement failed as a whole: nothing was claimed.
+		return nil, fmt.Errorf("claim next for %s: %w", c.Owner, err)
+	}
+	if len(runs) == 0 {
+		j.reads.Add(1) // a look that found nothing: an idle worker's query
+		return nil, fmt.Errorf("claim next for %s: %w", c.Owner, journal.ErrNoRunReady)
+	}
+	j.commits.Add(1)
+	slices.SortFunc(runs, func(a, b journal.ClaimedRun) int {
+		return cmp.Or(a.Run.CreatedAt.Compare(b.Run.CreatedAt), cmp.Compare(a.Run.RunID, b.Run.RunID))
+	})
+	// The leases are ours from here on: the journals cannot change under
+	// them.
+	ids := make([]string, len(runs))
+	at := make(map[string]int, len(runs))
+	for i, r := range runs {
+		ids[i], at[r.Run.RunID] = r.Run.RunID, i
+	}
+	j.reads.Add(1)
+	srows, err := j.pool.Query(ctx, entryStepsOf(j.sql.entrySteps), ids)
+	if err == nil {
+		for srows.Next() {
+			var id string
+			s, serr := scanEntryStep(srows, &id)
+			s.RunID = id
+			if serr != nil {
+				err = serr
+				break
+			}
+			i := at[id]
+			runs[i].Steps = append(runs[i].Steps, s)
+		}
+		srows.Close()
+		err = cmp.Or(err, srows.Err())
+	}
+	if err != nil {
+		// The runs are claimed: returned each with the error, so that
+		// the caller knows it holds them (their leases lapse, and the
+		// engine claims them again, see journal.ClaimNextRequest.Holding).
+		for i := range runs {
+			runs[i].Steps = nil
+			runs[i].Err = fmt.Errorf("run %s: read journal: %w", runs[i].Run.RunID, err)
+		}
+	}
+	return runs, nil
+}

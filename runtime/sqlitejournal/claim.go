@@ -1,0 +1,75 @@
+package sqlitejournal
+
+import (
+	"cmp"
+	"context"
+	"slices"
+
+	"github.com/resumegen/resumegen/runtime/journal"
+)
+
+var _ journal.BatchClaimer = (*Journal)(nil)
+
+// ClaimNext claims the oldest pending or abandoned run of c.Workflows:
+// ClaimBatch of one. The one writer connection serializes claims, so no
+// two workers get one run.
+func (j *Journal) ClaimNext(ctx context.Context, c journal.ClaimNextRequest) (journal.RunRecord, []journal.StepRecord, error) {
+	runs, err := j.ClaimBatch(ctx, c, 1)
+	if err != nil {
+		return journal.RunRecord{}, nil, err
+	}
+	return runs[0].Run, runs[0].Steps, runs[0].Err
+}
+
+// ClaimBatch claims up to max of the oldest claimable runs of c.Workflows
+// (journal.BatchClaimer) with one statement, and reads their journals, in
+// one transaction: one commit whatever max. The one writer connection
+// serializes claims, so no two claimers get one run.
+func (j *Journal) ClaimBatch(ctx context.Context, c journal.ClaimNextRequest, max int) ([]journal.ClaimedRun, error) {
+	if len(c.Workflows) == 0 {
+		return nil, journal.ErrNoRunReady
+	}
+	if max < 1 {
+		max = 1
+	}
+	tx, err := j.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, writeLock(err)
+	}
+	defer tx.Rollback()
+	query, args := j.claimNextSQL(c, j.clock(), max) // the clock once the write lock is held
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	var runs []journal.ClaimedRun
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		runs = append(runs, journal.ClaimedRun{Run: r})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(runs) == 0 {
+		j.reads.Add(1) // a look that found nothing: an idle worker's query
+		return nil, journal.ErrNoRunReady
+	}
+	slices.SortFunc(runs, func(a, b journal.ClaimedRun) int {
+		return cmp.Or(a.Run.CreatedAt.Compare(b.Run.CreatedAt), cmp.Compare(a.Run.RunID, b.Run.RunID))
+	})
+	for i := range runs {
+		if runs[i].Steps, err = j.entrySteps(ctx, tx, runs[i].Run.RunID); err != nil {
+			return nil, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	j.commits.Add(1)
+	return runs, nil
+}

@@ -1,0 +1,65 @@
+package sqlitejournal_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/resumegen/resumegen/runtime/journal"
+	"github.com/resumegen/resumegen/runtime/sqlitejournal"
+)
+
+// TestClaimBatchPlan: the batched claim (ClaimNext is a batch of one)
+// reads each kind of candidate from the index that yields it first, in
+// the order wanted, with 100,000 runs pending, 100,000 asleep and 1,000
+// due: no scan of resume_runs, no OR of indexes, and no sort but the
+// final pick's of the few candidates (issue 23 §2). The due ones come
+// earliest due first, from resume_runs_by_wake: ordered by created_at,
+// every due run of a storm was read and sorted at each claim.
+func TestClaimBatchPlan(t *testing.T) {
+	ctx := context.Background()
+	j, err := sqlitejournal.Open(ctx, filepath.Join(t.TempDir(), "j.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if _, err := j.DB().ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 201000)
+		INSERT INTO resume_runs (run_id, workflow, version, status, input, created_at, updated_at, wait_kind, wake_at)
+		SELECT 'r-' || i, 'app.Flow', 'v1', CASE WHEN i <= 100000 THEN 'pending' ELSE 'waiting' END, '[]',
+			strftime('%Y-%m-%dT%H:%M:%f000Z', '2026-01-01', '+' || i || ' seconds'), '2026-01-01T00:00:00.000000Z',
+			CASE WHEN i <= 100000 THEN '' ELSE 'sleep' END,
+			CASE WHEN i <= 100000 THEN '' WHEN i <= 200000 THEN '2999-01-01T00:00:00.000000Z' ELSE '2026-01-01T00:00:00.000000Z' END FROM n`); err != nil {
+		t.Fatal(err)
+	}
+	for _, req := range []journal.ClaimNextRequest{
+		{Owner: "w", Lease: time.Minute, Workflows: []string{"app.Flow"}},
+		{Owner: "w", Lease: time.Minute, Workflows: []string{"app.Flow", "app.Other"}, Holding: []string{"r-1"},
+			Versions: []journal.WorkflowVersion{{Workflow: "app.Flow", Version: "v1"}}, AdvertisedWithin: time.Minute},
+	} {
+		plan, err := sqlitejournal.ExplainClaimBatch(ctx, j, req, 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := strings.Join(plan, "\n")
+		t.Logf("plan of ClaimBatch(16, %d workflows, %d versions):\n%s", len(req.Workflows), len(req.Versions), p)
+		if strings.Contains(p, "SCAN resume_runs") || strings.Contains(p, "MULTI-INDEX OR") {
+			t.Errorf("the batch scans resume_runs or ORs indexes:\n%s", p)
+		}
+		if strings.Count(p, "resume_runs_by_status_created (status=?)") != 2 || !strings.Contains(p, "resume_runs_by_wake (status=? AND wake_at>? AND wake_at<?)") {
+			t.Errorf("the batch does not take its candidates from their indexes:\n%s", p)
+		}
+		if n := strings.Count(p, "USE TEMP B-TREE FOR ORDER BY"); n > 1 {
+			t.Errorf("the batch sorts %d times (the candidates of one kind, not only the final pick):\n%s", n, p)
+		}
+	}
+	// And it claims the oldest 16: the pending ones, created first.
+	runs, err := j.ClaimBatch(ctx, journal.ClaimNextRequest{Owner: "w", Lease: time.Minute, Workflows: []string{"app.Flow"}}, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 16 || runs[0].Run.RunID != "r-1" || runs[15].Run.RunID != "r-16" {
+		t.Fatalf("claimed %d runs, first %s", len(runs), runs[0].Run.RunID)
+	}
+}
