@@ -1023,6 +1023,7 @@ func Run(t *testing.T, h Harness) {
 	runKeyedStarts(t, h, open)
 	t.Run("fan-out", func(t *testing.T) { runFanOut(t, open) })
 	t.Run("retention", func(t *testing.T) { runPurge(t, h) })
+	t.Run("fork", func(t *testing.T) { runFork(t, h) })
 }
 
 // startWorker runs e.Work with opts in the background; stop cancels it and
