@@ -59,6 +59,10 @@ type BenchHarness struct {
 	// RawDelete deletes the step rows and runs whose ids start with
 	// prefix in plain statements, one transaction: BenchPurge's baseline.
 	RawDelete func(ctx context.Context, prefix string) error
+	// RawFork copies run from's row to a new pending run to, and its step
+	// rows whose seq is below seq, in plain statements, one transaction:
+	// BenchFork's baseline.
+	RawFork func(ctx context.Context, from, to string, seq int64) error
 }
 
 // benchState is what the benchmark workflow reads: the workflow body is

@@ -226,6 +226,36 @@ func runFork(t *testing.T, h Harness) {
 		}
 	})
 
+	t.Run("a long journal is copied whole", func(t *testing.T) {
+		// More rows than one statement of the copy takes (500, or 50).
+		j := h.open(t)
+		e := resume.NewEngine(j)
+		benchState.policy, benchState.baseline = resume.PolicyDefault, nil
+		id := newRunID(t)
+		if _, err := e.Start(ctx, id, BenchFlow, 1201); err != nil {
+			t.Fatal(err)
+		}
+		res, err := e.Fork(ctx, id, "Default#1201", resume.ForkOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, steps, err := j.LoadRun(ctx, res.RunID)
+		if err != nil || len(steps) != 1200 {
+			t.Fatalf("the fork holds %d rows (%v); want the 1200 before Default#1201", len(steps), err)
+		}
+		before := j.Counters().Commits
+		if out, err := e.Resume(ctx, res.RunID); err != nil || out.Status != journal.StatusSucceeded {
+			t.Fatalf("resume the fork: %+v, %v", out, err)
+		}
+		_, steps, _ = j.LoadRun(ctx, res.RunID)
+		if len(steps) != 1201 {
+			t.Errorf("after its resume the fork holds %d rows; want 1201", len(steps))
+		}
+		if n := j.Counters().Commits - before; n > 4 {
+			t.Errorf("the fork's resume made %d commits; want the claim, one step and the finish (the copied rows replayed)", n)
+		}
+	})
+
 	t.Run("a sealed run's fork is sealed for its own id", func(t *testing.T) {
 		j := h.open(t)
 		sealed := resume.SealJournal(j, keyring(t, "k1"))

@@ -4,15 +4,29 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/resumegen/resumegen/runtime/journal"
 )
 
-// forkStepSQL inserts one copied step row of a fork's new run: the run is
-// created in the same transaction, so there is no lease to fence by.
-const forkStepSQL = `INSERT INTO {schema}.resume_steps (run_id, step_key, name, status, result, error, attempt, attempt_base,
-	seq, started_at, finished_at, error_detail, final, history)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`
+// forkStepsSQL inserts copied step rows of a fork's new run, VALUES and
+// a row of placeholders for each: the run is created in the same
+// transaction, so there is no lease to fence by.
+const forkStepsSQL = `INSERT INTO {schema}.resume_steps (run_id, step_key, name, status, result, error, attempt, attempt_base,
+	seq, started_at, finished_at, error_detail, final, history) VALUES `
+
+// forkChunk is how many rows one INSERT of a fork copies: 14 arguments a
+// row stay far below both backends' limits on a statement's arguments
+// (PostgreSQL 65,535; SQLite 32,766), and each statement is a round trip
+// fewer on PostgreSQL. forkChunkPositional is the chunk of a backend
+// that binds in order (Config.PositionalParams): its driver finds each
+// argument by a scan of them all, so that binding is quadratic in the
+// statement's arguments (SQLite: 1000 rows copied 500 a statement took
+// 140 ms, 50 a statement 50 ms).
+const (
+	forkChunk           = 500
+	forkChunkPositional = 50
+)
 
 // InsertRun is a backend's insert of a new run (as journal.Journal.CreateRun
 // stores it) in transaction tx, unless its id exists: it reports whether
@@ -47,21 +61,8 @@ func (s *Store) Fork(ctx context.Context, f journal.ForkRequest, insert InsertRu
 		if !created {
 			return s.sameFork(ctx, tx, f, stored)
 		}
-		d := s.cfg.Dialect
-		q := d.Rebind(forkStepSQL)
-		for _, st := range f.Steps {
-			if err := journal.CheckStep(st); err != nil {
-				return fmt.Errorf("%s: step %s: %w", what, st.StepKey, err)
-			}
-			history, err := journal.EncodeHistory(st.History)
-			if err != nil {
-				return fmt.Errorf("%s: step %s: %w", what, st.StepKey, err)
-			}
-			if err := s.exec(ctx, tx, what+": copy step "+st.StepKey, q,
-				r.RunID, st.StepKey, st.Name, string(st.Status), nullJSON(st.Result), st.Error, st.Attempt, st.AttemptBase,
-				st.Seq, d.Time(st.StartedAt), d.Time(st.FinishedAt), nullJSON(st.ErrorDetail), st.Final, nullJSON(history)); err != nil {
-				return err
-			}
+		if err := s.copySteps(ctx, tx, what, r.RunID, f.Steps); err != nil {
+			return err
 		}
 		by := f.By
 		by.Action = journal.ActionFork
@@ -76,6 +77,52 @@ func (s *Store) Fork(ctx context.Context, f journal.ForkRequest, insert InsertRu
 		return r, false, err
 	}
 	return stored, created, nil
+}
+
+// copySteps inserts steps as run runID's rows in tx, forkChunk rows a
+// statement.
+func (s *Store) copySteps(ctx context.Context, tx Executor, what, runID string, steps []journal.StepRecord) error {
+	d := s.cfg.Dialect
+	size := forkChunk
+	if s.cfg.PositionalParams {
+		size = forkChunkPositional
+	}
+	for len(steps) > 0 {
+		chunk := steps[:min(size, len(steps))]
+		steps = steps[len(chunk):]
+		a := NewArgs(d)
+		var q strings.Builder
+		q.WriteString(forkStepsSQL)
+		for i, st := range chunk {
+			if err := journal.CheckStep(st); err != nil {
+				return fmt.Errorf("%s: step %s: %w", what, st.StepKey, err)
+			}
+			history, err := journal.EncodeHistory(st.History)
+			if err != nil {
+				return fmt.Errorf("%s: step %s: %w", what, st.StepKey, err)
+			}
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString("(")
+			for k, v := range []any{runID, st.StepKey, st.Name, string(st.Status), nullJSON(st.Result), st.Error, st.Attempt, st.AttemptBase,
+				st.Seq, d.Time(st.StartedAt), d.Time(st.FinishedAt), nullJSON(st.ErrorDetail), st.Final, nullJSON(history)} {
+				if k > 0 {
+					q.WriteString(", ")
+				}
+				p := a.Add(v)
+				if s.cfg.PositionalParams {
+					p = "?"
+				}
+				q.WriteString(p)
+			}
+			q.WriteString(")")
+		}
+		if err := s.exec(ctx, tx, what+": copy its steps", d.Rebind(q.String()), a.Values()...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sameFork refuses a stored run with the fork's id that is not the fork
