@@ -16,6 +16,7 @@
 //	resumectl runs cancel ID | FILTER [-running]
 //	resumectl runs accept-version ID [-to V] | FILTER -to V
 //	resumectl runs signal ID NAME JSON [-unawaited]
+//	resumectl runs fork ID -from STEP [-input JSON] [-id NEWID]
 //	resumectl runs purge -older-than D [-workflow W] [-status S[,S]] [-dry-run | -yes]
 //	resumectl check-deploy [packages]
 //	resumectl schedules list
@@ -104,6 +105,14 @@
 // own executes no step again. It also makes pending again a run parked on
 // a journal row that could not be used, once a person repaired the row
 // (runs show marks such rows). runs show lists each step's failed attempts.
+// runs fork starts a new run from run ID's journal up to step -from (a
+// journal key, as runs show lists it): the steps journaled before it that
+// succeeded or failed for good are copied and replay, -from and what
+// follows execute in the new run, pinned to ID's version; -input replaces
+// the run's input (the copied steps stay); the new run's id is -id, or
+// ID~forkN. The copy, the new run and the fork's record on both runs
+// commit together; the same -id again returns that run. A step the run did
+// not journal is refused.
 // runs cancel stops an unfinished run and its child runs (one a live
 // worker is executing only with -running: the worker notices within a
 // second, and cancels the context of the step executing): a run with

@@ -206,6 +206,7 @@ func commands() []command {
 		{name: "runs retry", use: "ID | [-workflow W] [-version V] [-status S] [-dry-run | -yes]", run: runsRetry, flags: retryFlags},
 		{name: "runs cancel", use: "ID | [-workflow W] [-version V] [-status S] [-dry-run | -yes] [-running]", run: runsCancel, flags: cancelFlags},
 		{name: "runs accept-version", use: "ID [-to V] | [-workflow W] [-version V] [-status S] -to V [-dry-run | -yes]", run: runsAcceptVersion, flags: acceptFlags},
+		{name: "runs fork", use: "ID -from STEP [-input JSON] [-id NEWID]", run: runsFork, flags: forkFlags},
 		{name: "runs signal", use: "ID NAME JSON [-unawaited]", run: runsSignal, flags: signalFlags},
 		{name: "runs purge", use: "-older-than D [-workflow W] [-status S[,S]] [-batch N] [-dry-run | -yes]", run: runsPurge, flags: purgeFlags},
 		{name: "check-deploy", use: "[packages]", run: checkDeploy},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"strconv"
@@ -734,6 +735,39 @@ func runsAcceptVersion(c *cli, o *options, args []string) error {
 // of its workflow (the newest stored one when want is "").
 func acceptOne(c *cli, j journal.Journal, runID, want string) (actionJSON, error) {
 	return runops.Accept(c.ctx, j, runID, want)
+}
+
+func forkFlags(fs *flag.FlagSet) {
+	fs.String("from", "", "the `STEP` (its journal key, as runs show lists it) the new run executes from: the steps journaled before it are copied, and replay")
+	fs.String("input", "", "the new run's input, a `JSON` array of the workflow's arguments (default the run's own)")
+	fs.String("id", "", "the new run's `id` (default ID~forkN, the first N free); forking again with the same id returns that run")
+}
+
+// runsFork starts a new run from a run's journal up to -from: see runs
+// fork.
+func runsFork(c *cli, o *options, args []string) error {
+	if err := wantArgs(args, "ID"); err != nil {
+		return err
+	}
+	if flagValue(o.fs, "from") == "" {
+		return usagef("name the step the fork executes from with -from STEP (runs show %s lists them)", args[0])
+	}
+	j, runID, err := c.openRun(o, args)
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	if err := c.canWriteValue(o, "the fork's copied steps and input"); err != nil {
+		return err
+	}
+	a, err := runops.Fork(c.ctx, j, runID, flagValue(o.fs, "from"), flagValue(o.fs, "input"), flagValue(o.fs, "id"))
+	if errors.Is(err, runops.ErrUsage) {
+		return usagef("%s", strings.TrimPrefix(err.Error(), runops.ErrUsage.Error()+": "))
+	}
+	if err != nil {
+		return err
+	}
+	return c.report(o, a)
 }
 
 // childJSON is one child run in show's output.

@@ -98,7 +98,9 @@ func score(ctx context.Context, e *resume.Engine, runID string, b Batch, workers
 	}
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- e.Work(wctx, resume.WorkerOptions{Concurrency: workers, PollInterval: 20 * time.Millisecond}) }()
+	go func() {
+		done <- e.Work(wctx, resume.WorkerOptions{Concurrency: workers, PollInterval: 20 * time.Millisecond})
+	}()
 	sum, err := ScoresRun{Engine: e, ID: runID}.Wait(ctx)
 	stop()
 	if werr := <-done; werr != nil && err == nil {

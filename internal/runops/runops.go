@@ -25,7 +25,9 @@ type Result struct {
 	Version    string   `json:"version,omitempty"`
 	OldVersion string   `json:"old_version,omitempty"`
 	Steps      []string `json:"steps,omitempty"`
-	Message    string   `json:"message"`
+	// From is, for a fork, the original run (RunID is the new one).
+	From    string `json:"from,omitempty"`
+	Message string `json:"message"`
 }
 
 // ResumedElsewhere ends the message of every action that makes a run
@@ -247,6 +249,46 @@ func Accept(ctx context.Context, j journal.Journal, runID, want string) (Result,
 		Version: to.Version, OldVersion: r.Version,
 		Message: fmt.Sprintf("run %s: accepted version %s of %s (was %s); the run is pending, and its journaled steps whose keys the new version still has will not run again. %s.",
 			runID, to.Version, ShortName(r.Workflow), r.Version, ResumedElsewhere)}, nil
+}
+
+// Fork starts a new run from run runID's journal up to step from (see
+// resume.Engine.Fork): input, JSON, replaces the run's input unless "";
+// newID names the new run ("" for runID~forkN). The new run is pending.
+func Fork(ctx context.Context, j journal.Journal, runID, from, input, newID string) (Result, error) {
+	if from == "" {
+		return Result{}, fmt.Errorf("%w: name the step the fork executes from with -from STEP (runs show %s lists them)", ErrUsage, runID)
+	}
+	opts := resume.ForkOptions{ID: newID}
+	if input != "" {
+		if !json.Valid([]byte(input)) {
+			return Result{}, fmt.Errorf("%w: -input %q is not valid JSON", ErrUsage, input)
+		}
+		opts.Input = json.RawMessage(input)
+	}
+	actx, err := audited(ctx, j, journal.ActionFork, "")
+	if err != nil {
+		return Result{}, err
+	}
+	res, err := resume.NewEngine(j).Fork(actx, runID, from, opts)
+	if err != nil {
+		return Result{}, err
+	}
+	_, steps, err := j.LoadRun(ctx, res.RunID)
+	if err != nil {
+		return Result{}, fmt.Errorf("run %s forked to %s; reading the fork back: %w", runID, res.RunID, err)
+	}
+	copied := make([]string, 0, len(steps))
+	for _, s := range steps {
+		copied = append(copied, s.StepKey)
+	}
+	what := "with the run's input"
+	if input != "" {
+		what = "with the input given"
+	}
+	return Result{RunID: res.RunID, From: runID, Action: journal.ActionFork, Status: string(res.Status), Step: from, Steps: copied,
+		Version: res.Version,
+		Message: fmt.Sprintf("run %s forked to %s at step %s, %s, pinned to version %s: %d step(s) before %s copied, which replay; %s and what follows execute in %s. %s.",
+			runID, res.RunID, from, what, res.Version, len(copied), from, from, res.RunID, ResumedElsewhere)}, nil
 }
 
 // Signal sends event name with payload (JSON) to run runID.

@@ -1084,8 +1084,8 @@ type ActionRecord struct {
 	RunID string
 	// Seq orders the run's actions, from 1.
 	Seq int64
-	// Action is the action's name: resolve, retry, cancel, accept-version
-	// or signal.
+	// Action is the action's name: resolve, retry, cancel, accept-version,
+	// signal or fork ([ActionFork], recorded on both runs).
 	Action string
 	// Detail says what it did beyond its name ("step Charge done", "to
 	// version v3", "event approval"), "" when nothing.

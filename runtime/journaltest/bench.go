@@ -62,6 +62,10 @@ type BenchHarness struct {
 	// Raw is the raw queue beside which the wake storm and the queue
 	// drain are measured (BenchWakeStorm, BenchQueueDrain).
 	Raw RawQueue
+	// RawFork copies run from's row to a new pending run to, and its step
+	// rows whose seq is below seq, in plain statements, one transaction:
+	// BenchFork's baseline.
+	RawFork func(ctx context.Context, from, to string, seq int64) error
 }
 
 // benchState is what the benchmark workflow reads: the workflow body is

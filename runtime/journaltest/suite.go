@@ -1024,6 +1024,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("fan-out", func(t *testing.T) { runFanOut(t, open) })
 	t.Run("retention", func(t *testing.T) { runPurge(t, h) })
 	t.Run("batched claims", func(t *testing.T) { runClaimBatch(t, h, open) })
+	t.Run("fork", func(t *testing.T) { runFork(t, h) })
 }
 
 // startWorker runs e.Work with opts in the background; stop cancels it and

@@ -196,6 +196,25 @@ func openBenchOn(b *testing.B, pool *pgxpool.Pool) journaltest.BenchHarness {
 			}
 			return tx.Commit(ctx)
 		},
+		RawFork: func(ctx context.Context, from, to string, seq int64) error {
+			tx, err := pool.Begin(ctx)
+			if err != nil {
+				return err
+			}
+			defer tx.Rollback(ctx)
+			if _, err := tx.Exec(ctx, `INSERT INTO `+runs+` (run_id, workflow, version, status, input, created_at, updated_at)
+				SELECT $2, workflow, version, 'pending', input, now(), now() FROM `+runs+` WHERE run_id = $1 FOR UPDATE`, from, to); err != nil {
+				return err
+			}
+			steps := pgx.Identifier{schema, "resume_steps"}.Sanitize()
+			if _, err := tx.Exec(ctx, `INSERT INTO `+steps+` (run_id, step_key, name, status, result, error, attempt, attempt_base,
+					seq, started_at, finished_at, error_detail, final, history)
+				SELECT $2, step_key, name, status, result, error, attempt, attempt_base, seq, started_at, finished_at, error_detail, final, history
+				FROM `+steps+` WHERE run_id = $1 AND seq < $3`, from, to, seq); err != nil {
+				return err
+			}
+			return tx.Commit(ctx)
+		},
 		OpenAgain: func(tb testing.TB) journal.Journal {
 			p, err := pgxpool.NewWithConfig(ctx, pool.Config())
 			if err != nil {
@@ -270,6 +289,15 @@ func BenchmarkConcurrentPgBouncer(b *testing.B) {
 func BenchmarkClaimDepth(b *testing.B) {
 	for _, n := range journaltest.ClaimLadder {
 		b.Run(fmt.Sprintf("queued=%d", n), func(b *testing.B) { journaltest.BenchClaimDepth(b, openBench(b), n, n) })
+	}
+}
+
+// BenchmarkFork: resume.Engine.Fork of a succeeded run from its last
+// step, by journal length, beside the same copy in plain SQL, and the
+// fork resumed beside a fresh start (see journaltest.BenchFork).
+func BenchmarkFork(b *testing.B) {
+	for _, steps := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprintf("steps=%d", steps), func(b *testing.B) { journaltest.BenchFork(b, openBench(b), steps) })
 	}
 }
 

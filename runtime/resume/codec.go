@@ -673,6 +673,39 @@ func (s *sealedJournal) Resolve(ctx context.Context, runID, stepKey string, res 
 	return s.Journal.Resolve(ctx, runID, stepKey, res)
 }
 
+// ForkRun seals the fork's new run and its copied rows for the new run's
+// id (the values were opened for the original's) before the journal
+// stores them (journal.Forker): a row sealed for the original's id would
+// not open under the fork's. A journal that cannot fork is refused.
+func (s *sealedJournal) ForkRun(ctx context.Context, f journal.ForkRequest) (journal.RunRecord, bool, error) {
+	fk, ok := journal.Find[journal.Forker](s.Journal)
+	if !ok {
+		return journal.RunRecord{}, false, fmt.Errorf("run %s: fork: this journal cannot fork runs (journal.Forker)", f.From)
+	}
+	if err := s.noteKeys(ctx); err != nil {
+		return journal.RunRecord{}, false, err
+	}
+	var err error
+	if f.Run, err = s.sealRun(f.Run); err != nil {
+		return journal.RunRecord{}, false, err
+	}
+	steps := make([]journal.StepRecord, len(f.Steps))
+	for i, st := range f.Steps {
+		if steps[i], err = s.sealStep(st, f.Run.RunID); err != nil {
+			return journal.RunRecord{}, false, err
+		}
+	}
+	f.Steps = steps
+	stored, created, err := fk.ForkRun(ctx, f)
+	if err != nil {
+		return stored, created, err
+	}
+	stored, err = s.openRunRow(stored)
+	return stored, created, err
+}
+
+var _ journal.Forker = (*sealedJournal)(nil)
+
 // RenewLease and the other methods carry no sealed value: the embedded
 // journal's serve. This assertion keeps the decorator complete.
 var _ Journal = (*sealedJournal)(nil)

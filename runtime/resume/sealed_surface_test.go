@@ -27,6 +27,7 @@ func TestSealedJournalCoversValueInterfaces(t *testing.T) {
 		"Journal":      reflect.TypeFor[journal.Journal](),
 		"KeyedStarter": reflect.TypeFor[journal.KeyedStarter](),
 		"BatchClaimer": reflect.TypeFor[journal.BatchClaimer](),
+		"Forker":       reflect.TypeFor[journal.Forker](),
 	}
 	noValues := map[string]string{
 		"Clock":          "the journal's time",

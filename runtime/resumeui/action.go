@@ -11,7 +11,9 @@ import (
 // actionForm is an action's form: which action, on which run, with what.
 type actionForm struct {
 	Action, RunID, Step, How, Result, Version, Name, Payload string
-	Running                                                  bool
+	// Input and NewID are a fork's replacement input and new run id.
+	Input, NewID string
+	Running      bool
 }
 
 // confirmPage is the confirmation an action asks before it acts.
@@ -27,7 +29,8 @@ type confirmPage struct {
 func readForm(r *http.Request) actionForm {
 	return actionForm{Action: r.PostFormValue("action"), RunID: r.PostFormValue("id"), Step: r.PostFormValue("step"),
 		How: r.PostFormValue("how"), Result: r.PostFormValue("result"), Version: r.PostFormValue("version"),
-		Name: r.PostFormValue("name"), Payload: r.PostFormValue("payload"), Running: r.PostFormValue("running") == "on"}
+		Name: r.PostFormValue("name"), Payload: r.PostFormValue("payload"), Running: r.PostFormValue("running") == "on",
+		Input: r.PostFormValue("input"), NewID: r.PostFormValue("newid")}
 }
 
 // what says in words what the action will do, for its confirmation; ok
@@ -51,6 +54,16 @@ func (f actionForm) what() (string, bool) {
 		return fmt.Sprintf("Accept version %s for run %s: its journaled steps whose keys that version still has will not run again.", orNewest(f.Version), f.RunID), true
 	case "signal":
 		return fmt.Sprintf("Send signal %s to run %s with payload %s.", f.Name, f.RunID, f.Payload), true
+	case "fork":
+		id, input := f.NewID, "the run's own input"
+		if id == "" {
+			id = f.RunID + "~forkN (the first N free)"
+		}
+		if f.Input != "" {
+			input = "input " + f.Input
+		}
+		return fmt.Sprintf("Fork run %s from step %s: a new run %s, pinned to its version, with %s, replays the steps journaled before %s and executes %s and what follows. Run %s is not changed.",
+			f.RunID, f.Step, id, input, f.Step, f.Step, f.RunID), true
 	}
 	return "", false
 }
@@ -118,6 +131,8 @@ func (u *ui) do(r *http.Request, f actionForm) (runops.Result, error) {
 		return runops.Accept(ctx, u.j, f.RunID, f.Version)
 	case "signal":
 		return runops.Signal(ctx, u.j, f.RunID, f.Name, f.Payload)
+	case "fork":
+		return runops.Fork(ctx, u.j, f.RunID, f.Step, f.Input, f.NewID)
 	}
 	return runops.Result{}, fmt.Errorf("%w: unknown action %q", runops.ErrUsage, f.Action)
 }

@@ -2,6 +2,7 @@ package resumeui
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -190,6 +191,28 @@ func browse(t *testing.T, j journal.Journal, shots bool) {
 		_, steps, _ := j.LoadRun(context.Background(), parkedID)
 		if r, _, _ := j.LoadRun(context.Background(), parkedID); r.Status != journal.StatusPending || len(steps) != 2 || string(steps[1].Result) != `{"charge":"ch_9"}` && string(steps[0].Result) != `{"charge":"ch_9"}` {
 			t.Errorf("run %s is %s with steps %+v; want pending, Charge resolved with the result", parkedID, r.Status, steps)
+		}
+	})
+
+	t.Run("forking a run from a step", func(t *testing.T) {
+		d.t = t
+		step("open the failed run", chromedp.Navigate(root+"run?id="+failedID), chromedp.WaitVisible(chromedp.ID("do-fork")))
+		step("fork from Ship", chromedp.SetValue(chromedp.ID("fork-step"), "Ship"), chromedp.Click(chromedp.ID("do-fork")))
+		until(`document.getElementById("what") !== null && document.readyState === "complete"`)
+		if got := eval(`[document.getElementById("what").textContent]`); !strings.Contains(got[0], "Fork run "+failedID+" from step Ship") {
+			t.Errorf("confirmation says %q; want the fork and its step", got[0])
+		}
+		fork := journal.ForkID(failedID, 1)
+		if _, _, err := j.LoadRun(context.Background(), fork); !errors.Is(err, journal.ErrRunNotFound) {
+			t.Fatalf("run %s before the confirmation: %v; want none", fork, err)
+		}
+		step("confirm", chromedp.Click(chromedp.ID("confirm")))
+		until(`document.getElementById("back") !== null && document.readyState === "complete"`)
+		if got := eval(`Array.from(document.querySelectorAll("#message, #error")).map(e => e.id + ": " + e.textContent)`); len(got) != 1 || !strings.Contains(got[0], "message: run "+failedID+" forked to "+fork) {
+			t.Errorf("after confirming: %v", got)
+		}
+		if r, steps, err := j.LoadRun(context.Background(), fork); err != nil || r.Status != journal.StatusPending || len(steps) != 1 || steps[0].StepKey != "Reserve" {
+			t.Errorf("the fork: %s, %d steps, %v; want pending with Reserve copied", r.Status, len(steps), err)
 		}
 	})
 

@@ -1,6 +1,7 @@
 package resumeui
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -65,9 +66,13 @@ type planRow struct {
 type actions struct {
 	Resolve, Retry, Cancel, Accept, Signal bool
 	ResolveStep                            string
-	Running                                bool
-	Versions                               []string // with Accept: stored versions newest first
-	SignalName                             string
+	// Fork offers a fork from one of ForkSteps, the run's journaled step
+	// keys in their order of execution.
+	Fork       bool
+	ForkSteps  []string
+	Running    bool
+	Versions   []string // with Accept: stored versions newest first
+	SignalName string
 	// SignalType and SignalSkeleton are the Go type of what the awaited
 	// event carries and a JSON value of its shape, to fill in.
 	SignalType, SignalSkeleton string
@@ -132,8 +137,18 @@ func (u *ui) runPage(r *http.Request, id string) (runPage, error) {
 	if p.Audit, err = runops.Actions(ctx, u.j, id); err != nil {
 		return p, err
 	}
-	p.Actions, err = u.applicable(r, run)
-	return p, err
+	if p.Actions, err = u.applicable(r, run); err != nil {
+		return p, err
+	}
+	if u.opts.Write {
+		ordered := slices.Clone(steps)
+		slices.SortFunc(ordered, func(a, b journal.StepRecord) int { return cmp.Compare(a.Seq, b.Seq) })
+		for _, s := range ordered {
+			p.Actions.ForkSteps = append(p.Actions.ForkSteps, s.StepKey)
+		}
+		p.Actions.Fork = len(ordered) > 0
+	}
+	return p, nil
 }
 
 // definition reads the definition of the run's version, empty when the

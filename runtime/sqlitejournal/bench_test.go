@@ -172,6 +172,25 @@ func openBenchFile(b *testing.B) (journaltest.BenchHarness, string) {
 			}
 			return tx.Commit()
 		},
+		RawFork: func(ctx context.Context, from, to string, seq int64) error {
+			tx, err := db.BeginTx(ctx, nil)
+			if err != nil {
+				return err
+			}
+			defer tx.Rollback()
+			now := time.Now().UTC().Format("2006-01-02T15:04:05.000000Z")
+			if _, err := tx.ExecContext(ctx, `INSERT INTO resume_runs (run_id, workflow, version, status, input, created_at, updated_at)
+				SELECT ?2, workflow, version, 'pending', input, ?3, ?3 FROM resume_runs WHERE run_id = ?1`, from, to, now); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO resume_steps (run_id, step_key, name, status, result, error, attempt, attempt_base,
+					seq, started_at, finished_at, error_detail, final, history)
+				SELECT ?2, step_key, name, status, result, error, attempt, attempt_base, seq, started_at, finished_at, error_detail, final, history
+				FROM resume_steps WHERE run_id = ?1 AND seq < ?3`, from, to, seq); err != nil {
+				return err
+			}
+			return tx.Commit()
+		},
 		OpenAgain: func(tb testing.TB) journal.Journal {
 			j, err := sqlitejournal.Open(context.Background(), path)
 			if err != nil {
@@ -207,6 +226,15 @@ func BenchmarkStepByRunLength(b *testing.B) {
 		b.Run(fmt.Sprintf("steps=%d", length), func(b *testing.B) {
 			journaltest.BenchRunLength(b, openBench(b), length)
 		})
+	}
+}
+
+// BenchmarkFork: resume.Engine.Fork of a succeeded run from its last
+// step, by journal length, beside the same copy in plain SQL, and the
+// fork resumed beside a fresh start (see journaltest.BenchFork).
+func BenchmarkFork(b *testing.B) {
+	for _, steps := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprintf("steps=%d", steps), func(b *testing.B) { journaltest.BenchFork(b, openBench(b), steps) })
 	}
 }
 

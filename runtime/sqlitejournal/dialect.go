@@ -119,10 +119,13 @@ func newStore(j *Journal) *sqljournal.Store {
 	return sqljournal.New(sqljournal.Config{
 		Dialect: dialect{},
 		Clock:   j.clock,
-		Read:    executor{j.read},
-		Reads:   &j.reads,
-		Commits: &j.commits,
-		ScanRun: func(row sqljournal.Row, extra ...any) (journal.RunRecord, error) { return scanRun(row, extra...) },
+		// A fork's copy binds thousands of arguments: in order, not by
+		// number (see sqljournal.Config.PositionalParams).
+		PositionalParams: true,
+		Read:             executor{j.read},
+		Reads:            &j.reads,
+		Commits:          &j.commits,
+		ScanRun:          func(row sqljournal.Row, extra ...any) (journal.RunRecord, error) { return scanRun(row, extra...) },
 		InTx: func(ctx context.Context, fn func(sqljournal.Executor) error) error {
 			return j.inTx(ctx, func(tx *sql.Tx) error { return fn(executor{tx}) })
 		},

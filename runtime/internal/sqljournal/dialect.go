@@ -5,7 +5,8 @@
 // ([Store.ListRuns], [Store.CountRuns], [RunWhere]), manifests, the
 // operators' actions ([Store.RecordAction], [Store.ListActions]) and
 // sealing keys, [Store.Resolve], [Store.Retry], [Store.AcceptVersion],
-// [Store.MoveRun] with its relabel, [Store.Cancel], [Store.Signal] (the
+// [Store.MoveRun] with its relabel, [Store.Fork] (the backend inserting
+// the new run's row), [Store.Cancel], [Store.Signal] (the
 // signal's row stored by the backend's [KeepSignal]), and kept signals
 // ([Store.KeptSignal], [Store.ListSignals], [Store.ConsumeSignal],
 // [Store.WakeForSignal]).

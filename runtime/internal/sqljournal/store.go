@@ -32,6 +32,12 @@ type Config struct {
 	// must hold to change a run, and commits it (counting the commit) if
 	// fn succeeds.
 	InTx func(ctx context.Context, fn func(tx Executor) error) error
+	// PositionalParams lets a statement of many arguments (a fork's copy
+	// of step rows) use "?" placeholders bound in order instead of the
+	// dialect's numbered ones: SQLite's driver binds each numbered
+	// placeholder by searching the arguments for it, in time quadratic in
+	// their number.
+	PositionalParams bool
 }
 
 // Store is the shared half of a SQL journal: the operations whose logic
