@@ -316,3 +316,18 @@ func BenchmarkKeyedStart(b *testing.B) {
 func BenchmarkPurge(b *testing.B) {
 	journaltest.BenchPurge(b, openBench(b), 20000, 5)
 }
+
+// BenchmarkPoller: one wake-up of a long-lived poller that polled
+// history times already, beside two raw INSERTs: one run replaying
+// every earlier poll, or a chain continuing as new each time
+// (journaltest.BenchPoller). Target: continued flat across history.
+func BenchmarkPoller(b *testing.B) {
+	for _, history := range []int{10, 1000, 4000} {
+		b.Run(fmt.Sprintf("one-run/history=%d", history), func(b *testing.B) {
+			journaltest.BenchPoller(b, openBench(b), history, false)
+		})
+		b.Run(fmt.Sprintf("continued/history=%d", history), func(b *testing.B) {
+			journaltest.BenchPoller(b, openBench(b), history, true)
+		})
+	}
+}
