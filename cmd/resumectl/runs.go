@@ -223,20 +223,20 @@ type versionChange struct {
 }
 
 type showJSON struct {
-	Run           runJSON         `json:"run"`
-	Input         json.RawMessage `json:"input"`
-	Output        json.RawMessage `json:"output"`
-	Error         string          `json:"error"`
-	LeaseOwner    string          `json:"lease_owner"`
-	LeaseUntil    *time.Time      `json:"lease_until"`
-	Parent        string          `json:"parent,omitempty"`   // the run this one is a child run of
+	Run        runJSON         `json:"run"`
+	Input      json.RawMessage `json:"input"`
+	Output     json.RawMessage `json:"output"`
+	Error      string          `json:"error"`
+	LeaseOwner string          `json:"lease_owner"`
+	LeaseUntil *time.Time      `json:"lease_until"`
+	Parent     string          `json:"parent,omitempty"` // the run this one is a child run of
 	// ContinuedFrom is the run this one continues (resume.ContinueAsNew),
 	// ContinuedAs the run that continues this one.
-	ContinuedFrom string `json:"continued_from,omitempty"`
-	ContinuedAs   string `json:"continued_as,omitempty"`
-	Children      []childJSON     `json:"children,omitempty"` // the child runs this run started
-	Steps         []stepJSON      `json:"steps"`
-	VersionChange *versionChange  `json:"version_change,omitempty"`
+	ContinuedFrom string         `json:"continued_from,omitempty"`
+	ContinuedAs   string         `json:"continued_as,omitempty"`
+	Children      []childJSON    `json:"children,omitempty"` // the child runs this run started
+	Steps         []stepJSON     `json:"steps"`
+	VersionChange *versionChange `json:"version_change,omitempty"`
 	// Moves lists the run's moves between versions, oldest first.
 	Moves []journal.Move `json:"moves"`
 	// Manifest is the stored manifest of the run's version: its steps and
