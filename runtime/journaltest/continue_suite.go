@@ -57,7 +57,18 @@ var pollerDef = &resume.WorkflowDef{
 	},
 }
 
-func init() { resume.Register(Poller, pollerDef) }
+// TimedPoller is Poller with a timeout= of an hour.
+func TimedPoller(ctx context.Context, p PollPlan) (int, error) { return 0, nil }
+
+var timedPollerDef = &resume.WorkflowDef{
+	Package: "github.com/resumegen/resumegen/runtime/journaltest", Name: "TimedPoller", Version: "tpoll-v1", Steps: pollSteps,
+	Timeout: time.Hour, Run: func(ctx context.Context, args resume.Args) (any, error) { return pollerDef.Run(ctx, args) },
+}
+
+func init() {
+	resume.Register(Poller, pollerDef)
+	resume.Register(TimedPoller, timedPollerDef)
+}
 
 // nthRun is the id of the n-th run (from 1) of the chain first is the
 // first run of.
@@ -238,6 +249,22 @@ func runContinue(t *testing.T, h Harness, open func(t *testing.T) journal.Journa
 		}
 		if _, _, err := j.LoadRun(ctx, nthRun(id, 52)); !errors.Is(err, journal.ErrRunNotFound) {
 			t.Errorf("the chain went past its last run: %v", err)
+		}
+	})
+
+	t.Run("each run of a chain gets the workflow's timeout", func(t *testing.T) {
+		id := newRunID(t)
+		before := time.Now()
+		res, err := resume.NewEngine(j).Start(ctx, id, TimedPoller, PollPlan{At: 1, Until: 2})
+		if err != nil || res.ContinuedAs != id+"~2" {
+			t.Fatalf("Start = %+v, %v", res, err)
+		}
+		n, _, err := j.LoadRun(ctx, id+"~2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n.Deadline.Before(before.Add(time.Hour-time.Minute)) || n.Deadline.After(time.Now().Add(time.Hour+time.Minute)) {
+			t.Errorf("next run's deadline %v; want an hour after its creation (%v)", n.Deadline, before)
 		}
 	})
 

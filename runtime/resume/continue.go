@@ -58,9 +58,11 @@ func NextRunID(runID string) string {
 }
 
 // continuation decides whether run, whose body returned c, can
-// continue: it returns the next run and the journal that writes both, or
+// continue (its next run gets the workflow's own timeout=, counted from
+// now by the journal's clock, not a WithRunTimeout of the context that
+// started the first run): it returns the next run and the journal that writes both, or
 // why not (the run then fails with it).
-func (e *Engine) continuation(run journal.RunRecord, def *WorkflowDef, c *continueAsNew) (journal.RunRecord, journal.Continuer, string) {
+func (e *Engine) continuation(ctx context.Context, run journal.RunRecord, def *WorkflowDef, c *continueAsNew) (journal.RunRecord, journal.Continuer, string) {
 	const how = "the body ended with resume.ContinueAsNew, but "
 	next := journal.RunRecord{
 		RunID: NextRunID(run.RunID), Workflow: def.QualifiedName(), Version: def.Version,
@@ -74,6 +76,15 @@ func (e *Engine) continuation(run journal.RunRecord, def *WorkflowDef, c *contin
 	}
 	if err := journal.CheckValue("input", next.Input); err != nil {
 		return next, nil, how + "its next run's input cannot be stored: " + err.Error()
+	}
+	if def.Timeout > 0 {
+		// The workflow's timeout= holds for each run of the chain, from
+		// its creation, by the journal's clock.
+		now, _, err := e.journalNow(ctx)
+		if err != nil {
+			return next, nil, how + "the journal's clock, for the next run's deadline, could not be read: " + err.Error()
+		}
+		next.Deadline = now.Add(def.Timeout)
 	}
 	cj, ok := journal.Find[journal.Continuer](e.journal)
 	if !ok {

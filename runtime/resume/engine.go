@@ -887,7 +887,7 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 		// The body continues as a new run: this one ends, the next one
 		// starts, in one commit.
 		var why string
-		if next, contJournal, why = e.continuation(run, def, cont); why != "" || st.pastDeadline() {
+		if next, contJournal, why = e.continuation(ctx, run, def, cont); why != "" || st.pastDeadline() {
 			if why == "" {
 				why = "the body ended with resume.ContinueAsNew past the run's deadline: it is not continued"
 			}
