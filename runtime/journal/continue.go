@@ -14,7 +14,7 @@ type Continuer interface {
 	// next.Version, next.Input) pending, unleased, with ContinuedFrom set
 	// to l.RunID, its CreatedAt the journal's clock, and the
 	// CancelRequested of the old run (a chain asked to stop stops). Both
-	// happen in one commit, or neither does: a lost lease is refused with
+	// happen in one commit, or none does: a lost lease is refused with
 	// ErrLeaseLost, and a next.RunID that exists already with
 	// ErrRunConflict, writing nothing. It returns the next run as stored.
 	ContinueRun(ctx context.Context, l Lease, r RunRecord, next RunRecord) (RunRecord, error)

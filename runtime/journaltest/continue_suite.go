@@ -268,6 +268,26 @@ func runContinue(t *testing.T, h Harness, open func(t *testing.T) journal.Journa
 		}
 	})
 
+	t.Run("a singleton's chain holds its key", func(t *testing.T) {
+		if _, ok := journal.Find[journal.KeyedStarter](j); !ok {
+			t.Fatal("the journal does not implement journal.KeyedStarter")
+		}
+		key := newRunID(t)
+		e := resume.NewEngine(j)
+		res, outcome, err := e.Singleton(ctx, key, Poller, PollPlan{At: 1, Until: 3})
+		if err != nil || outcome != resume.StartCreated {
+			t.Fatalf("Singleton = %+v, %s, %v", res, outcome, err)
+		}
+		first := res.RunID
+		if res, err := e.Resume(ctx, first); err != nil || res.ContinuedAs != first+"~2" {
+			t.Fatalf("the singleton's first run: %+v, %v; want continued", res, err)
+		}
+		res, outcome, err = e.Singleton(ctx, key, Poller, PollPlan{At: 1, Until: 3})
+		if err != nil || outcome != resume.StartDropped || res.RunID != first+"~2" {
+			t.Fatalf("Singleton while its chain runs = %s, %s, %v; want dropped, naming %s~2", res.RunID, outcome, err, first)
+		}
+	})
+
 	t.Run("workers execute a chain", func(t *testing.T) {
 		id := newRunID(t)
 		stop := startWorker(ctx, resume.NewEngine(j, resume.WithOwner("worker")), resume.WorkerOptions{Concurrency: 2, PollInterval: 10 * time.Millisecond})

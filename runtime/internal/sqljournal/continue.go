@@ -61,6 +61,13 @@ func (s *Store) ContinueRun(ctx context.Context, l journal.Lease, r, next journa
 		if n == 0 {
 			return fmt.Errorf("run %s exists already: %w", next.RunID, journal.ErrRunConflict)
 		}
+		// A start key whose last run this was names the next one: a
+		// singleton's chain holds its key for as long as it continues.
+		a = NewArgs(d)
+		q = `UPDATE {schema}.resume_start_keys SET run_id = ` + a.Add(next.RunID) + ` WHERE run_id = ` + a.Add(l.RunID)
+		if _, err := tx.Exec(ctx, d.Rebind(q), a.Values()...); err != nil {
+			return fmt.Errorf("move its start key: %w", d.WriteErr(err))
+		}
 		stored, err = s.run(ctx, tx, next.RunID)
 		return err
 	})
