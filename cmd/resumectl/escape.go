@@ -23,6 +23,7 @@ func esc(s string) string { return termesc.String(s) }
 func escRun(r journal.RunRecord) journal.RunRecord {
 	r.RunID, r.Workflow, r.Version, r.AttentionStep, r.FailedStep, r.LeaseOwner, r.Parent =
 		esc(r.RunID), esc(r.Workflow), esc(r.Version), esc(r.AttentionStep), esc(r.FailedStep), esc(r.LeaseOwner), esc(r.Parent)
+	r.ContinuedFrom, r.ContinuedAs = esc(r.ContinuedFrom), esc(r.ContinuedAs)
 	return r
 }
 

@@ -224,16 +224,20 @@ type versionChange struct {
 }
 
 type showJSON struct {
-	Run           runJSON         `json:"run"`
-	Input         json.RawMessage `json:"input"`
-	Output        json.RawMessage `json:"output"`
-	Error         string          `json:"error"`
-	LeaseOwner    string          `json:"lease_owner"`
-	LeaseUntil    *time.Time      `json:"lease_until"`
-	Parent        string          `json:"parent,omitempty"`   // the run this one is a child run of
-	Children      []childJSON     `json:"children,omitempty"` // the child runs this run started
-	Steps         []stepJSON      `json:"steps"`
-	VersionChange *versionChange  `json:"version_change,omitempty"`
+	Run        runJSON         `json:"run"`
+	Input      json.RawMessage `json:"input"`
+	Output     json.RawMessage `json:"output"`
+	Error      string          `json:"error"`
+	LeaseOwner string          `json:"lease_owner"`
+	LeaseUntil *time.Time      `json:"lease_until"`
+	Parent     string          `json:"parent,omitempty"` // the run this one is a child run of
+	// ContinuedFrom is the run this one continues (resume.ContinueAsNew),
+	// ContinuedAs the run that continues this one.
+	ContinuedFrom string         `json:"continued_from,omitempty"`
+	ContinuedAs   string         `json:"continued_as,omitempty"`
+	Children      []childJSON    `json:"children,omitempty"` // the child runs this run started
+	Steps         []stepJSON     `json:"steps"`
+	VersionChange *versionChange `json:"version_change,omitempty"`
 	// Moves lists the run's moves between versions, oldest first.
 	Moves []journal.Move `json:"moves"`
 	// Manifest is the stored manifest of the run's version: its steps and
@@ -276,7 +280,7 @@ func runsShow(c *cli, o *options, args []string) error {
 		return err
 	}
 	out := showJSON{Note: note, SealedKeys: o.sealed.keys, Opened: o.sealed.opened, Run: c.runJSON(r, steps), Input: storedJSON(r.Input), Output: storedJSON(r.Output), Error: r.Error, LeaseOwner: r.LeaseOwner,
-		Parent: r.Parent, Steps: []stepJSON{}, Moves: r.Moves, Problem: r.Problem()}
+		Parent: r.Parent, ContinuedFrom: r.ContinuedFrom, ContinuedAs: r.ContinuedAs, Steps: []stepJSON{}, Moves: r.Moves, Problem: r.Problem()}
 	if out.Moves == nil {
 		out.Moves = []journal.Move{}
 	}
@@ -410,6 +414,12 @@ func (c *cli) printRun(r journal.RunRecord, out showJSON) {
 	}
 	if r.Parent != "" {
 		t.row("child of", r.Parent)
+	}
+	if r.ContinuedFrom != "" {
+		t.row("continues", r.ContinuedFrom)
+	}
+	if r.ContinuedAs != "" {
+		t.row("continued as", r.ContinuedAs)
 	}
 	if r.Status == journal.StatusWaiting {
 		t.row("waits for", waitText(r))

@@ -150,6 +150,13 @@ type RunRecord struct {
 	// ends failed. CreateRun computes it from its own clock (see
 	// [Journal.CreateRun]); a child run's is no later than its parent's.
 	Deadline time.Time
+
+	// ContinuedFrom is the run this one continues ([Continuer]): the run
+	// whose body ended with resume.ContinueAsNew and started this one, ""
+	// for the first run of a chain. ContinuedAs is, for a run that so
+	// ended (succeeded), the run that continues it, "" otherwise.
+	ContinuedFrom string
+	ContinuedAs   string
 }
 
 // Problem says what makes the run's row unusable, or "" when it is sound:

@@ -439,3 +439,18 @@ func BenchmarkClaimBatchDepth(b *testing.B) {
 		b.Run(fmt.Sprintf("queued=%d", n), func(b *testing.B) { journaltest.BenchClaimBatchDepth(b, openBench(b), n, n, 16) })
 	}
 }
+
+// BenchmarkPoller: one wake-up of a long-lived poller that polled
+// history times already, beside two raw INSERTs: one run replaying
+// every earlier poll, or a chain continuing as new each time
+// (journaltest.BenchPoller). Target: continued flat across history.
+func BenchmarkPoller(b *testing.B) {
+	for _, history := range []int{10, 1000, 4000} {
+		b.Run(fmt.Sprintf("one-run/history=%d", history), func(b *testing.B) {
+			journaltest.BenchPoller(b, openBench(b), history, false)
+		})
+		b.Run(fmt.Sprintf("continued/history=%d", history), func(b *testing.B) {
+			journaltest.BenchPoller(b, openBench(b), history, true)
+		})
+	}
+}

@@ -240,7 +240,8 @@ type queries struct {
 
 const runColumns = `run_id, workflow, version, status, input, output, error, attention_step, attention_kind,
 	attempts, lease_owner, lease_until, epoch, created_at, updated_at, failed_step, parent_run_id, error_detail,
-	attempts - progress_attempt, wait_kind, wait_name, wake_at, moves, cancel_requested_at, deadline`
+	attempts - progress_attempt, wait_kind, wait_name, wake_at, moves, cancel_requested_at, deadline,
+	continued_from, continued_as`
 
 const stepColumns = `run_id, step_key, name, status, result, error, attempt, attempt_base, seq, started_at, finished_at,
 	error_detail, final, history`
@@ -455,7 +456,8 @@ func scanRun(row pgx.Row, extra ...any) (journal.RunRecord, error) {
 	var created, updated time.Time
 	err := row.Scan(append([]any{&r.RunID, &r.Workflow, &r.Version, &r.Status, &input, &output, &r.Error,
 		&r.AttentionStep, &r.AttentionKind, &r.Attempts, &r.LeaseOwner, &leaseUntil, &r.Epoch, &created, &updated, &r.FailedStep,
-		&r.Parent, &detail, &r.ClaimsSinceProgress, &r.WaitKind, &r.WaitName, &wakeAt, &moves, &cancelAt, &deadline}, extra...)...)
+		&r.Parent, &detail, &r.ClaimsSinceProgress, &r.WaitKind, &r.WaitName, &wakeAt, &moves, &cancelAt, &deadline,
+		&r.ContinuedFrom, &r.ContinuedAs}, extra...)...)
 	if err != nil {
 		return r, err
 	}

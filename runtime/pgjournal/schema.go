@@ -289,6 +289,17 @@ CREATE TABLE {schema}.resume_start_keys (
 ALTER TABLE {schema}.resume_runs ADD COLUMN detached boolean NOT NULL DEFAULT false;
 CREATE INDEX resume_runs_by_parent ON {schema}.resume_runs (parent_run_id, status) WHERE parent_run_id <> '';
 `,
+	// 18: continue-as-new (resume.ContinueAsNew). continued_from names
+	// the run a run continues ('' for the first of a chain), continued_as
+	// the run that continues a run that ended so ('' otherwise); both are
+	// written in the commit that ends the one and creates the other, which
+	// also moves a start key from the one to the other
+	// (resume_start_keys_by_run finds it).
+	`
+ALTER TABLE {schema}.resume_runs ADD COLUMN continued_from text NOT NULL DEFAULT '';
+ALTER TABLE {schema}.resume_runs ADD COLUMN continued_as text NOT NULL DEFAULT '';
+CREATE INDEX resume_start_keys_by_run ON {schema}.resume_start_keys (run_id);
+`,
 }
 
 // leaseLostCode is the SQLSTATE resume_lease_lost raises.

@@ -759,3 +759,32 @@ func (s *sealedJournal) TakeSignal(ctx context.Context, l journal.Lease, seq int
 	}
 	return s.Journal.TakeSignal(ctx, l, seq, sealed)
 }
+
+// ContinueRun seals the ending run's values under its own id and the next
+// run's input under the next run's id, so that each opens only as the row
+// it is (see journal.Continuer).
+func (s *sealedJournal) ContinueRun(ctx context.Context, l journal.Lease, r, next journal.RunRecord) (journal.RunRecord, error) {
+	cj, ok := journal.Find[journal.Continuer](s.Journal)
+	if !ok {
+		return journal.RunRecord{}, fmt.Errorf("run %s: continue as %s: the journal does not implement journal.Continuer", l.RunID, next.RunID)
+	}
+	if err := s.noteKeys(ctx); err != nil {
+		return journal.RunRecord{}, err
+	}
+	r.RunID = l.RunID
+	sr, err := s.sealRun(r)
+	if err != nil {
+		return journal.RunRecord{}, err
+	}
+	sn, err := s.sealRun(next)
+	if err != nil {
+		return journal.RunRecord{}, err
+	}
+	stored, err := cj.ContinueRun(ctx, l, sr, sn)
+	if err != nil {
+		return stored, err
+	}
+	return s.openRunRow(stored)
+}
+
+var _ journal.Continuer = (*sealedJournal)(nil)

@@ -236,6 +236,11 @@ type Result struct {
 	WaitKind string
 	WaitName string
 	WakeAt   time.Time
+	// ContinuedAs is, for a run whose body ended with [ContinueAsNew]
+	// (succeeded, its Output null), the id of the run that continues it;
+	// ContinuedFrom is the run this one continues. Both are "" otherwise.
+	ContinuedAs   string
+	ContinuedFrom string
 }
 
 // Decode decodes the run's output into v.
@@ -252,6 +257,7 @@ func resultOf(r journal.RunRecord) Result {
 		Output: r.Output, Error: r.Error, AttentionStep: r.AttentionStep,
 		AttentionKind: r.AttentionKind, FailedStep: r.FailedStep,
 		WaitKind: r.WaitKind, WaitName: r.WaitName, WakeAt: r.WakeAt,
+		ContinuedAs: r.ContinuedAs, ContinuedFrom: r.ContinuedFrom,
 	}
 }
 
@@ -814,6 +820,9 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 	run.Output = nil // an earlier entry's (a retried run's) is not this one's
 	var runErr *RunError
 	var susp *suspension
+	var cont *continueAsNew
+	var next journal.RunRecord
+	var contJournal journal.Continuer
 	switch {
 	case errors.As(stop, &susp):
 		// The body waits: the run gives up its lease until the wait ends,
@@ -874,6 +883,16 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 		run.Status, run.AttentionStep, run.AttentionKind = StatusNeedsAttention, "", AttentionKindJournal
 		run.Error = "journal row of run " + runID + ": " + bodyErr.Error() +
 			": the run's journal is corrupt, and it is not executed with another input: repair the row and retry the run, or cancel it"
+	case errors.As(bodyErr, &cont):
+		// The body continues as a new run: this one ends, the next one
+		// starts, in one commit.
+		var why string
+		if next, contJournal, why = e.continuation(ctx, run, def, cont); why != "" || st.pastDeadline() {
+			if why == "" {
+				why = "the body ended with resume.ContinueAsNew past the run's deadline: it is not continued"
+			}
+			run.Status, run.Error, run.FailedStep, contJournal = StatusFailed, why, "", nil
+		}
 	case bodyErr != nil:
 		run.Status, run.Error, run.FailedStep = StatusFailed, bodyErr.Error(), st.failedStep()
 		run.ErrorDetail = encodeStepError(errorCodec(def, parent), bodyErr)
@@ -894,7 +913,11 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 			run.Status, run.Output, run.Error = StatusSucceeded, b, ""
 		}
 	}
-	res, err = e.finishBy(ctx, lease, run, st.leaseDeadline)
+	if contJournal != nil {
+		res, err = e.continueBy(ctx, lease, run, next, contJournal, st.leaseDeadline)
+	} else {
+		res, err = e.finishBy(ctx, lease, run, st.leaseDeadline)
+	}
 	if stop != nil && runErr == nil {
 		if err == nil {
 			err = stop

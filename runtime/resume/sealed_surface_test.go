@@ -28,6 +28,7 @@ func TestSealedJournalCoversValueInterfaces(t *testing.T) {
 		"KeyedStarter": reflect.TypeFor[journal.KeyedStarter](),
 		"BatchClaimer": reflect.TypeFor[journal.BatchClaimer](),
 		"Forker":       reflect.TypeFor[journal.Forker](),
+		"Continuer":    reflect.TypeFor[journal.Continuer](),
 	}
 	noValues := map[string]string{
 		"Clock":          "the journal's time",

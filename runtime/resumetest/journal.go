@@ -119,6 +119,20 @@ func (j *crashJournal) FinishRun(ctx context.Context, l journal.Lease, r journal
 	return j.Journal.FinishRun(ctx, l, r)
 }
 
+// ContinueRun is refused once the process is dead, as FinishRun is:
+// without it, the journal underneath (found past Unwrap) would take the
+// write.
+func (j *crashJournal) ContinueRun(ctx context.Context, l journal.Lease, r, next journal.RunRecord) (journal.RunRecord, error) {
+	if err := j.alive(); err != nil {
+		return journal.RunRecord{}, err
+	}
+	cj, ok := journal.Find[journal.Continuer](j.Journal)
+	if !ok {
+		return journal.RunRecord{}, fmt.Errorf("run %s: continue as %s: the journal does not implement journal.Continuer", l.RunID, next.RunID)
+	}
+	return cj.ContinueRun(ctx, l, r, next)
+}
+
 func (j *crashJournal) Resolve(ctx context.Context, runID, stepKey string, r journal.Resolution) error {
 	if err := j.alive(); err != nil {
 		return err

@@ -195,7 +195,8 @@ func nullJSON(b json.RawMessage) any {
 
 const runColumns = `run_id, workflow, version, status, input, output, error, attention_step, attention_kind,
 	attempts, lease_owner, lease_until, epoch, created_at, updated_at, failed_step, parent_run_id, error_detail,
-	attempts - progress_attempt, wait_kind, wait_name, wake_at, moves, cancel_requested_at, deadline`
+	attempts - progress_attempt, wait_kind, wait_name, wake_at, moves, cancel_requested_at, deadline,
+	continued_from, continued_as`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -205,7 +206,7 @@ type scanner interface{ Scan(dest ...any) error }
 // row stops its own run instead of every read of the journal.
 func scanRun(s scanner, extra ...any) (journal.RunRecord, error) {
 	var r journal.RunRecord
-	var v [25]any
+	var v [27]any
 	dest := make([]any, 0, len(v)+len(extra))
 	for i := range v {
 		dest = append(dest, &v[i])
@@ -226,6 +227,7 @@ func scanRun(s scanner, extra ...any) (journal.RunRecord, error) {
 	r.WaitKind, r.WaitName, r.WakeAt = c.text("wait_kind", v[19]), c.text("wait_name", v[20]), c.time("wake_at", v[21])
 	r.Moves = c.moves(v[22])
 	r.CancelRequested, r.Deadline = c.time("cancel_requested_at", v[23]), c.time("deadline", v[24])
+	r.ContinuedFrom, r.ContinuedAs = c.text("continued_from", v[25]), c.text("continued_as", v[26])
 	r.Unreadable = c.problem()
 	return r, nil
 }

@@ -227,6 +227,17 @@ CREATE TABLE resume_start_keys (
 ALTER TABLE resume_runs ADD COLUMN detached INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX resume_runs_by_parent ON resume_runs (parent_run_id, status) WHERE parent_run_id <> '';
 `,
+	// 14: continue-as-new (resume.ContinueAsNew). continued_from names
+	// the run a run continues ('' for the first of a chain), continued_as
+	// the run that continues a run that ended so ('' otherwise); both are
+	// written in the commit that ends the one and creates the other, which
+	// also moves a start key from the one to the other
+	// (resume_start_keys_by_run finds it).
+	`
+ALTER TABLE resume_runs ADD COLUMN continued_from TEXT NOT NULL DEFAULT '';
+ALTER TABLE resume_runs ADD COLUMN continued_as TEXT NOT NULL DEFAULT '';
+CREATE INDEX resume_start_keys_by_run ON resume_start_keys (run_id);
+`,
 }
 
 // SchemaVersion returns the schema version this package creates and reads.

@@ -31,4 +31,5 @@ var All = []*Check{
 	Stale,
 	LikelyRenames,
 	Priors,
+	UnboundedLoops,
 }

@@ -233,6 +233,18 @@ func Want(t *testing.T, c *check.Check, src string) {
 	matchWants(t, c, errs, func(diag.Diagnostic) string { return "p.go" }, map[string]map[int][]*regexp.Regexp{"p.go": wants})
 }
 
+// WantWarnings is [Want] for a check that warns: the want comments of
+// src must match its warnings, and it must refuse nothing.
+func WantWarnings(t *testing.T, c *check.Check, src string) {
+	t.Helper()
+	wants := parseWants(t, "p.go", src)
+	errs, warns := Run(t, []*check.Check{c}, src)
+	if len(errs) > 0 {
+		t.Errorf("%s refused: %v", c.Name, errs)
+	}
+	matchWants(t, c, warns, func(diag.Diagnostic) string { return "p.go" }, map[string]map[int][]*regexp.Regexp{"p.go": wants})
+}
+
 // parseWants reads the want comments of a file, by line.
 func parseWants(t testing.TB, name, src string) map[int][]*regexp.Regexp {
 	t.Helper()

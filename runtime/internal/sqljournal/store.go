@@ -62,7 +62,8 @@ type statements struct {
 // its order.
 const RunColumns = `run_id, workflow, version, status, input, output, error, attention_step, attention_kind,
 	attempts, lease_owner, lease_until, epoch, created_at, updated_at, failed_step, parent_run_id, error_detail,
-	attempts - progress_attempt, wait_kind, wait_name, wake_at, moves, cancel_requested_at, deadline`
+	attempts - progress_attempt, wait_kind, wait_name, wake_at, moves, cancel_requested_at, deadline,
+	continued_from, continued_as`
 
 // ManifestColumns are the columns of resume_manifests, as scanManifest
 // reads them.
