@@ -37,6 +37,14 @@ var groupForms = []struct {
 	from int
 }{{"one statement a row", 1 << 30}, {"one statement", 2}}
 
+// eachGroupForm runs test once in each form, from being the group size
+// from which step rows go in one statement.
+func eachGroupForm(t *testing.T, test func(t *testing.T, from int)) {
+	for _, form := range groupForms {
+		t.Run(form.name, func(t *testing.T) { test(t, form.from) })
+	}
+}
+
 func groupStep(runID, key string) journal.StepRecord { return journaltest.SucceededStep(runID, key) }
 
 // queueBehind locks the first run's row, starts writes[0] (the leader,
@@ -88,9 +96,7 @@ func stepWritten(t *testing.T, j *pgjournal.Journal, runID, key string) bool {
 // a finish in the same group commits, and the others' rows are durable
 // when their call returns.
 func TestGroupCommitFencesEachRow(t *testing.T) {
-	for _, form := range groupForms {
-		t.Run(form.name, func(t *testing.T) { groupFencesEachRow(t, form.from) })
-	}
+	eachGroupForm(t, groupFencesEachRow)
 }
 
 func groupFencesEachRow(t *testing.T, from int) {
@@ -137,9 +143,7 @@ func groupFencesEachRow(t *testing.T, from int) {
 // the others' fault: their writes go one by one, and only that row fails,
 // with its own error.
 func TestGroupCommitOneFaultyRow(t *testing.T) {
-	for _, form := range groupForms {
-		t.Run(form.name, func(t *testing.T) { groupOneFaultyRow(t, form.from) })
-	}
+	eachGroupForm(t, groupOneFaultyRow)
 }
 
 func groupOneFaultyRow(t *testing.T, from int) {
@@ -169,9 +173,7 @@ func groupOneFaultyRow(t *testing.T, from int) {
 // row reads back as the same row written alone, and the first row of a
 // run's entry marks its progress.
 func TestGroupCommitRowsAsWrittenAlone(t *testing.T) {
-	for _, form := range groupForms {
-		t.Run(form.name, func(t *testing.T) { groupRowsAsWrittenAlone(t, form.from) })
-	}
+	eachGroupForm(t, groupRowsAsWrittenAlone)
 }
 
 func groupRowsAsWrittenAlone(t *testing.T, from int) {
@@ -239,9 +241,7 @@ func groupRowsAsWrittenAlone(t *testing.T, from int) {
 // written. And a row written twice in one group keeps the order of the
 // calls.
 func TestGroupCommitLeasePerRow(t *testing.T) {
-	for _, form := range groupForms {
-		t.Run(form.name, func(t *testing.T) { groupLeasePerRow(t, form.from) })
-	}
+	eachGroupForm(t, groupLeasePerRow)
 }
 
 func groupLeasePerRow(t *testing.T, from int) {
