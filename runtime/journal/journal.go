@@ -157,6 +157,15 @@ type RunRecord struct {
 	// ended (succeeded), the run that continues it, "" otherwise.
 	ContinuedFrom string
 	ContinuedAs   string
+
+	// Queue is the queue the run is claimed through (its workflow's
+	// queue=, "" for none; see [Queuer]), QueueKey the key its queue's
+	// per-key limit counts it under ("" is a key too), and Priority its
+	// place in the queue: a claim takes the highest first, then the
+	// oldest. CreateRun stores them; they never change.
+	Queue    string
+	QueueKey string
+	Priority int
 }
 
 // Problem says what makes the run's row unusable, or "" when it is sound:

@@ -202,6 +202,13 @@ type WorkflowDef struct {
 	// steps execute) and fails with [ErrDeadline]. It does not enter the
 	// version.
 	Timeout time.Duration
+	// Queue is the queue the workflow's runs are claimed through
+	// (//resume:workflow queue=NAME), "" for none: a queue's limits
+	// ([WithQueues]) bound how many of its runs execute at once across
+	// every worker of the journal, per key ([WithQueueKey]) too, and how
+	// many start per period; its runs are claimed by priority
+	// ([WithPriority]), then oldest first. It does not enter the version.
+	Queue string
 	// Run decodes the run's input and calls the durable body.
 	Run func(ctx context.Context, args Args) (any, error)
 
