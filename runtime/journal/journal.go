@@ -397,6 +397,13 @@ type ClaimNextRequest struct {
 	Older []WorkflowVersion
 	// AdvertisedWithin is how recent an advertisement must be to count.
 	AdvertisedWithin time.Duration
+	// Queues lists the queues of Workflows (resume.WorkflowDef.Queue). A
+	// run of a queue ([RunRecord.Queue]) starts, or continues after a
+	// wait, only through its queue's claim, within the limits the journal
+	// stores for it ([Queuer]), and only when its queue is listed here;
+	// one of no queue is claimed as before. A run of a queue whose lease
+	// lapsed is taken over like any other: it holds its slot already.
+	Queues []string
 }
 
 // WorkflowVersion is one version of a workflow, by its identity.

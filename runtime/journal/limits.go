@@ -169,6 +169,14 @@ func CheckRun(r RunRecord) error {
 			return err
 		}
 	}
+	if r.Queue != "" {
+		if err := CheckQueueName(r.Queue); err != nil {
+			return err
+		}
+	}
+	if err := CheckQueueKey(r.QueueKey); err != nil {
+		return err
+	}
 	return CheckValue("input", r.Input)
 }
 

@@ -1022,6 +1022,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("cancellation and deadlines", func(t *testing.T) { runCancel(t, open) })
 	runKeyedStarts(t, h, open)
 	t.Run("fan-out", func(t *testing.T) { runFanOut(t, open) })
+	runQueues(t, h, open)
 	t.Run("continue-as-new", func(t *testing.T) { runContinue(t, h, open) })
 	t.Run("retention", func(t *testing.T) { runPurge(t, h) })
 	t.Run("batched claims", func(t *testing.T) { runClaimBatch(t, h, open) })

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/resumegen/resumegen/runtime/journal"
 )
 
@@ -34,14 +35,14 @@ func claimCandidates(lim int, more string) string {
 	l := strconv.Itoa(lim)
 	of := ` AND workflow || '' = ANY($3::text[]) AND (parent_run_id = '' OR detached)` + more
 	return `p AS (SELECT run_id, created_at FROM {schema}.resume_runs
-			WHERE ` + ofStatus("pending") + of + `
+			WHERE ` + ofStatus("pending") + ` AND queue = ''` + of + `
 			ORDER BY status, created_at, run_id LIMIT ` + l + ` FOR UPDATE SKIP LOCKED),
 		x AS (SELECT run_id, created_at FROM {schema}.resume_runs
 			WHERE ` + ofStatus("running") + ` AND lease_until < clock_timestamp() AND
 				NOT (lease_owner = $1::text AND run_id = ANY($4::text[]))` + of + `
 			ORDER BY status, created_at, run_id LIMIT ` + l + ` FOR UPDATE SKIP LOCKED),
 		w AS (SELECT run_id, created_at FROM {schema}.resume_runs
-			WHERE ` + waitDue + of + `
+			WHERE ` + waitDue + ` AND queue = ''` + of + `
 			ORDER BY wake_at LIMIT ` + l + ` FOR UPDATE SKIP LOCKED),
 		pick AS (SELECT run_id FROM (SELECT * FROM p UNION ALL SELECT * FROM x UNION ALL SELECT * FROM w) c
 			ORDER BY created_at, run_id LIMIT ` + l + `)
@@ -138,9 +139,26 @@ func (j *Journal) ClaimBatch(ctx context.Context, c journal.ClaimNextRequest, ma
 		olderWorkflows, older := splitVersions(c.Older)
 		args = append(args, workflows, versions, c.AdvertisedWithin, olderWorkflows, older)
 	}
-	rows, err := j.pool.Query(ctx, claimBatchSQL(j.schema, max, len(c.Versions) > 0), args...)
-	var runs []journal.ClaimedRun
-	if err == nil {
+	// A queue's runs first: their limits bound them, so they cannot
+	// starve the runs of no queue for long; the other way round, a
+	// backlog of those would hold a queue's free slots empty.
+	runs, err := j.claimQueued(ctx, c, max)
+	if err != nil {
+		// Each queue's claim commits on its own: one that failed took
+		// nothing, but those before it did.
+		for i := range runs {
+			runs[i].Err = fmt.Errorf("run %s: %w", runs[i].Run.RunID, err)
+		}
+		if len(runs) > 0 {
+			return runs, nil
+		}
+		return nil, fmt.Errorf("claim next for %s: %w", c.Owner, err)
+	}
+	var rows pgx.Rows
+	if len(runs) < max {
+		rows, err = j.pool.Query(ctx, claimBatchSQL(j.schema, max-len(runs), len(c.Versions) > 0), args...)
+	}
+	if err == nil && rows != nil {
 		for rows.Next() {
 			r, serr := scanRun(rows)
 			if serr != nil {

@@ -52,6 +52,10 @@ func (dialect) ForUpdate() string { return "FOR UPDATE" }
 
 func (dialect) Now(*sqljournal.Args, time.Time) string { return "clock_timestamp()" }
 
+func (dialect) Ago(a *sqljournal.Args, _ time.Time, d time.Duration) string {
+	return "clock_timestamp() - " + a.Add(d) + "::interval"
+}
+
 // AppendMove appends m to the column in SQL, stamped with the server's
 // clock (appendMove, with m in p).
 func (dialect) AppendMove(_ []journal.Move, m journal.Move, _ time.Time, p string) (string, any, error) {

@@ -241,7 +241,7 @@ type queries struct {
 const runColumns = `run_id, workflow, version, status, input, output, error, attention_step, attention_kind,
 	attempts, lease_owner, lease_until, epoch, created_at, updated_at, failed_step, parent_run_id, error_detail,
 	attempts - progress_attempt, wait_kind, wait_name, wake_at, moves, cancel_requested_at, deadline,
-	continued_from, continued_as`
+	continued_from, continued_as, queue, queue_key, priority`
 
 const stepColumns = `run_id, step_key, name, status, result, error, attempt, attempt_base, seq, started_at, finished_at,
 	error_detail, final, history`
@@ -292,10 +292,10 @@ func newQueries(schema string) queries {
 		// clock; LEAST skips NULLs), and its parent's cancellation.
 		createRun: `INSERT INTO {schema}.resume_runs
 			(run_id, workflow, version, status, input, created_at, updated_at, lease_owner, lease_until, epoch, attempts, parent_run_id,
-				wait_kind, wake_at, deadline, cancel_requested_at)
+				wait_kind, wake_at, deadline, cancel_requested_at, queue, queue_key, priority)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, clock_timestamp() + $9::interval, $10, $11, $12, $13, $14,
 				LEAST(clock_timestamp() + $15::interval, (SELECT p.deadline FROM {schema}.resume_runs p WHERE p.run_id = $12)),
-				(SELECT p.cancel_requested_at FROM {schema}.resume_runs p WHERE p.run_id = $12))
+				(SELECT p.cancel_requested_at FROM {schema}.resume_runs p WHERE p.run_id = $12), $16, $17, $18)
 			ON CONFLICT (run_id) DO NOTHING
 			RETURNING lease_until, deadline, cancel_requested_at`,
 		selectRun:          `SELECT ` + runColumns + ` FROM {schema}.resume_runs WHERE run_id = $1`,
@@ -317,8 +317,10 @@ func newQueries(schema string) queries {
 			FROM {schema}.resume_steps WHERE run_id = $1`,
 		// $3 run id, $4 and $5 the abandoned lease (owner, epoch), if
 		// any, $6 whether an owner whose process ended may be taken from.
+		// A queue's pending and waiting runs start through its claim
+		// only, within its limits (claimQueued).
 		claim: claimSet + `
-			WHERE run_id = $3 AND (status = 'pending' OR status = 'waiting' OR (status = 'running' AND
+			WHERE run_id = $3 AND ((queue = '' AND (status = 'pending' OR status = 'waiting')) OR (status = 'running' AND
 				(lease_until < clock_timestamp() OR (lease_owner = $4 AND epoch = $5)
 				OR ($6::boolean AND lease_owner <> $1::text AND ` + ownerGone + `))))
 			RETURNING ` + runColumns,
@@ -457,7 +459,7 @@ func scanRun(row pgx.Row, extra ...any) (journal.RunRecord, error) {
 	err := row.Scan(append([]any{&r.RunID, &r.Workflow, &r.Version, &r.Status, &input, &output, &r.Error,
 		&r.AttentionStep, &r.AttentionKind, &r.Attempts, &r.LeaseOwner, &leaseUntil, &r.Epoch, &created, &updated, &r.FailedStep,
 		&r.Parent, &detail, &r.ClaimsSinceProgress, &r.WaitKind, &r.WaitName, &wakeAt, &moves, &cancelAt, &deadline,
-		&r.ContinuedFrom, &r.ContinuedAs}, extra...)...)
+		&r.ContinuedFrom, &r.ContinuedAs, &r.Queue, &r.QueueKey, &r.Priority}, extra...)...)
 	if err != nil {
 		return r, err
 	}
@@ -643,7 +645,8 @@ func (j *Journal) insertRun(ctx context.Context, q querier, r journal.RunRecord,
 	var until, deadline, cancelAt *time.Time
 	err := q.QueryRow(ctx, j.sql.createRun,
 		r.RunID, r.Workflow, r.Version, string(r.Status), string(r.Input), r.CreatedAt, r.UpdatedAt,
-		r.LeaseOwner, lease, r.Epoch, r.Attempts, r.Parent, r.WaitKind, nullTime(r.WakeAt), timeout).Scan(&until, &deadline, &cancelAt)
+		r.LeaseOwner, lease, r.Epoch, r.Attempts, r.Parent, r.WaitKind, nullTime(r.WakeAt), timeout,
+		r.Queue, r.QueueKey, r.Priority).Scan(&until, &deadline, &cancelAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return r, false, nil
 	}

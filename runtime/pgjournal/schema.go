@@ -300,6 +300,34 @@ ALTER TABLE {schema}.resume_runs ADD COLUMN continued_from text NOT NULL DEFAULT
 ALTER TABLE {schema}.resume_runs ADD COLUMN continued_as text NOT NULL DEFAULT '';
 CREATE INDEX resume_start_keys_by_run ON {schema}.resume_start_keys (run_id);
 `,
+	// 19: queues with limits (journal.Queuer). A run names its queue
+	// ('' for none), its key under the queue's per-key limit and its
+	// priority, written once at its creation; started_at is when a claim
+	// first took a run of a queue, which the queue's rate counts.
+	// resume_queues holds each queue's limits as the last engine
+	// configured them; a claim of a queue's runs locks its row, so that
+	// claimers of one queue decide one at a time. resume_runs_by_queue
+	// yields a queue's runs of one status by priority, then oldest first
+	// (and counts those running); resume_runs_by_queue_start counts the
+	// starts of a period. Both are partial: the runs of no queue, most of
+	// them, cost them nothing.
+	`
+ALTER TABLE {schema}.resume_runs ADD COLUMN queue text NOT NULL DEFAULT '';
+ALTER TABLE {schema}.resume_runs ADD COLUMN queue_key text NOT NULL DEFAULT '';
+ALTER TABLE {schema}.resume_runs ADD COLUMN priority integer NOT NULL DEFAULT 0;
+ALTER TABLE {schema}.resume_runs ADD COLUMN started_at timestamptz;
+CREATE INDEX resume_runs_by_queue ON {schema}.resume_runs (queue, status, priority DESC, created_at, run_id) WHERE queue <> '';
+CREATE INDEX resume_runs_by_queue_start ON {schema}.resume_runs (queue, started_at) WHERE queue <> '';
+CREATE TABLE {schema}.resume_queues (
+	name          text PRIMARY KEY,
+	concurrency   integer NOT NULL,
+	per_key       integer NOT NULL,
+	rate          integer NOT NULL,
+	per_ms        bigint NOT NULL,
+	configured_by text NOT NULL,
+	configured_at timestamptz NOT NULL
+);
+`,
 }
 
 // leaseLostCode is the SQLSTATE resume_lease_lost raises.

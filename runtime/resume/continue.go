@@ -68,6 +68,9 @@ func (e *Engine) continuation(ctx context.Context, run journal.RunRecord, def *W
 		RunID: NextRunID(run.RunID), Workflow: def.QualifiedName(), Version: def.Version,
 		Status: StatusPending, Input: []byte(c.input), ContinuedFrom: run.RunID,
 	}
+	if def.Queue != "" {
+		next.Queue, next.QueueKey, next.Priority = def.Queue, run.QueueKey, run.Priority
+	}
 	if run.Parent != "" {
 		return next, nil, how + "run " + run.RunID + " is a child run of " + run.Parent + ": a child run cannot continue as new (its parent waits for it by its id); return its result, and let the parent start the next child"
 	}

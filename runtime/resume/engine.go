@@ -67,6 +67,9 @@ type Engine struct {
 	// ExitOnOverrun.
 	overrun func(Overrun)
 
+	// queues are the queue limits Work stores (see WithQueues).
+	queues []Queue
+
 	// unwindTimeout bounds the deferred steps of a run that must stop (see
 	// WithUnwindTimeout).
 	unwindTimeout time.Duration
@@ -302,6 +305,9 @@ func Run[In, Out any](ctx context.Context, e *Engine, runID string, wf func(cont
 // [ErrRunConflict]. A run that did not succeed returns its Result together
 // with a *[RunError].
 func (e *Engine) Start(ctx context.Context, runID string, wf any, args ...any) (Result, error) {
+	if def, err := lookupStart(wf); err == nil && def.Queue != "" {
+		return Result{}, queuedError(runID, def)
+	}
 	// A new run is created already claimed by this process: no worker
 	// sharing the journal can take it first, and its journal is empty, so
 	// it runs without a claim or a read.
@@ -384,6 +390,9 @@ func (e *Engine) createAt(ctx context.Context, runID string, wf any, args []any,
 	}
 	if !hold && !at.IsZero() {
 		r.WaitKind, r.WakeAt = journal.WaitStart, journalTime(at)
+	}
+	if err := queueOf(ctx, def, &r); err != nil {
+		return journal.RunRecord{}, false, fmt.Errorf("run %s of %s: %w", runID, def.QualifiedName(), err)
 	}
 	if d := runTimeout(ctx, def); d > 0 {
 		r.Deadline = now.Add(d) // the journal counts it from its own clock
@@ -592,7 +601,12 @@ func (e *Engine) Retry(ctx context.Context, runID string) (Result, error) {
 	if err := e.journal.Retry(ctx, runID); err != nil {
 		return Result{}, fmt.Errorf("run %s: retry: %w", runID, err)
 	}
-	return e.execute(ctx, runID)
+	res, err := e.execute(ctx, runID)
+	if errors.Is(err, ErrQueued) {
+		// Pending again, in its queue: a worker executes it.
+		return res, nil
+	}
+	return res, err
 }
 
 // Cancel stops unfinished run runID and its unfinished child runs. A run
@@ -704,6 +718,9 @@ func (e *Engine) execute(ctx context.Context, runID string) (Result, error) {
 		res := resultOf(run)
 		if run.Status.Finished() || run.Status == StatusNeedsAttention {
 			return res, res.err()
+		}
+		if run.Queue != "" && (run.Status == StatusPending || run.Status == StatusWaiting) {
+			return res, fmt.Errorf("run %s: %w: it waits in queue %q for a worker's slot; Wait for its outcome", runID, ErrQueued, run.Queue)
 		}
 		return res, fmt.Errorf("run %s: %w: held by %s until %s", runID, ErrRunBusy, run.LeaseOwner, run.LeaseUntil.UTC().Format(time.RFC3339))
 	}

@@ -199,6 +199,11 @@ func (st *runState) dispatchChild(ctx context.Context, fan *fanState, fo journal
 	if cdef.Timeout > 0 {
 		rec.Deadline = now.Add(cdef.Timeout)
 	}
+	if cdef.Queue != "" {
+		// Claimed through its queue, counted under its parent's key: a
+		// tenant's fan-out is that tenant's share of the queue.
+		rec.Queue, rec.QueueKey, rec.Priority = cdef.Queue, st.run.QueueKey, st.run.Priority
+	}
 	// A child dispatched on an earlier entry is read, not written again:
 	// on a journal of one writer, the parent's entry after its children
 	// finished would otherwise queue a write per item.

@@ -100,7 +100,7 @@ func (e *Engine) Fork(ctx context.Context, runID, step string, opts ForkOptions)
 	stored, created, err := fk.ForkRun(ctx, journal.ForkRequest{
 		From: runID, Step: step, Steps: copied, By: by,
 		Run: journal.RunRecord{RunID: id, Workflow: run.Workflow, Version: run.Version, Status: StatusPending,
-			Input: input, CreatedAt: now, UpdatedAt: now},
+			Input: input, CreatedAt: now, UpdatedAt: now, Queue: run.Queue, QueueKey: run.QueueKey, Priority: run.Priority},
 	})
 	if err != nil {
 		return Result{}, fmt.Errorf("run %s, step %s: fork to %s: %w", runID, step, id, err)

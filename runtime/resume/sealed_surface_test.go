@@ -42,6 +42,7 @@ func TestSealedJournalCoversValueInterfaces(t *testing.T) {
 		"Unwrapper":      "the unwrapping itself",
 		"Purger":         "deletes rows and counts them, reads no value",
 		"FanOut":         "run ids and statuses only",
+		"Queuer":         "queue names, limits and counts; the claims it governs go through BatchClaimer and Journal",
 	}
 	fset := token.NewFileSet()
 	files, err := filepath.Glob(filepath.Join("..", "journal", "*.go"))

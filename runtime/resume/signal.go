@@ -128,7 +128,7 @@ func (e *Engine) Wait(ctx context.Context, runID string) (Result, error) {
 		} else {
 			poll = time.Minute // the notification is the bound; this only guards a lost one
 		}
-		if err := waitForWork(ctx, wake, poll); err != nil {
+		if err := waitForWork(ctx, wake, nil, poll); err != nil {
 			return resultOf(run), fmt.Errorf("run %s: wait: %w", runID, err)
 		}
 	}

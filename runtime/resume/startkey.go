@@ -94,6 +94,9 @@ func (e *Engine) startKeyed(ctx context.Context, mode journal.StartMode, key str
 	if mode == journal.StartDebounce {
 		r.WakeAt = journalTime(now.Add(delay))
 	}
+	if err := queueOf(ctx, def, &r); err != nil {
+		return Result{}, "", fmt.Errorf("resume: %s: %w", what, err)
+	}
 	if d := runTimeout(ctx, def); d > 0 {
 		r.Deadline = now.Add(d)
 	}

@@ -59,6 +59,10 @@ func (e *Engine) Work(ctx context.Context, opts WorkerOptions) error {
 	}
 	older := e.olderVersions(versions)
 	workflows := workflowsOf(versions)
+	queues, queuer, err := e.checkQueues()
+	if err != nil {
+		return fmt.Errorf("resume: worker: %w", err)
+	}
 	if err := e.retryStart(ctx, "save the manifests", e.SaveManifests); err != nil {
 		if ctx.Err() != nil {
 			// Stopped while starting (a SIGTERM right after launch): nothing
@@ -73,7 +77,7 @@ func (e *Engine) Work(ctx context.Context, opts WorkerOptions) error {
 		e.logger.Warn("reading the journal's clock failed", "err", err)
 	}
 	var stopAdvertising func()
-	err := e.retryStart(ctx, "advertise", func(ctx context.Context) (err error) {
+	err = e.retryStart(ctx, "advertise", func(ctx context.Context) (err error) {
 		stopAdvertising, err = e.advertise(ctx, versions)
 		return err
 	})
@@ -84,6 +88,18 @@ func (e *Engine) Work(ctx context.Context, opts WorkerOptions) error {
 		return fmt.Errorf("resume: worker: %w", err)
 	}
 	defer stopAdvertising()
+	if queuer != nil {
+		err = e.retryStart(ctx, "configure queues", func(ctx context.Context) (err error) {
+			queues, err = e.storeQueues(ctx, queuer, queues)
+			return err
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("resume: worker: %w", err)
+		}
+	}
 	if len(e.retention.policies) > 0 {
 		// Retention (WithRetention): purged beside the claims, stopped
 		// with them.
@@ -110,6 +126,9 @@ func (e *Engine) Work(ctx context.Context, opts WorkerOptions) error {
 	runCtx, cancelRuns := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRuns()
 	var running sync.WaitGroup
+	// freed wakes an idle claim loop when a run of this worker ends: a
+	// queue at its limit has a slot again, which no notification says.
+	freed := make(chan struct{}, 1)
 
 	batcher, _ := e.journal.(journal.BatchClaimer) // not Find: a decorator that does not pass it through hides it
 	// release gives back n slots taken for runs that were not claimed.
@@ -151,7 +170,7 @@ claiming:
 				break claiming
 			}
 			e.logger.Warn("claiming paused", "err", err)
-			if waitForWork(ctx, nil, opts.PollInterval) != nil {
+			if waitForWork(ctx, nil, nil, opts.PollInterval) != nil {
 				break claiming
 			}
 			continue
@@ -193,7 +212,7 @@ claiming:
 			}
 			req := journal.ClaimNextRequest{
 				Owner: e.owner, Lease: e.lease, Workflows: workflows, Holding: e.holding(),
-				Versions: versions, Older: older, AdvertisedWithin: 3 * e.lease,
+				Versions: versions, Older: older, AdvertisedWithin: 3 * e.lease, Queues: queues,
 			}
 			if batcher != nil && free > 1 {
 				claimed, err = batcher.ClaimBatch(ctx, req, free)
@@ -216,7 +235,11 @@ claiming:
 			} else {
 				idle = e.idleWait(ctx, workflows, idle)
 			}
-			if waitForWork(ctx, wake, idle) != nil {
+			var slotFreed <-chan struct{} // nil: no queue, no wake
+			if len(queues) > 0 {
+				slotFreed = freed
+			}
+			if waitForWork(ctx, wake, slotFreed, idle) != nil {
 				break claiming
 			}
 			continue
@@ -238,7 +261,13 @@ claiming:
 			go func() {
 				defer running.Done()
 				defer unhold()
-				defer func() { <-slots }()
+				defer func() {
+					<-slots
+					select {
+					case freed <- struct{}{}:
+					default:
+					}
+				}()
 				defer func() {
 					// The engine recovers the run's panics; one of its own must
 					// not end the process either. The run's lease expires, and
@@ -274,13 +303,15 @@ claiming:
 }
 
 // waitForWork waits for wake to close, or for d, or for ctx to be done.
-func waitForWork(ctx context.Context, wake <-chan struct{}, d time.Duration) error {
+func waitForWork(ctx context.Context, wake, freed <-chan struct{}, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-wake:
+		return nil
+	case <-freed:
 		return nil
 	case <-t.C:
 		return nil

@@ -3,6 +3,7 @@ package sqlitejournal
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"slices"
 
 	"github.com/resumegen/resumegen/runtime/journal"
@@ -37,12 +38,22 @@ func (j *Journal) ClaimBatch(ctx context.Context, c journal.ClaimNextRequest, ma
 		return nil, writeLock(err)
 	}
 	defer tx.Rollback()
-	query, args := j.claimNextSQL(c, j.clock(), max) // the clock once the write lock is held
+	t := j.clock() // once the write lock is held
+	// A queue's runs first: their limits bound them, so they cannot
+	// starve the runs of no queue for long; the other way round, a
+	// backlog of those would hold a queue's free slots empty.
+	runs, err := j.claimQueued(ctx, tx, c, t, max)
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) == max {
+		return j.claimed(ctx, tx, runs)
+	}
+	query, args := j.claimNextSQL(c, t, max-len(runs))
 	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
-	var runs []journal.ClaimedRun
 	for rows.Next() {
 		r, err := scanRun(rows)
 		if err != nil {
@@ -55,6 +66,12 @@ func (j *Journal) ClaimBatch(ctx context.Context, c journal.ClaimNextRequest, ma
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	return j.claimed(ctx, tx, runs)
+}
+
+// claimed reads the journals of the runs a claim took in tx, in order,
+// and commits.
+func (j *Journal) claimed(ctx context.Context, tx *sql.Tx, runs []journal.ClaimedRun) ([]journal.ClaimedRun, error) {
 	if len(runs) == 0 {
 		j.reads.Add(1) // a look that found nothing: an idle worker's query
 		return nil, journal.ErrNoRunReady
@@ -63,6 +80,7 @@ func (j *Journal) ClaimBatch(ctx context.Context, c journal.ClaimNextRequest, ma
 		return cmp.Or(a.Run.CreatedAt.Compare(b.Run.CreatedAt), cmp.Compare(a.Run.RunID, b.Run.RunID))
 	})
 	for i := range runs {
+		var err error
 		if runs[i].Steps, err = j.entrySteps(ctx, tx, runs[i].Run.RunID); err != nil {
 			return nil, err
 		}

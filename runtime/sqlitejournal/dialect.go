@@ -65,6 +65,11 @@ func (dialect) ForUpdate() string { return "" }
 // Now is the journal's clock (see WithClock), as read, as an argument.
 func (dialect) Now(a *sqljournal.Args, now time.Time) string { return a.Add(ts(now)) }
 
+// Ago is the journal's clock, as read, less d, as an argument.
+func (dialect) Ago(a *sqljournal.Args, now time.Time, d time.Duration) string {
+	return a.Add(ts(now.Add(-d)))
+}
+
 // AppendMove appends m, stamped now, to the moves read: the column is
 // rewritten whole, under the write lock its transaction holds.
 func (dialect) AppendMove(moves []journal.Move, m journal.Move, now time.Time, p string) (string, any, error) {

@@ -196,7 +196,7 @@ func nullJSON(b json.RawMessage) any {
 const runColumns = `run_id, workflow, version, status, input, output, error, attention_step, attention_kind,
 	attempts, lease_owner, lease_until, epoch, created_at, updated_at, failed_step, parent_run_id, error_detail,
 	attempts - progress_attempt, wait_kind, wait_name, wake_at, moves, cancel_requested_at, deadline,
-	continued_from, continued_as`
+	continued_from, continued_as, queue, queue_key, priority`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -206,7 +206,7 @@ type scanner interface{ Scan(dest ...any) error }
 // row stops its own run instead of every read of the journal.
 func scanRun(s scanner, extra ...any) (journal.RunRecord, error) {
 	var r journal.RunRecord
-	var v [27]any
+	var v [30]any
 	dest := make([]any, 0, len(v)+len(extra))
 	for i := range v {
 		dest = append(dest, &v[i])
@@ -228,6 +228,7 @@ func scanRun(s scanner, extra ...any) (journal.RunRecord, error) {
 	r.Moves = c.moves(v[22])
 	r.CancelRequested, r.Deadline = c.time("cancel_requested_at", v[23]), c.time("deadline", v[24])
 	r.ContinuedFrom, r.ContinuedAs = c.text("continued_from", v[25]), c.text("continued_as", v[26])
+	r.Queue, r.QueueKey, r.Priority = c.text("queue", v[27]), c.text("queue_key", v[28]), int(c.integer("priority", v[29]))
 	r.Unreadable = c.problem()
 	return r, nil
 }
@@ -438,10 +439,10 @@ func (j *Journal) createRun(ctx context.Context, tx *sql.Tx, r journal.RunRecord
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO resume_runs
 		(run_id, workflow, version, status, input, lease_owner, lease_until, epoch, attempts, created_at, updated_at, parent_run_id,
-			wait_kind, wake_at, deadline, cancel_requested_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
+			wait_kind, wake_at, deadline, cancel_requested_at, queue, queue_key, priority)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`,
 		r.RunID, r.Workflow, r.Version, r.Status, string(r.Input), r.LeaseOwner, ts(r.LeaseUntil), r.Epoch, r.Attempts, ts(r.CreatedAt), ts(r.UpdatedAt), r.Parent,
-		r.WaitKind, ts(r.WakeAt), ts(r.Deadline), ts(r.CancelRequested))
+		r.WaitKind, ts(r.WakeAt), ts(r.Deadline), ts(r.CancelRequested), r.Queue, r.QueueKey, r.Priority)
 	if err != nil {
 		return r, false, writeLock(err)
 	}
@@ -472,15 +473,16 @@ func inheritStop(ctx context.Context, tx *sql.Tx, r *journal.RunRecord) error {
 	return nil
 }
 
-// claimSQL takes a run: pending, its lease expired while its owner is not
-// known to be alive (resume_owner_alive, see liveness.go), held by the
-// abandoned lease given, or (when asked) held by an owner whose liveness
-// lock is free (resume_owner_gone).
+// claimSQL takes a run: pending or waiting (of no queue: a queue's runs
+// start through its claim only, within its limits), its lease expired
+// while its owner is not known to be alive (resume_owner_alive, see
+// liveness.go), held by the abandoned lease given, or (when asked) held
+// by an owner whose liveness lock is free (resume_owner_gone).
 const claimSQL = `UPDATE resume_runs SET
 		status = 'running', attempts = attempts + 1, epoch = epoch + 1,
 		lease_owner = ?1, lease_until = ?2, updated_at = ?3, error = '', attention_step = '', attention_kind = '',
 		` + claimWaitSet + `
-	WHERE run_id = ?4 AND (status = 'pending' OR status = 'waiting' OR (status = 'running' AND
+	WHERE run_id = ?4 AND ((queue = '' AND (status = 'pending' OR status = 'waiting')) OR (status = 'running' AND
 		((lease_until < ?3 AND (lease_owner = ?1 OR NOT resume_owner_alive(?8, lease_owner))) OR (lease_owner = ?5 AND epoch = ?6)
 		OR (?7 AND lease_owner <> ?1 AND resume_owner_gone(?8, lease_owner)))))
 	RETURNING ` + runColumns
@@ -625,12 +627,12 @@ func (j *Journal) claimNextSQL(c journal.ClaimNextRequest, t time.Time, lim int)
 			wait_kind = '', wait_name = '', wake_at = CASE WHEN status = 'waiting' THEN wake_at ELSE '' END
 		WHERE run_id IN (
 			SELECT run_id FROM (
-				` + oldest(`status = 'pending'`, `created_at, run_id`) + `
+				` + oldest(`status = 'pending' AND queue = ''`, `created_at, run_id`) + `
 				UNION ALL
 				` + oldest(`status = 'running' AND lease_until < ? AND
 					((lease_owner = ? AND `+notHeld+`) OR (lease_owner <> ? AND NOT resume_owner_alive(?, lease_owner)))`, `created_at, run_id`) + `
 				UNION ALL
-				` + oldest(waitDue, `wake_at`) + `)
+				` + oldest(waitDue+` AND queue = ''`, `wake_at`) + `)
 			ORDER BY created_at, run_id LIMIT ` + l + `)
 		RETURNING ` + runColumns, args
 }

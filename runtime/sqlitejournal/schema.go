@@ -238,6 +238,32 @@ ALTER TABLE resume_runs ADD COLUMN continued_from TEXT NOT NULL DEFAULT '';
 ALTER TABLE resume_runs ADD COLUMN continued_as TEXT NOT NULL DEFAULT '';
 CREATE INDEX resume_start_keys_by_run ON resume_start_keys (run_id);
 `,
+	// 15: queues with limits (journal.Queuer). A run names its queue
+	// ('' for none), its key under the queue's per-key limit and its
+	// priority, written once at its creation; started_at is when a claim
+	// first took a run of a queue, which the queue's rate counts.
+	// resume_queues holds each queue's limits as the last engine
+	// configured them. resume_runs_by_queue yields a queue's runs of one
+	// status by priority, then oldest first (and counts those running);
+	// resume_runs_by_queue_start counts the starts of a period. Both are
+	// partial: the runs of no queue, most of them, cost them nothing.
+	`
+ALTER TABLE resume_runs ADD COLUMN queue TEXT NOT NULL DEFAULT '';
+ALTER TABLE resume_runs ADD COLUMN queue_key TEXT NOT NULL DEFAULT '';
+ALTER TABLE resume_runs ADD COLUMN priority INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE resume_runs ADD COLUMN started_at TEXT NOT NULL DEFAULT '';
+CREATE INDEX resume_runs_by_queue ON resume_runs (queue, status, priority DESC, created_at, run_id) WHERE queue <> '';
+CREATE INDEX resume_runs_by_queue_start ON resume_runs (queue, started_at) WHERE queue <> '';
+CREATE TABLE resume_queues (
+	name          TEXT PRIMARY KEY,
+	concurrency   INTEGER NOT NULL,
+	per_key       INTEGER NOT NULL,
+	rate          INTEGER NOT NULL,
+	per_ms        INTEGER NOT NULL,
+	configured_by TEXT NOT NULL,
+	configured_at TEXT NOT NULL
+);
+`,
 }
 
 // SchemaVersion returns the schema version this package creates and reads.

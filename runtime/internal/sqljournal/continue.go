@@ -49,10 +49,10 @@ func (s *Store) ContinueRun(ctx context.Context, l journal.Lease, r, next journa
 		a = NewArgs(d)
 		at := d.Now(a, now)
 		q = `INSERT INTO {schema}.resume_runs (run_id, workflow, version, status, input, created_at, updated_at,
-				continued_from, cancel_requested_at, deadline)
+				continued_from, cancel_requested_at, deadline, queue, queue_key, priority)
 			VALUES (` + a.Add(next.RunID) + `, ` + a.Add(next.Workflow) + `, ` + a.Add(next.Version) + `, 'pending', ` +
 			a.Add(string(next.Input)) + `, ` + at + `, ` + at + `, ` + a.Add(l.RunID) + `, ` + a.Add(d.Time(old.CancelRequested)) +
-			`, ` + a.Add(d.Time(next.Deadline)) + `)
+			`, ` + a.Add(d.Time(next.Deadline)) + `, ` + a.Add(next.Queue) + `, ` + a.Add(next.QueueKey) + `, ` + a.Add(next.Priority) + `)
 			ON CONFLICT (run_id) DO NOTHING`
 		n, err = tx.Exec(ctx, d.Rebind(q), a.Values()...)
 		if err != nil {

@@ -88,6 +88,9 @@ type Dialect interface {
 	// journal's clock as the host read it (Config.Clock), as an argument
 	// it adds to a.
 	Now(a *Args, now time.Time) string
+	// Ago is the SQL expression of the journal's clock less d, in a
+	// statement whose arguments a is gathering (see Now).
+	Ago(a *Args, now time.Time, d time.Duration) string
 	// AppendMove is the SQL expression of a run's moves column with m
 	// appended, stamped with the journal's clock (or now, where the
 	// journal's clock is the host's), and the argument of placeholder p

@@ -63,7 +63,7 @@ type statements struct {
 const RunColumns = `run_id, workflow, version, status, input, output, error, attention_step, attention_kind,
 	attempts, lease_owner, lease_until, epoch, created_at, updated_at, failed_step, parent_run_id, error_detail,
 	attempts - progress_attempt, wait_kind, wait_name, wake_at, moves, cancel_requested_at, deadline,
-	continued_from, continued_as`
+	continued_from, continued_as, queue, queue_key, priority`
 
 // ManifestColumns are the columns of resume_manifests, as scanManifest
 // reads them.
