@@ -115,7 +115,9 @@ func runQueues(t *testing.T, h Harness, open func(t *testing.T) journal.Journal)
 		wctx, stop := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		e := resume.NewEngine(j, resume.WithOwner(owner), resume.WithQueues(q), resume.WithLease(10*time.Second))
-		go func() { done <- e.Work(wctx, resume.WorkerOptions{Concurrency: n, PollInterval: 50 * time.Millisecond}) }()
+		go func() {
+			done <- e.Work(wctx, resume.WorkerOptions{Concurrency: n, PollInterval: 50 * time.Millisecond})
+		}()
 		t.Cleanup(func() {
 			stop()
 			if err := <-done; err != nil {
