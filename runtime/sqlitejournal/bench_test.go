@@ -409,3 +409,10 @@ func BenchmarkPoller(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkQueueLimits: journaltest.BenchQueueLimits, 2,000 runs drained
+// by 4 workers of 16, of no queue and of a queue whose limits do not bind:
+// the overhead of a limited claim.
+func BenchmarkQueueLimits(b *testing.B) {
+	journaltest.BenchQueueLimits(b, openBench(b), 2_000)
+}
