@@ -446,9 +446,10 @@ func WorkerProcess() bool { return os.Getenv(workerEnv) != "" }
 func WorkerMain(j journal.Journal) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	e := resume.NewEngine(j, resume.WithLease(2*time.Second))
+	queues, n := workerQueues()
+	e := resume.NewEngine(j, append(queues, resume.WithLease(2*time.Second))...)
 	done := make(chan error, 1)
-	go func() { done <- e.Work(ctx, resume.WorkerOptions{PollInterval: 10 * time.Millisecond}) }()
+	go func() { done <- e.Work(ctx, resume.WorkerOptions{Concurrency: n, PollInterval: 10 * time.Millisecond}) }()
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)

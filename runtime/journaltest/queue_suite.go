@@ -17,11 +17,13 @@ import (
 const SuiteQueue = "suite-q"
 
 // QueuedIn is the input of Queued: the gauge that records its executions
-// (one per case), how long it holds its slot, and a tag for the order.
+// (one per case), how long it holds its slot, a tag for the order, and
+// the queue key it was enqueued under, for the log of worker processes.
 type QueuedIn struct {
 	Gauge string
 	Hold  time.Duration
 	Tag   string
+	Key   string
 }
 
 // gauge records, for one case, how many Queued runs execute at once (the
@@ -52,6 +54,8 @@ func gaugeOf(name string) *gauge {
 
 // Queued holds its slot for in.Hold, counted on its gauge.
 func Queued(ctx context.Context, in QueuedIn) (string, error) {
+	logQueued("start", in.Tag, in.Key)
+	defer logQueued("end", in.Tag, in.Key)
 	g := gaugeOf(in.Gauge)
 	g.mu.Lock()
 	g.cur++

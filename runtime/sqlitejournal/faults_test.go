@@ -37,6 +37,22 @@ func TestCrashLoopProcesses(t *testing.T) {
 	}
 }
 
+// TestQueueProcesses drains a queue with 3 real worker processes:
+// journaltest.QueueProcesses (issue 22 §1).
+func TestQueueProcesses(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.db")
+	j, err := sqlitejournal.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	journaltest.QueueProcesses(t, j, func(env []string) *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestWorkerProcess$", "-test.count=1")
+		cmd.Env = append(append(os.Environ(), workerDBEnv+"="+path), env...)
+		return cmd
+	})
+}
+
 // TestWorkerProcess is a worker process of TestCrashLoopProcesses; run
 // alone, it does nothing.
 func TestWorkerProcess(t *testing.T) {
