@@ -459,6 +459,9 @@ func (e *Engine) ResumeAll(ctx context.Context) ([]Result, error) {
 		if r.Status == StatusWaiting && (r.WakeAt.IsZero() || r.WakeAt.After(now)) {
 			continue // its wait is not over, by the journal's clock
 		}
+		if r.Queue != "" && r.Status != StatusRunning {
+			continue // it starts within its queue's limits, by a worker's claim
+		}
 		if r.Status == StatusRunning && r.LeaseUntil.After(now) && !e.ownerGone(ctx, r.LeaseOwner) {
 			continue // another live process holds it
 		}
