@@ -49,6 +49,7 @@ func TestVersion(t *testing.T) {
 		{"code between steps", [][2]string{{"\treturn a, B(ctx, a)", "\ta = a*2 + 1\n\tfor i := 0; i < 3; i++ {\n\t\ta += i\n\t}\n\treturn a, B(ctx, a)"}}, false},
 		{"retry tuning", [][2]string{{"//resume:step\nfunc B", "//resume:step retry=7 backoff=1s..1m timeout=5s\nfunc B"}}, false},
 		{"workflow name=", [][2]string{{"//resume:workflow\n", "//resume:workflow name=billing.W\n"}}, false},
+		{"workflow queue=", [][2]string{{"//resume:workflow\n", "//resume:workflow queue=emails\n"}}, false},
 		{"renamed-from on the declaration", [][2]string{{"//resume:step\nfunc B", "//resume:step renamed-from=OldB\nfunc B"}}, false},
 		{"renamed-from at the call site", [][2]string{{"a, err := A(ctx, in)", "a, err := A(ctx, in) //resume:step renamed-from=Score,Rate"}}, false},
 	})

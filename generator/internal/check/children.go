@@ -12,7 +12,8 @@ import (
 // of another package's workflow whose signature or journaled input and
 // output a workflow may not have, of a workflow taking a pointer (its
 // writes would never reach the caller), and a key= on a variadic workflow
-// or one that cannot be a key.
+// or one that cannot be a key, and a direct call of a workflow of a queue
+// (it would execute in its parent's slot, past the queue's limits).
 var Children = &Check{
 	Name: "children",
 	Doc:  "a call of a workflow runs as a child run",
@@ -34,6 +35,10 @@ func child(p *Pass, pkg *model.Package, s *model.Step) {
 			p.Errorf(site.Pos, "%s: a call of workflow %s is a child run, which takes no %s: the child's own steps carry their policies and retries; keep only name= and key= here, and set the options on the steps inside %s", site.Text, fn.Name(), bad, fn.Name())
 			return
 		}
+	}
+	if q := s.ChildQueue; q != "" && !s.InMap {
+		p.Errorf(s.Call.Pos(), "workflow %s runs in queue %s, but a child run called here executes inside its parent's run, not through the queue, and its limits would not hold: start it with resume.Map (a detached child, claimed through its queue), or drop queue= from %s", fn.Name(), q, fn.Name())
+		return
 	}
 	if cur := s.ChildOld; cur != "" {
 		p.Errorf(s.Call.Pos(), "%s is an old version of workflow %s, kept only to finish the runs pinned to it: it starts no run, so it cannot run as a child; call %s", fn.Name(), cur, cur)

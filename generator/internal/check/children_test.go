@@ -101,3 +101,35 @@ func W(ctx context.Context) error {
 }
 `)
 }
+
+// A workflow of a queue called directly executes in its parent's run,
+// past its queue's limits: refused, with the fix; started by resume.Map it
+// is a detached child, claimed through its queue: accepted.
+func TestChildrenOfAQueue(t *testing.T) {
+	pipetest.Want(t, check.Children, `package p
+
+import (
+	"context"
+
+	"github.com/resumegen/resumegen/runtime/resume"
+)
+
+type Item struct{ ID string }
+
+//resume:workflow queue=emails
+func Send(ctx context.Context, it Item) (int, error) { return 0, nil }
+
+//resume:workflow
+func Unqueued(ctx context.Context, it Item) (int, error) { return 0, nil }
+
+//resume:workflow
+func W(ctx context.Context, items []Item) error {
+	_, _ = Send(ctx, items[0]) // want "^workflow Send runs in queue emails, but a child run called here executes inside its parent's run, not through the queue, and its limits would not hold: start it with resume.Map \\(a detached child, claimed through its queue\\), or drop queue= from Send$"
+	_, _ = Unqueued(ctx, items[0])
+	_, err := resume.Map(ctx, items, func(ctx context.Context, it Item) (int, error) {
+		return Send(ctx, it) //resume:step key=it.ID
+	})
+	return err
+}
+`)
+}

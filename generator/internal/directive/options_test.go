@@ -33,7 +33,12 @@ func TestNearOption(t *testing.T) {
 		{"NAME=X", false, "did you mean name=?"},
 		{"renamed-from=X", false, "belongs on //resume:step"},
 		{"key=x", false, "belongs on //resume:step"},
-		{"fast", false, `unknown option "fast" (want name=, old-version-of=, timeout=, descends-from=)`},
+		{"fast", false, `unknown option "fast" (want name=, old-version-of=, timeout=, queue=, descends-from=)`},
+		{"queue=", false, "bad queue=: a queue's name is letters, digits"},
+		{"queue=-x", false, "bad queue=-x"},
+		{"queue=a b", false, "bad queue=a"},
+		{"queue=e\u00e9", false, "bad queue="},
+		{"quue=emails", false, "did you mean queue="},
 		{"descends-from=v1", false, "bad descends-from=v1: want workflow versions as resumegen prints them (16 hex digits)"},
 		{"descends-from=58d7f6410c0f1308,", false, "bad descends-from="},
 		{"descends-from=58D7F6410C0F1308", false, "bad descends-from="},
@@ -56,6 +61,22 @@ func TestNearOption(t *testing.T) {
 		if err != nil && strings.Contains(tc.want, "unknown option") && strings.Contains(err.Error(), "did you mean") {
 			t.Errorf("%s: %v suggests an option it is not close to", tc.field, err)
 		}
+	}
+}
+
+// TestWorkflowQueue: queue= names the workflow's queue, by the rule
+// the journal stores (journal.CheckQueueName), once.
+func TestWorkflowQueue(t *testing.T) {
+	o, err := ParseWorkflowOptions([]string{"queue=emails.bulk_v2", "timeout=1h"})
+	if err != nil || o.Queue != "emails.bulk_v2" || o.Timeout != time.Hour {
+		t.Errorf("queue=emails.bulk_v2: %+v, %v", o, err)
+	}
+	if _, err := ParseWorkflowOptions([]string{"queue=a", "queue=b"}); err == nil || !strings.Contains(err.Error(), "given twice") {
+		t.Errorf("queue= twice: %v", err)
+	}
+	long := "q" + strings.Repeat("x", 128)
+	if _, err := ParseWorkflowOptions([]string{"queue=" + long}); err == nil {
+		t.Errorf("queue= of %d bytes accepted", len(long))
 	}
 }
 

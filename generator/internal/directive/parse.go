@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/resumegen/resumegen/runtime/journal"
 )
 
 // Prefix starts every resumegen directive. Like //go: directives it
@@ -59,6 +61,9 @@ type WorkflowOptions struct {
 	// Timeout is timeout=, the run deadline counted from a run's creation
 	// (resume.WorkflowDef.Timeout), or 0.
 	Timeout time.Duration
+	// Queue is queue=, the queue the workflow's runs are claimed through
+	// (resume.WorkflowDef.Queue), or "".
+	Queue string
 	// DescendsFrom are the versions of descends-from=: versions the
 	// workflow descends from that its generated files cannot tell (a
 	// generated file lost, a workflow moved to another module), added to
@@ -289,7 +294,7 @@ func parseStepOptions(fields []string, callSite bool, keySrc string) (StepOption
 // //resume:step and //resume:workflow, as listed in messages.
 var (
 	stepOptionNames     = []string{"name=", "once", "tx", "retry=", "backoff=", "timeout=", "key=", "renamed-from="}
-	workflowOptionNames = []string{"name=", "old-version-of=", "timeout=", "descends-from="}
+	workflowOptionNames = []string{"name=", "old-version-of=", "timeout=", "queue=", "descends-from="}
 )
 
 // ParseWorkflowOptions parses the options after //resume:workflow.
@@ -319,6 +324,11 @@ func ParseWorkflowOptions(fields []string) (WorkflowOptions, error) {
 				return o, fmt.Errorf("bad timeout=%q: want a positive Go duration, the run's deadline from its creation, e.g. timeout=24h", val)
 			}
 			o.Timeout = d
+		case "queue":
+			if err := journal.CheckQueueName(val); err != nil {
+				return o, fmt.Errorf("bad queue=%s: a queue's name is letters, digits, '_', '.' and '-', starting with a letter or digit, at most %d bytes, such as queue=emails", val, journal.MaxQueueNameBytes)
+			}
+			o.Queue = val
 		case "descends-from":
 			vs, err := parseVersions(val)
 			if err != nil {

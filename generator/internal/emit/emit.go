@@ -515,6 +515,9 @@ func (e *workflowEmitter) def(f *jen.File) {
 	if d.Timeout != 0 {
 		fields = append(fields, jen.Line().Id("Timeout").Op(":").Add(e.duration(d.Timeout)))
 	}
+	if d.Queue != "" {
+		fields = append(fields, jen.Line().Id("Queue").Op(":").Lit(d.Queue))
+	}
 	if len(w.ErrorIDs) > 0 {
 		fields = append(fields, jen.Line().Id("Errors").Op(":").Index().Add(e.rt("ErrorDef")).Values(e.errorDefs()...))
 	}

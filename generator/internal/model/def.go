@@ -12,7 +12,7 @@ import (
 // name (or for an old version), as the literal has it.
 func (w *Workflow) Definition() *resume.WorkflowDef {
 	def := &resume.WorkflowDef{Package: w.Package, Name: w.Name, Version: w.Version, Lineage: w.Lineage, Graph: w.Graph, Shape: w.Shape,
-		Timeout: w.Directive.Workflow.Timeout}
+		Timeout: w.Directive.Workflow.Timeout, Queue: w.Directive.Workflow.Queue}
 	if w.ID != w.Package+"."+w.Name || w.Old {
 		def.ID, def.Aliases, def.Old = w.ID, w.Aliases, w.Old
 	}

@@ -313,6 +313,11 @@ type Step struct {
 	// constant value, or "" when it is not a constant string.
 	AwaitName  ast.Expr
 	AwaitConst string
+	// ChildQueue is, for a child call, the queue= of the child workflow
+	// ("" for none), and InMap marks a call inside the function literal
+	// handed to resume.Map: a detached child, claimed through its queue.
+	ChildQueue string
+	InMap      bool
 	// ChildOld is, for a child call of an old version, the Go name of its
 	// current workflow.
 	ChildOld string

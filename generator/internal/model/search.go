@@ -144,6 +144,7 @@ func (s *search) call(n *ast.CallExpr, pl place, fr *Func) bool {
 				}
 			}
 		}
+		st.InMap = s.inMap > 0
 		w.Calls = append(w.Calls, st)
 		w.callAt[n.Lparen] = st
 		prev, taken := s.first[st.Name]

@@ -332,7 +332,7 @@ func (p *Package) childAt(self *types.Package, call *ast.CallExpr, fn *types.Fun
 	sig := fn.Type().(*types.Signature)
 	s := &Step{Call: call, Fn: fn, Sig: sig, Site: site, Policy: PolicyChild, Child: true, TakesCtx: true}
 	if d := p.Directives.WorkflowOf(fn); d != nil {
-		s.ChildOld = d.Workflow.OldOf
+		s.ChildOld, s.ChildQueue = d.Workflow.OldOf, d.Workflow.Queue
 	}
 	s.Values, s.HasErr, s.ResultsValid = SplitResults(sig.Results())
 	if site != nil {
