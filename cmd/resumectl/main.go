@@ -20,6 +20,7 @@
 //	resumectl runs purge -older-than D [-workflow W] [-status S[,S]] [-dry-run | -yes]
 //	resumectl check-deploy [packages]
 //	resumectl schedules list
+//	resumectl queues list
 //	resumectl ui [-addr A] [-write] [-public -token-file FILE] [-allow-host NAME]
 //	resumectl version
 //	resumectl help [COMMAND]
@@ -205,6 +206,15 @@
 // (a cron spec, or "every D"), policy for missed ticks (skip, or catch_up
 // with its limit), the last tick started, the next tick, and the status of
 // the last tick's run (NAME@TICK). Ticks are UTC, RFC 3339.
+//
+// # Queues
+//
+// queues list shows each queue (//resume:workflow queue=NAME) with stored
+// limits or unfinished runs: its limits as the last worker configured
+// them (resume.WithQueues), its depth (pending runs), runs executing and
+// waiting, the distinct keys among those pending or running, the oldest
+// pending run's creation and age, the starts within the rate's period,
+// and the owner that configured it.
 //
 // # Web UI
 //

@@ -39,6 +39,7 @@ usage:
   resumectl runs purge -older-than D [-workflow W] [-status S] [-dry-run | -yes]
   resumectl check-deploy [packages]
   resumectl schedules list
+  resumectl queues list
   resumectl ui [-addr 127.0.0.1:8080] [-write] [-public -token-file FILE] [-allow-host NAME]
   resumectl version
   resumectl help [COMMAND]
@@ -164,7 +165,7 @@ func (c *cli) main(args []string) int {
 	}
 	name := args[0]
 	args = args[1:]
-	if name == "runs" || name == "schedules" {
+	if name == "runs" || name == "schedules" || name == "queues" {
 		if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
 			if len(args) > 0 {
 				io.WriteString(c.stdout, usage)
@@ -211,6 +212,7 @@ func commands() []command {
 		{name: "runs purge", use: "-older-than D [-workflow W] [-status S[,S]] [-batch N] [-dry-run | -yes]", run: runsPurge, flags: purgeFlags},
 		{name: "check-deploy", use: "[packages]", run: checkDeploy},
 		{name: "schedules list", run: schedulesList},
+		{name: "queues list", run: queuesList},
 		{name: "ui", use: "[-addr 127.0.0.1:8080] [-write] [-public -token-file FILE | -proxy-header H -trusted-proxy CIDR] [-allow-host NAME]", run: runsUI, flags: uiFlags},
 		{name: "version", run: versionCmd, noDB: true},
 	}
