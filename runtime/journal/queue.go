@@ -112,9 +112,9 @@ type QueueStats struct {
 	// at ConfiguredAt (zero when none did).
 	ConfiguredBy string
 	ConfiguredAt time.Time
-	// Pending counts the runs waiting for a slot: pending, and waiting
-	// ones whose wake-up time passed. Running counts those executing;
-	// Waiting those asleep or awaiting a signal or children.
+	// Pending counts the runs pending (the queue's depth); Running those
+	// executing; Waiting those waiting (asleep, awaiting a signal or
+	// children, or a start time), due or not.
 	Pending, Running, Waiting int
 	// Keys counts the distinct queue keys among the pending and running
 	// runs.

@@ -53,7 +53,8 @@ func BenchQueueLimits(b *testing.B, h BenchHarness, n int) {
 					}
 				}
 				t0 := time.Now()
-				stop := queueWorkers(b, h, resume.Queue{Name: SuiteQueue, Concurrency: StormWorkers * StormConcurrency, PerKey: StormWorkers * StormConcurrency})
+				stop := workers(b, h, 20*time.Millisecond, resume.WithQueues(resume.Queue{Name: SuiteQueue,
+					Concurrency: StormWorkers * StormConcurrency, PerKey: StormWorkers * StormConcurrency}))
 				for {
 					if g := gaugeOf(g); func() bool { g.mu.Lock(); defer g.mu.Unlock(); return len(g.tags) >= n && g.cur == 0 }() {
 						break
@@ -65,30 +66,5 @@ func BenchQueueLimits(b *testing.B, h BenchHarness, n int) {
 			}
 			b.ReportMetric(float64(n*b.N)/total.Seconds(), "runs/s")
 		})
-	}
-}
-
-// queueWorkers is workers with the queue limits q.
-func queueWorkers(tb testing.TB, h BenchHarness, q resume.Queue) (stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	errs := make(chan error, StormWorkers)
-	for i := range StormWorkers {
-		j := h.Journal
-		if h.OpenAgain != nil && i > 0 {
-			j = h.OpenAgain(tb)
-		}
-		e := resume.NewEngine(j, resume.WithLogger(quietLogger()), resume.WithQueues(q),
-			resume.WithOwner(fmt.Sprintf("queue-worker-%d-%s", i, benchRunID("w"))))
-		go func() {
-			errs <- e.Work(ctx, resume.WorkerOptions{Concurrency: StormConcurrency, PollInterval: 20 * time.Millisecond})
-		}()
-	}
-	return func() {
-		cancel()
-		for range StormWorkers {
-			if err := <-errs; err != nil {
-				tb.Error(err)
-			}
-		}
 	}
 }

@@ -289,7 +289,7 @@ func runQueues(t *testing.T, h Harness, open func(t *testing.T) journal.Journal)
 		if n := len(gaugeOf(g).tags); n != 0 {
 			t.Fatalf("the run executed %d times outside a worker", n)
 		}
-		err = resume.NewEngine(hidden{j}).Work(ctx, resume.WorkerOptions{})
+		err = resume.NewEngine(hidden{j}, resume.WithQueues(resume.Queue{Name: SuiteQueue, Concurrency: 1})).Work(ctx, resume.WorkerOptions{})
 		if !errors.Is(err, resume.ErrNoQueues) {
 			t.Fatalf("a worker over a journal that does not enforce queues: %v; want ErrNoQueues", err)
 		}

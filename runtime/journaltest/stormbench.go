@@ -110,8 +110,9 @@ func init() {
 }
 
 // workers starts StormWorkers engines on handles of h's journal (its
-// OpenAgain, else the journal itself) and returns their stop.
-func workers(tb testing.TB, h BenchHarness) (stop func()) {
+// OpenAgain, else the journal itself), polling every poll (0: the
+// default) with the options opts, and returns their stop.
+func workers(tb testing.TB, h BenchHarness, poll time.Duration, opts ...resume.Option) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errs := make(chan error, StormWorkers)
 	for i := range StormWorkers {
@@ -119,8 +120,9 @@ func workers(tb testing.TB, h BenchHarness) (stop func()) {
 		if h.OpenAgain != nil && i > 0 {
 			j = h.OpenAgain(tb)
 		}
-		e := resume.NewEngine(j, resume.WithLogger(quietLogger()), resume.WithOwner(fmt.Sprintf("storm-worker-%d-%s", i, benchRunID("w"))))
-		go func() { errs <- e.Work(ctx, resume.WorkerOptions{Concurrency: StormConcurrency}) }()
+		e := resume.NewEngine(j, append([]resume.Option{resume.WithLogger(quietLogger()),
+			resume.WithOwner(fmt.Sprintf("storm-worker-%d-%s", i, benchRunID("w")))}, opts...)...)
+		go func() { errs <- e.Work(ctx, resume.WorkerOptions{Concurrency: StormConcurrency, PollInterval: poll}) }()
 	}
 	return func() {
 		cancel()
@@ -203,7 +205,7 @@ func BenchWakeStorm(b *testing.B, h BenchHarness, n int) {
 		storm.done, storm.entries, storm.finished = 0, 0, storm.finished[:0]
 		storm.Unlock()
 		c0 := h.Journal.Counters()
-		stop := workers(b, h)
+		stop := workers(b, h, 0)
 		time.Sleep(time.Until(at))
 		b.StartTimer()
 		deadline := at.Add(time.Duration(n)*20*time.Millisecond + 30*time.Second)
@@ -331,7 +333,7 @@ func BenchQueueDrain(b *testing.B, h BenchHarness, n int) {
 		storm.Unlock()
 		b.StartTimer()
 		t0 := time.Now()
-		stop := workers(b, h)
+		stop := workers(b, h, 0)
 		deadline := t0.Add(time.Duration(n)*20*time.Millisecond + 30*time.Second)
 		for {
 			time.Sleep(10 * time.Millisecond)

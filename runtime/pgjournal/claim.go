@@ -154,6 +154,7 @@ func (j *Journal) ClaimBatch(ctx context.Context, c journal.ClaimNextRequest, ma
 		}
 		return nil, fmt.Errorf("claim next for %s: %w", c.Owner, err)
 	}
+	queued := len(runs) // committed, each queue's claim on its own
 	var rows pgx.Rows
 	if len(runs) < max {
 		rows, err = j.pool.Query(ctx, claimBatchSQL(j.schema, max-len(runs), len(c.Versions) > 0), args...)
@@ -170,9 +171,14 @@ func (j *Journal) ClaimBatch(ctx context.Context, c journal.ClaimNextRequest, ma
 		rows.Close()
 		err = cmp.Or(err, rows.Err())
 	}
-	if err != nil {
+	switch {
+	case err != nil && queued == 0:
 		// The statement failed as a whole: nothing was claimed.
 		return nil, fmt.Errorf("claim next for %s: %w", c.Owner, err)
+	case err != nil:
+		// The statement failed as a whole, after the queues' claims
+		// committed: those runs are ours all the same.
+		runs = runs[:queued]
 	}
 	if len(runs) == 0 {
 		j.reads.Add(1) // a look that found nothing: an idle worker's query

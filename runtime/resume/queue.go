@@ -40,9 +40,11 @@ type Queue = journal.QueueLimits
 // queue for a slot: a worker executes it, within the queue's limits.
 var ErrQueued = errors.New("resume: the run is claimed through its queue by a worker")
 
-// ErrNoQueues is returned by [Engine.Work] when the engine has queues
-// (its workflows name one, or [WithQueues]) and its journal does not
-// enforce queue limits (journal.Queuer; both of resumegen's journals do).
+// ErrNoQueues is returned by [Engine.Work] when the engine is configured
+// with queue limits ([WithQueues]) and its journal does not store and
+// enforce them (journal.Queuer, found through wrappers that unwrap; both
+// of resumegen's journals are). A journal that does not know queues
+// claims their runs without limits.
 var ErrNoQueues = errors.New("the journal does not enforce queue limits")
 
 // WithQueues configures the limits of queues, by name: [Engine.Work]
@@ -127,8 +129,14 @@ func (e *Engine) checkQueues() ([]string, journal.Queuer, error) {
 	slices.Sort(names)
 	names = slices.Compact(names)
 	queuer, ok := journal.Find[journal.Queuer](e.journal)
-	if !ok {
+	switch {
+	case !ok && len(e.queues) > 0:
 		return nil, nil, fmt.Errorf("queues %v: %w", names, ErrNoQueues)
+	case !ok:
+		// Nothing to store: the claims still name the queues, for a
+		// journal behind a wrapper that does not unwrap to say it
+		// enforces them.
+		return names, nil, nil
 	}
 	return names, queuer, nil
 }
