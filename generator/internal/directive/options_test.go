@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/resumegen/resumegen/runtime/journal"
 )
 
 // TestDescendsFrom: descends-from= takes versions, once each.
@@ -38,6 +40,7 @@ func TestNearOption(t *testing.T) {
 		{"queue=-x", false, "bad queue=-x"},
 		{"queue=a b", false, "bad queue=a"},
 		{"queue=e\u00e9", false, "bad queue="},
+		{`queue="emails"`, false, `bad queue="emails": a queue's name is letters, digits, '_', '.' and '-', starting with a letter or digit, at most 128 bytes, such as queue=emails: write queue=emails without quotes`},
 		{"quue=emails", false, "did you mean queue="},
 		{"descends-from=v1", false, "bad descends-from=v1: want workflow versions as resumegen prints them (16 hex digits)"},
 		{"descends-from=58d7f6410c0f1308,", false, "bad descends-from="},
@@ -77,6 +80,26 @@ func TestWorkflowQueue(t *testing.T) {
 	long := "q" + strings.Repeat("x", 128)
 	if _, err := ParseWorkflowOptions([]string{"queue=" + long}); err == nil {
 		t.Errorf("queue= of %d bytes accepted", len(long))
+	}
+}
+
+// TestWorkflowQueueAgreesWithJournal: the directive accepts exactly the
+// names the journal stores, so that a generated program never starts a
+// worker the journal refuses (or the other way round); a quoted name
+// that would do gets the fix, a quoted one that would not does not.
+func TestWorkflowQueueAgreesWithJournal(t *testing.T) {
+	for _, name := range []string{
+		"emails", "e", "0", "a.b-c_d", "A9", strings.Repeat("q", 128), strings.Repeat("q", 129),
+		"", "-x", ".x", "_x", "a b", "a/b", "a:b", "é", "a\x00", "a\n", "a,b", "a=b", `"emails"`, "'emails'",
+	} {
+		_, err := ParseWorkflowOptions([]string{"queue=" + name})
+		if jerr := journal.CheckQueueName(name); (err == nil) != (jerr == nil) {
+			t.Errorf("queue=%q: directive %v, journal %v", name, err, jerr)
+		}
+	}
+	_, err := ParseWorkflowOptions([]string{`queue="-x"`})
+	if err == nil || strings.Contains(err.Error(), "without quotes") {
+		t.Errorf(`queue="-x": %v, want refused without a quotes fix (-x is no name either)`, err)
 	}
 }
 

@@ -326,7 +326,7 @@ func ParseWorkflowOptions(fields []string) (WorkflowOptions, error) {
 			o.Timeout = d
 		case "queue":
 			if err := journal.CheckQueueName(val); err != nil {
-				return o, fmt.Errorf("bad queue=%s: a queue's name is letters, digits, '_', '.' and '-', starting with a letter or digit, at most %d bytes, such as queue=emails", val, journal.MaxQueueNameBytes)
+				return o, fmt.Errorf("bad queue=%s: a queue's name is letters, digits, '_', '.' and '-', starting with a letter or digit, at most %d bytes, such as queue=emails%s", val, journal.MaxQueueNameBytes, quotedQueueFix(val))
 			}
 			o.Queue = val
 		case "descends-from":
@@ -365,6 +365,15 @@ func parseVersions(val string) ([]string, error) {
 func quotedFix(val string) string {
 	if u, err := strconv.Unquote(val); err == nil && ValidName(u) {
 		return ": write name=" + u + " without quotes"
+	}
+	return ""
+}
+
+// quotedQueueFix is quotedFix for queue=: the fix when val is a valid
+// queue name in Go quotes.
+func quotedQueueFix(val string) string {
+	if u, err := strconv.Unquote(val); err == nil && journal.CheckQueueName(u) == nil {
+		return ": write queue=" + u + " without quotes"
 	}
 	return ""
 }
