@@ -90,6 +90,14 @@ func forge(t *testing.T, path string, forged [][2]string, ids []string) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	// Queues' names and owners are refused where they enter too
+	// (journal.CheckQueueName); forged rows can hold anything.
+	for i, h := range termesc.Samples {
+		if _, err := db.Exec(`INSERT INTO resume_queues (name, concurrency, per_key, rate, per_ms, configured_by, configured_at)
+			VALUES (?, 2, 1, 5, 60000, ?, ?)`, fmt.Sprintf("q%02d-%s", i, h), "owner"+h, time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, f := range forged {
 		for _, table := range []string{"resume_runs", "resume_steps"} {
 			if _, err := db.Exec("UPDATE "+table+" SET run_id = ? WHERE run_id = ?", f[1], f[0]); err != nil {
@@ -136,7 +144,7 @@ func checkInert(t *testing.T, what, out string) {
 func TestHostileStringsInertInEveryCommand(t *testing.T) {
 	path, ids := seedHostile(t)
 	cmds := [][]string{
-		{"runs", "list"}, {"runs", "list", "-json"}, {"schedules", "list"}, {"schedules", "list", "-json"},
+		{"runs", "list"}, {"runs", "list", "-json"}, {"schedules", "list"}, {"schedules", "list", "-json"}, {"queues", "list"}, {"queues", "list", "-json"},
 		{"runs", "retry", "-workflow", "W" + termesc.Samples[2], "-dry-run"},
 		{"runs", "show", "no-such-run" + termesc.Samples[3]},
 	}
@@ -151,6 +159,13 @@ func TestHostileStringsInertInEveryCommand(t *testing.T) {
 			what := fmt.Sprintf("colour %v: %q", colour, strings.Join(args, " "))
 			checkInert(t, what+" stdout", out.String())
 			checkInert(t, what+" stderr", errb.String())
+			if args[0] == "queues" {
+				for i := range termesc.Samples {
+					if !strings.Contains(out.String(), fmt.Sprintf("q%02d-", i)) {
+						t.Errorf("%s: forged queue %d is not listed:\n%s%s", what, i, out.String(), errb.String())
+					}
+				}
+			}
 			if strings.Contains(strings.Join(args, " "), "-json") && strings.HasPrefix(strings.TrimSpace(out.String()), "[") || strings.HasPrefix(strings.TrimSpace(out.String()), "{") && !strings.Contains(args[1], "watch") {
 				if !json.Valid(out.Bytes()) {
 					t.Errorf("%s: -json output is not JSON:\n%s", what, out.String())

@@ -71,7 +71,11 @@ func TestReadOnlyReadsJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	if _, _, err := j.CreateRun(ctx, journal.RunRecord{RunID: "r1", Workflow: "w", Version: "v", Input: []byte(`[1]`), CreatedAt: now, UpdatedAt: now}); err != nil {
+	if _, _, err := j.CreateRun(ctx, journal.RunRecord{RunID: "r1", Workflow: "w", Version: "v", Input: []byte(`[1]`), CreatedAt: now, UpdatedAt: now,
+		Queue: "emails", QueueKey: "acme"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.ConfigureQueues(ctx, "worker-1", []journal.QueueLimits{{Name: "emails", Concurrency: 3}}); err != nil {
 		t.Fatal(err)
 	}
 	ro, err := pgjournal.ConnectReadOnly(ctx, os.Getenv("RESUME_TEST_POSTGRES_DSN"), pgjournal.WithSchema(schema))
@@ -85,6 +89,18 @@ func TestReadOnlyReadsJournal(t *testing.T) {
 	}
 	if _, _, err := ro.CreateRun(ctx, journal.RunRecord{RunID: "r2", Workflow: "w", Version: "v", Input: []byte(`[2]`), CreatedAt: now, UpdatedAt: now}); err == nil {
 		t.Error("CreateRun through a read-only journal succeeded")
+	}
+	q, ok := journal.Find[journal.Queuer](ro)
+	if !ok {
+		t.Fatalf("%T: no journal.Queuer: resumectl queues list cannot read it", ro)
+	}
+	qs, err := q.ListQueues(ctx)
+	if err != nil || len(qs) != 1 || qs[0].Limits.Name != "emails" || qs[0].Limits.Concurrency != 3 || qs[0].Pending != 1 || qs[0].Keys != 1 ||
+		qs[0].ConfiguredBy != "worker-1" {
+		t.Errorf("ListQueues = %+v, %v; want emails, concurrency 3, one run pending of one key, configured by worker-1", qs, err)
+	}
+	if _, err := q.ConfigureQueues(ctx, "intruder", []journal.QueueLimits{{Name: "emails", Concurrency: 100}}); err == nil {
+		t.Error("ConfigureQueues through a read-only journal succeeded")
 	}
 	// A schema at an older version is not read (its columns differ): the
 	// program that writes it upgrades it first.
