@@ -53,6 +53,23 @@ func TestQueueProcesses(t *testing.T) {
 	})
 }
 
+// TestQueueWorkerKilled SIGKILLs a worker process holding all of a
+// queue's slots, and two others drain the queue:
+// journaltest.QueueWorkerKilled.
+func TestQueueWorkerKilled(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "journal.db")
+	j, err := sqlitejournal.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	journaltest.QueueWorkerKilled(t, j, func(env []string) *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestWorkerProcess$", "-test.count=1")
+		cmd.Env = append(append(os.Environ(), workerDBEnv+"="+path), env...)
+		return cmd
+	})
+}
+
 // TestWorkerProcess is a worker process of TestCrashLoopProcesses; run
 // alone, it does nothing.
 func TestWorkerProcess(t *testing.T) {
