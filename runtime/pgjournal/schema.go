@@ -328,6 +328,17 @@ CREATE TABLE {schema}.resume_queues (
 	configured_at timestamptz NOT NULL
 );
 `,
+	// 20: a claim reads the pending and the due runs it may take a
+	// workflow at a time from indexes that hold exactly those (status,
+	// and no queue: a queue's runs start through its own claim), so that
+	// neither a queue's backlog, the runs of other programs' workflows
+	// nor a table without statistics makes it walk runs it cannot take
+	// (claimCandidates). Both are partial: a run is in one only while it
+	// waits to be claimed.
+	`
+CREATE INDEX resume_runs_claim_pending ON {schema}.resume_runs (workflow, created_at, run_id) WHERE status = 'pending' AND queue = '';
+CREATE INDEX resume_runs_claim_due ON {schema}.resume_runs (workflow, wake_at) WHERE status = 'waiting' AND queue = '';
+`,
 }
 
 // leaseLostCode is the SQLSTATE resume_lease_lost raises.

@@ -13,7 +13,7 @@ import (
 )
 
 // TestWaitingClaimUsesIndex: with 10,000 runs waiting for later, the claim
-// of the next run reads waiting runs through resume_runs_by_wake instead
+// of the next run reads waiting runs through resume_runs_claim_due instead
 // of scanning them, and finds nothing quickly.
 func TestWaitingClaimUsesIndex(t *testing.T) {
 	ctx := context.Background()
@@ -43,8 +43,8 @@ func TestWaitingClaimUsesIndex(t *testing.T) {
 	}
 	text := strings.Join(plan, "\n")
 	t.Logf("plan:\n%s", text)
-	if !strings.Contains(text, "resume_runs_by_wake") || strings.Contains(text, "Seq Scan on resume_runs") {
-		t.Fatalf("the claim does not read waiting runs by resume_runs_by_wake:\n%s", text)
+	if !strings.Contains(text, "resume_runs_claim_due") || strings.Contains(text, "Seq Scan on resume_runs") {
+		t.Fatalf("the claim does not read waiting runs by resume_runs_claim_due:\n%s", text)
 	}
 	journaltest.CheckNoneDue(t, j, 50) // over 10,000 waiting runs
 }

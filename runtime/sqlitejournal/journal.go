@@ -611,31 +611,64 @@ func (j *Journal) claimNextSQL(c journal.ClaimNextRequest, t time.Time, lim int)
 			holding = append(holding, id)
 		}
 	}
-	oldest := func(cond, order string) string {
+	oldest := func(cond, of, order string) string {
 		return `SELECT * FROM (SELECT run_id, created_at FROM resume_runs
-				WHERE ` + cond + ofWorkflows + `
+				WHERE ` + cond + of + `
 				ORDER BY ` + order + ` LIMIT ` + l + `)`
 	}
+	// Pending and due runs, a workflow at a time, from the indexes that
+	// hold exactly those (resume_runs_claim_pending, _claim_due), in the
+	// order wanted: read from an index of every run of the status, a claim
+	// walked past the runs it may not take that are older than its own (a
+	// queue's backlog, other programs' workflows). SQLite cannot merge the
+	// ranges of an IN list in order, so each workflow is its own branch;
+	// past claimBranchWorkflows (SQLite allows 500 branches), one branch
+	// for all.
+	var pending, due []string
+	var pendingArgs, dueArgs []any
+	if len(c.Workflows) <= claimBranchWorkflows {
+		for _, w := range c.Workflows {
+			each := `
+				AND (parent_run_id = '' OR detached = 1) AND workflow = ?` + versionsOK
+			pending = append(pending, oldest(`status = 'pending' AND queue = ''`, each, `created_at, run_id`))
+			due = append(due, oldest(waitDue+` AND queue = ''`, each, `wake_at`))
+			pendingArgs = append(pendingArgs, w)
+			dueArgs = append(dueArgs, now, w)
+		}
+	} else {
+		pending = []string{oldest(`status = 'pending' AND queue = ''`, ofWorkflows, `created_at, run_id`)}
+		due = []string{oldest(waitDue+` AND queue = ''`, ofWorkflows, `wake_at`)}
+		pendingArgs, dueArgs = workflows, append([]any{now}, workflows...)
+	}
 	args := append(vargs, c.Owner, ts(t.Add(c.Lease)), now)
-	args = append(args, workflows...)
+	args = append(args, pendingArgs...)
 	args = append(append(append(args, now, c.Owner), holding...), c.Owner, j.live.dir)
 	args = append(args, workflows...)
-	args = append(append(args, now), workflows...)
+	args = append(args, dueArgs...)
 	return mine + `UPDATE resume_runs SET
 			status = 'running', attempts = attempts + 1, epoch = epoch + 1,
 			lease_owner = ?, lease_until = ?, updated_at = ?, error = '', attention_step = '', attention_kind = '',
 			wait_kind = '', wait_name = '', wake_at = CASE WHEN status = 'waiting' THEN wake_at ELSE '' END
 		WHERE run_id IN (
 			SELECT run_id FROM (
-				` + oldest(`status = 'pending' AND queue = ''`, `created_at, run_id`) + `
+				` + strings.Join(pending, `
+				UNION ALL
+				`) + `
 				UNION ALL
 				` + oldest(`status = 'running' AND lease_until < ? AND
-					((lease_owner = ? AND `+notHeld+`) OR (lease_owner <> ? AND NOT resume_owner_alive(?, lease_owner)))`, `created_at, run_id`) + `
+					((lease_owner = ? AND `+notHeld+`) OR (lease_owner <> ? AND NOT resume_owner_alive(?, lease_owner)))`, ofWorkflows, `created_at, run_id`) + `
 				UNION ALL
-				` + oldest(waitDue+` AND queue = ''`, `wake_at`) + `)
+				` + strings.Join(due, `
+				UNION ALL
+				`) + `)
 			ORDER BY created_at, run_id LIMIT ` + l + `)
 		RETURNING ` + runColumns, args
 }
+
+// claimBranchWorkflows is the most workflows whose pending and due runs
+// claimNextSQL reads a workflow at a time (two branches of a compound
+// SELECT each).
+const claimBranchWorkflows = 100
 
 // claimVersions is ClaimNext's rule for c.Versions (see
 // journal.ClaimNextRequest): a WITH clause listing the versions the worker

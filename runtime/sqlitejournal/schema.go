@@ -264,6 +264,16 @@ CREATE TABLE resume_queues (
 	configured_at TEXT NOT NULL
 );
 `,
+	// 16: a claim reads the pending and the due runs it may take a
+	// workflow at a time from indexes that hold exactly those (status,
+	// and no queue: a queue's runs start through its own claim), so that
+	// neither a queue's backlog nor the runs of other programs' workflows
+	// make it walk runs it cannot take (claimNextSQL). Both are partial:
+	// a run is in one only while it waits to be claimed.
+	`
+CREATE INDEX resume_runs_claim_pending ON resume_runs (workflow, created_at, run_id) WHERE status = 'pending' AND queue = '';
+CREATE INDEX resume_runs_claim_due ON resume_runs (workflow, wake_at) WHERE status = 'waiting' AND queue = '';
+`,
 }
 
 // SchemaVersion returns the schema version this package creates and reads.
