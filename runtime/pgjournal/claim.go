@@ -58,21 +58,35 @@ func claimCandidates(lim int, more string) string {
 	workflows := `(SELECT DISTINCT unnest(l.w) AS workflow FROM (SELECT $3::text[] AS w OFFSET 0) l) f`
 	return `p AS (SELECT c.run_id, c.created_at FROM ` + workflows + `, LATERAL (
 				SELECT run_id, created_at FROM {schema}.resume_runs
-				WHERE workflow = f.workflow AND status = 'pending' AND queue = ''` + ofEach + `
-				ORDER BY created_at, run_id LIMIT ` + l + ` FOR UPDATE SKIP LOCKED) c),
+				WHERE ` + ofWorkflow("created_at", "'infinity'") + ` AND status = 'pending' AND queue = ''` + ofEach + `
+				ORDER BY workflow, created_at, run_id LIMIT ` + l + ` FOR UPDATE SKIP LOCKED) c),
 		x AS (SELECT run_id, created_at FROM {schema}.resume_runs
 			WHERE ` + ofStatus("running") + ` AND lease_until < clock_timestamp() AND
 				NOT (lease_owner = $1::text AND run_id = ANY($4::text[]))` + of + `
 			ORDER BY status, created_at, run_id LIMIT ` + l + ` FOR UPDATE SKIP LOCKED),
 		w AS (SELECT c.run_id, c.created_at FROM ` + workflows + `, LATERAL (
 				SELECT run_id, created_at FROM {schema}.resume_runs
-				WHERE workflow = f.workflow AND status = 'waiting' AND queue = '' AND wake_at <= statement_timestamp()` + ofEach + `
-				ORDER BY wake_at LIMIT ` + l + ` FOR UPDATE SKIP LOCKED) c),
+				WHERE ` + ofWorkflow("wake_at", "statement_timestamp()") + ` AND status = 'waiting' AND queue = ''` + ofEach + `
+				ORDER BY workflow, wake_at LIMIT ` + l + ` FOR UPDATE SKIP LOCKED) c),
 		pick AS (SELECT run_id FROM (SELECT * FROM p UNION ALL SELECT * FROM x UNION ALL SELECT * FROM w) c
 			ORDER BY created_at, run_id LIMIT ` + l + `)
 		` + claimSet + `
 		WHERE run_id IN (SELECT run_id FROM pick) AND ` + claimableNext + `
 		RETURNING ` + runColumns
+}
+
+// ofWorkflow selects the runs of workflow f.workflow whose column col is
+// at most upTo, as a range of an index (workflow, col, ...) that the
+// candidates' order (workflow, col, ...) then follows. Not as
+// "workflow = f.workflow": the planner, holding the workflow equal to a
+// value, drops it from the order, which resume_runs_by_created then
+// yields as well, and read that index from the oldest run on past every
+// run of another workflow (and, with statistics that showed every run
+// pending, the whole table for a workflow with none). A row comparison is
+// no equality: the order keeps its workflow, which only the claim's
+// indexes yield.
+func ofWorkflow(col, upTo string) string {
+	return `(workflow, ` + col + `) >= (f.workflow, '-infinity') AND (workflow, ` + col + `) <= (f.workflow, ` + upTo + `)`
 }
 
 // ofStatus selects the runs of status as a range of

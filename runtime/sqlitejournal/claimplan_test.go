@@ -49,9 +49,7 @@ func TestClaimBatchPlan(t *testing.T) {
 		if strings.Contains(p, "SCAN resume_runs") || strings.Contains(p, "MULTI-INDEX OR") {
 			t.Errorf("the batch scans resume_runs or ORs indexes:\n%s", p)
 		}
-		if strings.Count(p, "resume_runs_by_status_created (status=?)") != 1 ||
-			strings.Count(p, "resume_runs_claim_pending (workflow=?)") != len(req.Workflows) ||
-			strings.Count(p, "resume_runs_claim_due (workflow=? AND wake_at>? AND wake_at<?)") != len(req.Workflows) {
+		if strings.Count(p, "resume_runs_by_status_created (status=?)") != 1 || !eachWorkflowFromClaimIndexes(p) {
 			t.Errorf("the batch does not take its candidates from their indexes:\n%s", p)
 		}
 		if n := strings.Count(p, "USE TEMP B-TREE FOR ORDER BY"); n > 1 {
@@ -100,14 +98,14 @@ func TestClaimPastBacklog(t *testing.T) {
 				'2026-01-01T00:00:00.000000Z' FROM n`); err != nil {
 			t.Fatal(err)
 		}
-		req := journal.ClaimNextRequest{Owner: "w", Lease: time.Minute, Workflows: []string{"app.Flow"}}
+		// The claimer also runs a workflow with no run at all.
+		req := journal.ClaimNextRequest{Owner: "w", Lease: time.Minute, Workflows: []string{"app.Flow", "app.Absent"}}
 		plan, err := sqlitejournal.ExplainClaimBatch(ctx, j, req, 16)
 		if err != nil {
 			t.Fatal(err)
 		}
 		p := strings.Join(plan, "\n")
-		if !strings.Contains(p, "resume_runs_claim_pending (workflow=?)") || !strings.Contains(p, "resume_runs_claim_due (workflow=? AND wake_at>? AND wake_at<?)") ||
-			strings.Contains(p, "SCAN resume_runs") {
+		if !eachWorkflowFromClaimIndexes(p) || strings.Contains(p, "SCAN resume_runs") {
 			t.Errorf("behind %d: the claim does not read its candidates from resume_runs_claim_pending and _claim_due:\n%s", n, p)
 		}
 		var spent time.Duration
@@ -128,4 +126,13 @@ func TestClaimPastBacklog(t *testing.T) {
 		t.Logf("behind %d runs it may not take of each kind: %v a batch of 16", n, spent/batches)
 		j.Close()
 	}
+}
+
+// eachWorkflowFromClaimIndexes reports whether plan reads the pending and
+// the due candidates of each of the claimer's workflows (a subquery
+// correlated with each) from resume_runs_claim_pending and _claim_due.
+func eachWorkflowFromClaimIndexes(plan string) bool {
+	return strings.Count(plan, "CORRELATED LIST SUBQUERY") == 2 &&
+		strings.Count(plan, "resume_runs_claim_pending (workflow=?)") == 1 &&
+		strings.Count(plan, "resume_runs_claim_due (workflow=? AND wake_at>? AND wake_at<?)") == 1
 }

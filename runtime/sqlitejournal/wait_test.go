@@ -174,15 +174,14 @@ func TestWaitingClaimUsesIndex(t *testing.T) {
 		}
 		p := strings.Join(plan, "\n")
 		t.Logf("plan of ClaimNext(%d workflows, %d versions):\n%s", len(req.Workflows), len(req.Versions), p)
-		if strings.Contains(p, "SCAN resume_runs") || strings.Count(p, "resume_runs_claim_due (workflow=? AND wake_at>? AND wake_at<?)") != len(req.Workflows) {
+		if strings.Contains(p, "SCAN resume_runs") || !strings.Contains(p, "resume_runs_claim_due (workflow=? AND wake_at>? AND wake_at<?)") {
 			t.Errorf("the claim reads waiting runs other than the due ones (a scan, or a range from ''):\n%s", p)
 		}
 		// The oldest pending run and the oldest lapsed one come first out
 		// of their index, in the order wanted: no OR of indexes, no sort
 		// of every pending run (claims took 25 ms at 10,000 pending runs
 		// and 169 ms at 100,000 so).
-		if strings.Contains(p, "MULTI-INDEX OR") || strings.Count(p, "resume_runs_by_status_created (status=?)") != 1 ||
-			strings.Count(p, "resume_runs_claim_pending (workflow=?)") != len(req.Workflows) {
+		if strings.Contains(p, "MULTI-INDEX OR") || strings.Count(p, "resume_runs_by_status_created (status=?)") != 1 || !eachWorkflowFromClaimIndexes(p) {
 			t.Errorf("the claim does not take the oldest pending runs of each workflow from resume_runs_claim_pending and the lapsed ones from resume_runs_by_status_created:\n%s", p)
 		}
 	}
