@@ -84,22 +84,7 @@ func QueueProcesses(t *testing.T, j journal.Journal, worker func(env []string) *
 	}
 	log := filepath.Join(t.TempDir(), "queue.log")
 	env := []string{workerEnv + "=1", queueLogEnv + "=" + log, fmt.Sprintf("%s=%d/%d", queueLimitEnv, limit, perKey)}
-	var wg sync.WaitGroup
-	errs := make([]error, 3)
-	outs := make([][]byte, 3)
-	for i := range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			outs[i], errs[i] = worker(env).CombinedOutput()
-		}()
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("worker process %d: %v\n%s", i+1, err, outs[i])
-		}
-	}
+	runWorkers(t, "", 3, func() *exec.Cmd { return worker(env) })
 	events := readQueueLog(t, log)
 	most, started := checkQueueLimits(t, events, limit, perKey)
 	if len(started) != runs || most < limit-1 {
@@ -252,22 +237,7 @@ func QueueWorkerKilled(t *testing.T, j journal.Journal, worker func(env []string
 		t.Fatalf("the killed worker held %d runs at its death, want the limit %d", len(orphans), limit)
 	}
 
-	var wg sync.WaitGroup
-	errs := make([]error, 2)
-	outs := make([][]byte, 2)
-	for i := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			outs[i], errs[i] = worker(env).CombinedOutput()
-		}()
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("worker process %d after the kill: %v\n%s", i+2, err, outs[i])
-		}
-	}
+	runWorkers(t, " after the kill", 2, func() *exec.Cmd { return worker(env) })
 	events := readQueueLog(t, log)
 	for _, o := range orphans {
 		events = append(events, queueEvent{at: died, tag: o.tag, key: o.key})
@@ -295,4 +265,48 @@ func QueueWorkerKilled(t *testing.T, j journal.Journal, worker func(env []string
 	}
 	t.Logf("worker killed holding %d runs, taken over %v after its death; at most %d runs of the queue at once (limit %d), %d events",
 		len(orphans), retaken, most, limit, len(events))
+}
+
+// runWorkers runs n worker processes at once, each until it exits, and
+// fails t if one did not exit cleanly (when names them in the message).
+func runWorkers(t *testing.T, when string, n int, worker func() *exec.Cmd) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	outs := make([][]byte, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs[i], errs[i] = worker().CombinedOutput()
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("worker process %d%s: %v\n%s", i+1, when, err, outs[i])
+		}
+	}
+}
+
+// CheckReadOnlyQueues checks ro, a read-only handle of a journal whose
+// writer configured queue "emails" (concurrency 3, by "worker-1") and
+// created one pending run of it under one key: ro lists that queue with
+// its run (resumectl queues list reads through such a handle), and
+// refuses to store limits.
+func CheckReadOnlyQueues(t *testing.T, ro journal.Journal) {
+	t.Helper()
+	ctx := context.Background()
+	q, ok := journal.Find[journal.Queuer](ro)
+	if !ok {
+		t.Fatalf("%T: no journal.Queuer: resumectl queues list cannot read it", ro)
+	}
+	qs, err := q.ListQueues(ctx)
+	if err != nil || len(qs) != 1 || qs[0].Limits.Name != "emails" || qs[0].Limits.Concurrency != 3 || qs[0].Pending != 1 || qs[0].Keys != 1 ||
+		qs[0].ConfiguredBy != "worker-1" {
+		t.Errorf("ListQueues = %+v, %v; want emails, concurrency 3, one run pending of one key, configured by worker-1", qs, err)
+	}
+	if _, err := q.ConfigureQueues(ctx, "intruder", []journal.QueueLimits{{Name: "emails", Concurrency: 100}}); err == nil {
+		t.Error("ConfigureQueues through a read-only journal succeeded")
+	}
 }

@@ -94,11 +94,7 @@ func TestClaimBatchPlan(t *testing.T) {
 					!strings.Contains(text, "resume_runs_claim_pending") || !strings.Contains(text, "resume_runs_claim_due")) {
 					t.Errorf("%d runs, versions %v, %s: the candidates are not read from their indexes:\n%s", n, versions, mode, text)
 				}
-				m := regexp.MustCompile(`Buffers: shared hit=(\d+)`).FindStringSubmatch(text)
-				if m == nil {
-					t.Fatalf("no buffer count in the plan:\n%s", text)
-				}
-				hit, _ := strconv.Atoi(m[1])
+				hit := pagesRead(t, text)
 				pages[n] = max(pages[n], hit)
 				t.Logf("%d runs, versions %v, %s: %d pages", n, versions, mode, hit)
 			}
@@ -209,11 +205,7 @@ func TestClaimPastBacklog(t *testing.T) {
 					if !strings.Contains(text, "rows=16 loops=1") || !strings.HasPrefix(plan[0], "Update on resume_runs") {
 						t.Fatalf("%s, analyzed %v, %d: the claim did not take 16 runs:\n%s", kind, analyzed, n, text)
 					}
-					m := regexp.MustCompile(`Buffers: shared hit=(\d+)`).FindStringSubmatch(text)
-					if m == nil {
-						t.Fatalf("no buffer count in the plan:\n%s", text)
-					}
-					hit, _ := strconv.Atoi(m[1])
+					hit := pagesRead(t, text)
 					pages[n] = max(pages[n], hit)
 					t.Logf("%s, analyzed %v, behind %d, %s: %d pages", kind, analyzed, n, mode, hit)
 					if n > 1000 {
@@ -244,4 +236,16 @@ func TestClaimPastBacklog(t *testing.T) {
 			}
 		}
 	}
+}
+
+// pagesRead is the shared buffers the plan's top node hit, from EXPLAIN
+// (ANALYZE, BUFFERS) text.
+func pagesRead(t *testing.T, plan string) int {
+	t.Helper()
+	m := regexp.MustCompile(`Buffers: shared hit=(\d+)`).FindStringSubmatch(plan)
+	if m == nil {
+		t.Fatalf("no buffer count in the plan:\n%s", plan)
+	}
+	hit, _ := strconv.Atoi(m[1])
+	return hit
 }

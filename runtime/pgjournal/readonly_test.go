@@ -11,6 +11,7 @@ import (
 
 	"github.com/resumegen/resumegen/internal/pgtest"
 	"github.com/resumegen/resumegen/runtime/journal"
+	"github.com/resumegen/resumegen/runtime/journaltest"
 	"github.com/resumegen/resumegen/runtime/pgjournal"
 )
 
@@ -90,18 +91,7 @@ func TestReadOnlyReadsJournal(t *testing.T) {
 	if _, _, err := ro.CreateRun(ctx, journal.RunRecord{RunID: "r2", Workflow: "w", Version: "v", Input: []byte(`[2]`), CreatedAt: now, UpdatedAt: now}); err == nil {
 		t.Error("CreateRun through a read-only journal succeeded")
 	}
-	q, ok := journal.Find[journal.Queuer](ro)
-	if !ok {
-		t.Fatalf("%T: no journal.Queuer: resumectl queues list cannot read it", ro)
-	}
-	qs, err := q.ListQueues(ctx)
-	if err != nil || len(qs) != 1 || qs[0].Limits.Name != "emails" || qs[0].Limits.Concurrency != 3 || qs[0].Pending != 1 || qs[0].Keys != 1 ||
-		qs[0].ConfiguredBy != "worker-1" {
-		t.Errorf("ListQueues = %+v, %v; want emails, concurrency 3, one run pending of one key, configured by worker-1", qs, err)
-	}
-	if _, err := q.ConfigureQueues(ctx, "intruder", []journal.QueueLimits{{Name: "emails", Concurrency: 100}}); err == nil {
-		t.Error("ConfigureQueues through a read-only journal succeeded")
-	}
+	journaltest.CheckReadOnlyQueues(t, ro)
 	// A schema at an older version is not read (its columns differ): the
 	// program that writes it upgrades it first.
 	if _, err := pool.Exec(ctx, `UPDATE `+pgx.Identifier{schema}.Sanitize()+`.resume_schema SET version = 1`); err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/resumegen/resumegen/runtime/journal"
+	"github.com/resumegen/resumegen/runtime/journaltest"
 	"github.com/resumegen/resumegen/runtime/sqlitejournal"
 )
 
@@ -183,7 +184,7 @@ func TestOpenReadOnlyReadsJournal(t *testing.T) {
 	if _, _, err := ro.CreateRun(ctx, journal.RunRecord{RunID: "r2", Workflow: "w", Version: "v", Input: []byte(`[2]`), CreatedAt: now, UpdatedAt: now}); err == nil {
 		t.Error("CreateRun through a read-only journal succeeded")
 	}
-	checkReadOnlyQueues(t, ro)
+	journaltest.CheckReadOnlyQueues(t, ro)
 	if err := ro.Close(); err != nil {
 		t.Error(err)
 	}
@@ -265,23 +266,4 @@ func asNobody(t *testing.T) {
 		t.Fatalf("%s as nobody did not pass:\n%s", t.Name(), out)
 	}
 	t.Logf("passed as the user nobody; now as root, where mode=ro alone stops writes")
-}
-
-// checkReadOnlyQueues: a read-only journal lists the queue its writer
-// configured, with its pending run, and refuses to store limits.
-func checkReadOnlyQueues(t *testing.T, ro journal.Journal) {
-	t.Helper()
-	ctx := context.Background()
-	q, ok := journal.Find[journal.Queuer](ro)
-	if !ok {
-		t.Fatalf("%T: no journal.Queuer: resumectl queues list cannot read it", ro)
-	}
-	qs, err := q.ListQueues(ctx)
-	if err != nil || len(qs) != 1 || qs[0].Limits.Name != "emails" || qs[0].Limits.Concurrency != 3 || qs[0].Pending != 1 || qs[0].Keys != 1 ||
-		qs[0].ConfiguredBy != "worker-1" {
-		t.Errorf("ListQueues = %+v, %v; want emails, concurrency 3, one run pending of one key, configured by worker-1", qs, err)
-	}
-	if _, err := q.ConfigureQueues(ctx, "intruder", []journal.QueueLimits{{Name: "emails", Concurrency: 100}}); err == nil {
-		t.Error("ConfigureQueues through a read-only journal succeeded")
-	}
 }
