@@ -86,3 +86,41 @@ func TestUpgradeKeepsFailedRunsRetryable(t *testing.T) {
 	}
 	journaltest.CheckUpgradedFailedRuns(t, j)
 }
+
+// TestClaimIndexesCreatedBeforehand: an operator who built migration 20's
+// indexes beforehand, CONCURRENTLY (a table of millions of runs is not
+// held against writes while they build), upgrades from 19 with them in
+// place: the migration skips them, and the claim reads them.
+func TestClaimIndexesCreatedBeforehand(t *testing.T) {
+	ctx := context.Background()
+	pool := testPool(t)
+	schema := freshSchema(t, pool)
+	j, err := pgjournal.Open(ctx, pool, pgjournal.WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	s := pgx.Identifier{schema}.Sanitize()
+	for _, q := range []string{
+		`DROP INDEX ` + s + `.resume_runs_claim_pending`,
+		`DROP INDEX ` + s + `.resume_runs_claim_due`,
+		`UPDATE ` + s + `.resume_schema SET version = 19`,
+		// As the operator would: outside a transaction, concurrently.
+		`CREATE INDEX CONCURRENTLY resume_runs_claim_pending ON ` + s + `.resume_runs (workflow, created_at, run_id) WHERE status = 'pending' AND queue = ''`,
+		`CREATE INDEX CONCURRENTLY resume_runs_claim_due ON ` + s + `.resume_runs (workflow, wake_at) WHERE status = 'waiting' AND queue = ''`,
+	} {
+		if _, err := pool.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	j, err = pgjournal.Open(ctx, pool, pgjournal.WithSchema(schema))
+	if err != nil {
+		t.Fatalf("upgrade from 19 with the indexes built beforehand: %v", err)
+	}
+	defer j.Close()
+	var version int
+	if err := pool.QueryRow(ctx, `SELECT version FROM `+s+`.resume_schema`).Scan(&version); err != nil || version != pgjournal.SchemaVersion() {
+		t.Fatalf("schema version %d, %v; want %d", version, err, pgjournal.SchemaVersion())
+	}
+	journaltest.CheckNoneDue(t, j, 1)
+}

@@ -336,8 +336,8 @@ CREATE TABLE {schema}.resume_queues (
 	// (claimCandidates). Both are partial: a run is in one only while it
 	// waits to be claimed.
 	`
-CREATE INDEX resume_runs_claim_pending ON {schema}.resume_runs (workflow, created_at, run_id) WHERE status = 'pending' AND queue = '';
-CREATE INDEX resume_runs_claim_due ON {schema}.resume_runs (workflow, wake_at) WHERE status = 'waiting' AND queue = '';
+CREATE INDEX IF NOT EXISTS resume_runs_claim_pending ON {schema}.resume_runs (workflow, created_at, run_id) WHERE status = 'pending' AND queue = '';
+CREATE INDEX IF NOT EXISTS resume_runs_claim_due ON {schema}.resume_runs (workflow, wake_at) WHERE status = 'waiting' AND queue = '';
 `,
 }
 
