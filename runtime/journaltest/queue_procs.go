@@ -71,19 +71,9 @@ func workerQueues() (opts []resume.Option, concurrency int) {
 // case is not vacuous).
 func QueueProcesses(t *testing.T, j journal.Journal, worker func(env []string) *exec.Cmd) {
 	t.Helper()
-	ctx := context.Background()
 	const runs, limit, perKey = 36, 4, 2
-	e := resume.NewEngine(j)
-	g := fmt.Sprintf("procs-%d", time.Now().UnixNano())
-	for i := range runs {
-		id := fmt.Sprintf("%s-%02d", g, i)
-		key := fmt.Sprint("tenant-", i%3)
-		if _, err := e.Enqueue(resume.WithQueueKey(ctx, key), id, Queued, QueuedIn{Gauge: g, Hold: 60 * time.Millisecond, Tag: id, Key: key}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	log := filepath.Join(t.TempDir(), "queue.log")
-	env := []string{workerEnv + "=1", queueLogEnv + "=" + log, fmt.Sprintf("%s=%d/%d", queueLimitEnv, limit, perKey)}
+	enqueueQueued(t, j, "procs", runs, 60*time.Millisecond)
+	log, env := queueWorkerEnv(t, limit, perKey)
 	runWorkers(t, "", 3, func() *exec.Cmd { return worker(env) })
 	events := readQueueLog(t, log)
 	most, started := checkQueueLimits(t, events, limit, perKey)
@@ -184,19 +174,8 @@ func QueueWorkerKilled(t *testing.T, j journal.Journal, worker func(env []string
 	t.Helper()
 	ctx := context.Background()
 	const runs, limit, perKey = 12, 3, 2
-	e := resume.NewEngine(j)
-	g := fmt.Sprintf("killed-%d", time.Now().UnixNano())
-	var ids []string
-	for i := range runs {
-		id := fmt.Sprintf("%s-%02d", g, i)
-		key := fmt.Sprint("tenant-", i%3)
-		if _, err := e.Enqueue(resume.WithQueueKey(ctx, key), id, Queued, QueuedIn{Gauge: g, Hold: 600 * time.Millisecond, Tag: id, Key: key}); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
-	log := filepath.Join(t.TempDir(), "queue.log")
-	env := []string{workerEnv + "=1", queueLogEnv + "=" + log, fmt.Sprintf("%s=%d/%d", queueLimitEnv, limit, perKey)}
+	ids := enqueueQueued(t, j, "killed", runs, 600*time.Millisecond)
+	log, env := queueWorkerEnv(t, limit, perKey)
 
 	first := worker(env)
 	var firstOut strings.Builder
@@ -309,4 +288,30 @@ func CheckReadOnlyQueues(t *testing.T, ro journal.Journal) {
 	if _, err := q.ConfigureQueues(ctx, "intruder", []journal.QueueLimits{{Name: "emails", Concurrency: 100}}); err == nil {
 		t.Error("ConfigureQueues through a read-only journal succeeded")
 	}
+}
+
+// enqueueQueued enqueues runs runs of Queued over three keys, each
+// holding its slot for hold, and returns their ids (also their tags).
+func enqueueQueued(t *testing.T, j journal.Journal, prefix string, runs int, hold time.Duration) []string {
+	t.Helper()
+	ctx := context.Background()
+	e := resume.NewEngine(j)
+	g := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano())
+	var ids []string
+	for i := range runs {
+		id := fmt.Sprintf("%s-%02d", g, i)
+		key := fmt.Sprint("tenant-", i%3)
+		if _, err := e.Enqueue(resume.WithQueueKey(ctx, key), id, Queued, QueuedIn{Gauge: g, Hold: hold, Tag: id, Key: key}); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// queueWorkerEnv is the environment of worker processes that log to a new
+// queue log (returned) under limits of limit runs and perKey a key.
+func queueWorkerEnv(t *testing.T, limit, perKey int) (log string, env []string) {
+	log = filepath.Join(t.TempDir(), "queue.log")
+	return log, []string{workerEnv + "=1", queueLogEnv + "=" + log, fmt.Sprintf("%s=%d/%d", queueLimitEnv, limit, perKey)}
 }

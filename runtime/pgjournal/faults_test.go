@@ -35,11 +35,7 @@ func TestCrashLoopProcesses(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer j.Close()
-			n := journaltest.CrashLoopProcesses(t, j, die, func(env []string) *exec.Cmd {
-				cmd := exec.Command(os.Args[0], "-test.run=^TestWorkerProcess$", "-test.count=1")
-				cmd.Env = append(append(os.Environ(), workerDSNEnv+"="+dsn), env...)
-				return cmd
-			})
+			n := journaltest.CrashLoopProcesses(t, j, die, workerOn(dsn))
 			t.Logf("%d worker processes", n)
 		})
 	}
@@ -54,11 +50,7 @@ func TestQueueProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	journaltest.QueueProcesses(t, j, func(env []string) *exec.Cmd {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestWorkerProcess$", "-test.count=1")
-		cmd.Env = append(append(os.Environ(), workerDSNEnv+"="+dsn), env...)
-		return cmd
-	})
+	journaltest.QueueProcesses(t, j, workerOn(dsn))
 }
 
 // TestQueueWorkerKilled SIGKILLs a worker process holding all of a
@@ -71,11 +63,17 @@ func TestQueueWorkerKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	journaltest.QueueWorkerKilled(t, j, func(env []string) *exec.Cmd {
+	journaltest.QueueWorkerKilled(t, j, workerOn(dsn))
+}
+
+// workerOn starts this test binary as a worker process (TestWorkerProcess)
+// on the journal at dsn, with env added to its environment.
+func workerOn(dsn string) func(env []string) *exec.Cmd {
+	return func(env []string) *exec.Cmd {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestWorkerProcess$", "-test.count=1")
 		cmd.Env = append(append(os.Environ(), workerDSNEnv+"="+dsn), env...)
 		return cmd
-	})
+	}
 }
 
 // TestWorkerProcess is a worker process of TestCrashLoopProcesses; run

@@ -27,11 +27,7 @@ func TestCrashLoopProcesses(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer j.Close()
-			n := journaltest.CrashLoopProcesses(t, j, die, func(env []string) *exec.Cmd {
-				cmd := exec.Command(os.Args[0], "-test.run=^TestWorkerProcess$", "-test.count=1")
-				cmd.Env = append(append(os.Environ(), workerDBEnv+"="+path), env...)
-				return cmd
-			})
+			n := journaltest.CrashLoopProcesses(t, j, die, workerOn(path))
 			t.Logf("%d worker processes", n)
 		})
 	}
@@ -46,11 +42,7 @@ func TestQueueProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	journaltest.QueueProcesses(t, j, func(env []string) *exec.Cmd {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestWorkerProcess$", "-test.count=1")
-		cmd.Env = append(append(os.Environ(), workerDBEnv+"="+path), env...)
-		return cmd
-	})
+	journaltest.QueueProcesses(t, j, workerOn(path))
 }
 
 // TestQueueWorkerKilled SIGKILLs a worker process holding all of a
@@ -63,11 +55,17 @@ func TestQueueWorkerKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	journaltest.QueueWorkerKilled(t, j, func(env []string) *exec.Cmd {
+	journaltest.QueueWorkerKilled(t, j, workerOn(path))
+}
+
+// workerOn starts this test binary as a worker process (TestWorkerProcess)
+// on the journal at path, with env added to its environment.
+func workerOn(path string) func(env []string) *exec.Cmd {
+	return func(env []string) *exec.Cmd {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestWorkerProcess$", "-test.count=1")
 		cmd.Env = append(append(os.Environ(), workerDBEnv+"="+path), env...)
 		return cmd
-	})
+	}
 }
 
 // TestWorkerProcess is a worker process of TestCrashLoopProcesses; run
