@@ -232,9 +232,21 @@ func TestConnectDefaultSchema(t *testing.T) {
 	if exists {
 		t.Skip("public.resume_runs exists on the test server: not touching it")
 	}
+	// Everything the migrations made in public goes, tables and
+	// functions, or the next run on this server would migrate over it.
 	t.Cleanup(func() {
-		for _, table := range []string{"resume_steps", "resume_runs", "resume_manifests", "resume_schema"} {
-			_, _ = pool.Exec(ctx, `DROP TABLE IF EXISTS public.`+table)
+		_, err := pool.Exec(ctx, `DO $$ DECLARE o record; BEGIN
+			FOR o IN SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+				WHERE n.nspname = 'public' AND c.relkind = 'r' AND c.relname LIKE 'resume\_%' LOOP
+				EXECUTE format('DROP TABLE IF EXISTS public.%I CASCADE', o.relname);
+			END LOOP;
+			FOR o IN SELECT p.oid::regprocedure AS f FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+				WHERE n.nspname = 'public' AND p.proname LIKE 'resume\_%' LOOP
+				EXECUTE format('DROP FUNCTION IF EXISTS %s CASCADE', o.f);
+			END LOOP;
+		END $$`)
+		if err != nil {
+			t.Errorf("drop the journal from public: %v", err)
 		}
 	})
 	j, err := pgjournal.Connect(ctx, os.Getenv("RESUME_TEST_POSTGRES_DSN"))
