@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/resumegen/resumegen/runtime/internal/sqljournal"
 	"github.com/resumegen/resumegen/runtime/journal"
 )
 
@@ -138,11 +139,7 @@ func entryStepsOf(entrySteps string) string {
 // journal: ClaimBatch of one. It returns ErrNoRunReady when no run can be
 // claimed.
 func (j *Journal) ClaimNext(ctx context.Context, c journal.ClaimNextRequest) (journal.RunRecord, []journal.StepRecord, error) {
-	runs, err := j.ClaimBatch(ctx, c, 1)
-	if err != nil {
-		return journal.RunRecord{}, nil, err
-	}
-	return runs[0].Run, runs[0].Steps, runs[0].Err
+	return sqljournal.FirstClaimed(j.ClaimBatch(ctx, c, 1))
 }
 
 // ClaimBatch claims up to max runs of c.Workflows (journal.BatchClaimer),

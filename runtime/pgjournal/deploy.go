@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/resumegen/resumegen/runtime/internal/sqljournal"
 	"github.com/resumegen/resumegen/runtime/journal"
 )
 
@@ -85,7 +86,7 @@ func (j *Journal) SaveManifest(ctx context.Context, m journal.ManifestRecord) er
 		if _, err := tx.Exec(ctx, j.sql.deploy.manifestLock, manifestLockKey, j.schema); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, j.sql.saveManifest, m.Workflow, m.Version, m.Manifest, time.Now(), jsonArg(m.Definition))
+		_, err := tx.Exec(ctx, j.sql.saveManifest, m.Workflow, m.Version, m.Manifest, time.Now(), sqljournal.JSON(m.Definition))
 		return err
 	})
 	if err != nil {

@@ -56,6 +56,37 @@ func (dialect) Ago(a *sqljournal.Args, _ time.Time, d time.Duration) string {
 	return "clock_timestamp() - " + a.Add(d) + "::interval"
 }
 
+func (dialect) Later(a *sqljournal.Args, _ time.Time, d time.Duration) string {
+	return "clock_timestamp() + " + a.Add(d) + "::interval"
+}
+
+// RequiredTime passes t as it is: the zero time is stored as a time
+// (0001-01-01), which reads back as the zero time.
+func (dialect) RequiredTime(t time.Time) any { return t }
+
+func (dialect) TimeParam(p string) string { return p + "::timestamptz" }
+
+// StepFence share-locks the run's row (FOR SHARE) until the write
+// commits, so a claim cannot slip in between the check and the commit: it
+// waits, or the check sees its epoch. The entry's first step row is its
+// progress (progress_attempt); later ones skip that update without
+// scanning.
+func (dialect) StepFence() (with, cond string) { return stepFence, stepFenced }
+
+// stepFenced is the condition of dialect.StepFence: run holds the row.
+const stepFenced = `EXISTS (SELECT 1 FROM run)`
+
+// stepFence is dialect.StepFence: run is the run's row if the lease ($15
+// run, $16 owner, $17 epoch) is still the writer's, share-locked, and
+// progress marks the run's progress at the entry's first step row (see
+// journal.RunRecord.ClaimsSinceProgress).
+const stepFence = `WITH run AS (
+				SELECT attempts <> progress_attempt AS first FROM {schema}.resume_runs
+				WHERE run_id = $15 AND lease_owner = $16 AND epoch = $17 FOR SHARE),
+			progress AS (
+				UPDATE {schema}.resume_runs SET progress_attempt = attempts
+				WHERE run_id = $15 AND (SELECT first FROM run))`
+
 // AppendMove appends m to the column in SQL, stamped with the server's
 // clock (appendMove, with m in p).
 func (dialect) AppendMove(_ []journal.Move, m journal.Move, _ time.Time, p string) (string, any, error) {
@@ -96,9 +127,18 @@ func newStore(j *Journal) *sqljournal.Store {
 		Dialect: dialect{j.schema},
 		Clock:   time.Now,
 		Read:    executor{j.pool},
-		Reads:   &j.reads,
-		Commits: &j.commits,
-		ScanRun: func(row sqljournal.Row, extra ...any) (journal.RunRecord, error) { return scanRun(row, extra...) },
+		// One statement in autocommit is its own transaction.
+		Write: func(ctx context.Context, fn func(sqljournal.Executor) error) error {
+			if err := fn(executor{j.pool}); err != nil {
+				return err
+			}
+			j.commits.Add(1)
+			return nil
+		},
+		Reads:    &j.reads,
+		Commits:  &j.commits,
+		ScanRun:  func(row sqljournal.Row, extra ...any) (journal.RunRecord, error) { return scanRun(row, extra...) },
+		ScanStep: func(row sqljournal.Row) (journal.StepRecord, error) { return scanStep(row) },
 		InTx: func(ctx context.Context, fn func(sqljournal.Executor) error) error {
 			return j.inTx(ctx, func(tx pgx.Tx) error { return fn(executor{tx}) })
 		},

@@ -210,14 +210,14 @@ func stepColumnArrays(steps []*groupcommit.Write[groupWrite]) []any {
 	for i, w := range steps {
 		s, l, args := w.Op.step, w.Op.lease, w.Op.args
 		runs[i], keys[i], names[i], statuses[i], errs[i] = s.RunID, s.StepKey, s.Name, string(s.Status), s.Error
-		results[i], details[i], histories[i] = text(args[4]), text(args[14]), text(args[16])
+		results[i], details[i], histories[i] = text(args[4]), text(args[11]), text(args[13])
 		attempts[i], bases[i], seqs[i] = int32(s.Attempt), int32(s.AttemptBase), s.Seq
 		started[i], finished[i] = s.StartedAt, nullTime(s.FinishedAt)
 		leaseRuns[i], owners[i], epochs[i] = l.RunID, l.Owner, l.Epoch
 		finals[i] = s.Final
 	}
 	return []any{runs, keys, names, statuses, results, errs, attempts, bases, seqs, started, finished,
-		leaseRuns, owners, epochs, details, finals, histories}
+		details, finals, histories, leaseRuns, owners, epochs}
 }
 
 // writtenSteps reads writeSteps' answer from br: the rows it wrote, of n.

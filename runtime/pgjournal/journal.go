@@ -27,10 +27,8 @@ package pgjournal
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -230,12 +228,12 @@ func (j *Journal) Counters() journal.Counters {
 
 // queries are the journal's statements, qualified with its schema once.
 type queries struct {
-	createRun, selectRun, selectRunForUpdate, selectSteps, entrySteps string
-	claimedSteps, refusedRun, keepAlive, stopOwner, forgetOwners      string
-	claim, renew, writeStep, writeStepTx, finish                      string
-	saveManifest                                                      string
-	writeSteps                                                        string // group.go
-	deploy                                                            deployQueries
+	createRun, selectRun, selectRunForUpdate, entrySteps         string
+	claimedSteps, refusedRun, keepAlive, stopOwner, forgetOwners string
+	claim, writeStep, writeStepTx, finish                        string
+	saveManifest                                                 string
+	writeSteps                                                   string // group.go
+	deploy                                                       deployQueries
 }
 
 const runColumns = `run_id, workflow, version, status, input, output, error, attention_step, attention_kind,
@@ -243,24 +241,10 @@ const runColumns = `run_id, workflow, version, status, input, output, error, att
 	attempts - progress_attempt, wait_kind, wait_name, wake_at, moves, cancel_requested_at, deadline,
 	continued_from, continued_as, queue, queue_key, priority`
 
-const stepColumns = `run_id, step_key, name, status, result, error, attempt, attempt_base, seq, started_at, finished_at,
-	error_detail, final, history`
-
 // Lease times come from the server's clock: clock_timestamp(), read when
 // the statement evaluates the row, so a claim that waited for a row lock
 // counts its lease from after the wait, and workers whose clocks disagree
 // compare every expiry on one clock.
-
-// stepFence begins a step row's write: run is the run's row if the lease
-// ($12 run, $13 owner, $14 epoch) is still the writer's, share-locked, and
-// progress marks the run's progress at the entry's first step row (see
-// journal.RunRecord.ClaimsSinceProgress).
-const stepFence = `WITH run AS (
-				SELECT attempts <> progress_attempt AS first FROM {schema}.resume_runs
-				WHERE run_id = $12 AND lease_owner = $13 AND epoch = $14 FOR SHARE),
-			progress AS (
-				UPDATE {schema}.resume_runs SET progress_attempt = attempts
-				WHERE run_id = $12 AND (SELECT first FROM run))`
 
 // claimableNext is the condition under which ClaimNext takes a run:
 // pending, due after a wait, or running under a lease that expired by the
@@ -300,21 +284,6 @@ func newQueries(schema string) queries {
 			RETURNING lease_until, deadline, cancel_requested_at`,
 		selectRun:          `SELECT ` + runColumns + ` FROM {schema}.resume_runs WHERE run_id = $1`,
 		selectRunForUpdate: `SELECT ` + runColumns + ` FROM {schema}.resume_runs WHERE run_id = $1 FOR UPDATE`,
-		selectSteps:        `SELECT ` + stepColumns + ` FROM {schema}.resume_steps WHERE run_id = $1 ORDER BY seq`,
-		// The read at a run's entry returns what the engine needs and no
-		// more: a succeeded row is replayed from its key, result and seq,
-		// so its other columns are left NULL. Unordered: the engine needs
-		// only the highest seq.
-		entrySteps: `SELECT step_key, status, result, seq,
-				CASE WHEN status <> 'succeeded' THEN error END,
-				CASE WHEN status <> 'succeeded' THEN attempt END,
-				CASE WHEN status <> 'succeeded' THEN attempt_base END,
-				CASE WHEN status <> 'succeeded' THEN started_at END,
-				CASE WHEN status <> 'succeeded' THEN finished_at END,
-				CASE WHEN status <> 'succeeded' THEN error_detail END,
-				CASE WHEN status <> 'succeeded' THEN final END,
-				CASE WHEN status <> 'succeeded' THEN history END
-			FROM {schema}.resume_steps WHERE run_id = $1`,
 		// $3 run id, $4 and $5 the abandoned lease (owner, epoch), if
 		// any, $6 whether an owner whose process ended may be taken from.
 		// A queue's pending and waiting runs start through its claim
@@ -324,61 +293,29 @@ func newQueries(schema string) queries {
 				(lease_until < clock_timestamp() OR (lease_owner = $4 AND epoch = $5)
 				OR ($6::boolean AND lease_owner <> $1::text AND ` + ownerGone + `))))
 			RETURNING ` + runColumns,
-		renew: `UPDATE {schema}.resume_runs SET lease_until = clock_timestamp() + $1::interval
-			WHERE run_id = $2 AND lease_owner = $3 AND epoch = $4 AND status = 'running'`,
-		// writeStep upserts a step row, fenced: it writes nothing unless
-		// the run's lease is still the writer's. FOR SHARE holds the run
-		// row until the write commits, so a claim cannot slip in between
-		// the check and the commit: it waits, or the check sees its epoch.
-		// The entry's first step row is its progress (progress_attempt);
-		// later ones skip that update without scanning.
-		writeStep: stepFence + `
-			INSERT INTO {schema}.resume_steps (` + stepColumns + `)
-			SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $15, $16, $17
-			WHERE EXISTS (SELECT 1 FROM run)
-			ON CONFLICT (run_id, step_key) DO UPDATE SET
-				status = excluded.status, result = excluded.result, error = excluded.error,
-				attempt = excluded.attempt, attempt_base = excluded.attempt_base, seq = excluded.seq,
-				started_at = excluded.started_at, finished_at = excluded.finished_at,
-				error_detail = excluded.error_detail, final = excluded.final, history = excluded.history`,
 		// writeSteps is writeStep for a group's rows (group.go), one
 		// array a column of stepArgs, json passed as text: each row is
-		// written only if its own lease ($12-$14) still holds its run,
+		// written only if its own lease ($15-$17) still holds its run,
 		// share-locked in run id order. It returns the rows it wrote.
 		writeSteps: `WITH input AS (
 				SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
 					$7::integer[], $8::integer[], $9::bigint[], $10::timestamptz[], $11::timestamptz[],
-					$12::text[], $13::text[], $14::bigint[], $15::text[], $16::boolean[], $17::text[])
+					$12::text[], $13::boolean[], $14::text[], $15::text[], $16::text[], $17::bigint[])
 				AS i(run_id, step_key, name, status, result, error, attempt, attempt_base, seq, started_at, finished_at,
-					lease_run, lease_owner, lease_epoch, error_detail, final, history)),
+					error_detail, final, history, lease_run, lease_owner, lease_epoch)),
 			run AS (
 				SELECT run_id, lease_owner, epoch, attempts <> progress_attempt AS first FROM {schema}.resume_runs
-				WHERE run_id = ANY($12::text[]) AND (run_id, lease_owner, epoch) IN (SELECT lease_run, lease_owner, lease_epoch FROM input)
+				WHERE run_id = ANY($15::text[]) AND (run_id, lease_owner, epoch) IN (SELECT lease_run, lease_owner, lease_epoch FROM input)
 				ORDER BY run_id FOR SHARE),
 			progress AS (
 				UPDATE {schema}.resume_runs SET progress_attempt = attempts
 				WHERE run_id IN (SELECT run_id FROM run WHERE first))
-			INSERT INTO {schema}.resume_steps (` + stepColumns + `)
+			INSERT INTO {schema}.resume_steps (` + sqljournal.StepColumns + `)
 			SELECT i.run_id, i.step_key, i.name, i.status, i.result::json, i.error, i.attempt, i.attempt_base, i.seq,
 				i.started_at, i.finished_at, i.error_detail::json, i.final, i.history::json
 			FROM input i JOIN run r ON r.run_id = i.lease_run AND r.lease_owner = i.lease_owner AND r.epoch = i.lease_epoch
-			ON CONFLICT (run_id, step_key) DO UPDATE SET
-				status = excluded.status, result = excluded.result, error = excluded.error,
-				attempt = excluded.attempt, attempt_base = excluded.attempt_base, seq = excluded.seq,
-				started_at = excluded.started_at, finished_at = excluded.finished_at,
-				error_detail = excluded.error_detail, final = excluded.final, history = excluded.history
+			` + sqljournal.UpsertStep + `
 			RETURNING run_id, step_key`,
-		// finish stores a run asked to stop that suspends ($1 waiting)
-		// pending instead, so that its unwinding does not wait.
-		finish: `UPDATE {schema}.resume_runs SET
-				status = CASE WHEN $1 = 'waiting' AND cancel_requested_at IS NOT NULL THEN 'pending' ELSE $1 END,
-				output = $2, error = $3, attention_step = $4,
-				lease_owner = '', lease_until = NULL, updated_at = $5, attention_kind = $9, failed_step = $10,
-				error_detail = $11, progress_attempt = attempts,
-				wait_kind = CASE WHEN cancel_requested_at IS NULL THEN $12 ELSE '' END,
-				wait_name = CASE WHEN cancel_requested_at IS NULL THEN $13 ELSE '' END,
-				wake_at = CASE WHEN cancel_requested_at IS NULL THEN $14::timestamptz END
-			WHERE run_id = $6 AND lease_owner = $7 AND epoch = $8`,
 		keepAlive: `INSERT INTO {schema}.resume_owners (owner, since) VALUES ($1, clock_timestamp())
 			ON CONFLICT (owner) DO UPDATE SET stopped_at = NULL`,
 		stopOwner: `INSERT INTO {schema}.resume_owners (owner, since, stopped_at) VALUES ($1, clock_timestamp(), clock_timestamp())
@@ -394,10 +331,11 @@ func newQueries(schema string) queries {
 			ON CONFLICT (workflow, version) DO UPDATE SET definition = excluded.definition
 			WHERE resume_manifests.definition IS NULL AND excluded.definition IS NOT NULL`,
 	}
-	// writeStepTx is writeStep for a tx step's pipelined commit: the same
-	// fenced upsert, failing (resume_lease_lost) where writeStep would
-	// write nothing, so the COMMIT queued behind it cannot commit the
-	// step's writes without its row.
+	// The hot path's statements shared with every SQL journal
+	// (sqljournal), in this schema.
+	d := dialect{schema}
+	q.entrySteps = sqljournal.EntryStepsSQL(d)
+	q.writeStep, q.finish = sqljournal.WriteStepSQL(d), sqljournal.FinishSQL(d)
 	// claimedSteps is entrySteps behind a claim in the same batch: it reads
 	// the journal only if the claim took the run (the transaction wrote a
 	// row, so it has a transaction id), so a refused claim reads nothing.
@@ -405,14 +343,17 @@ func newQueries(schema string) queries {
 	// refusedRun, last in the batch, reads the run's row only if the claim
 	// did not take it.
 	q.refusedRun = q.selectRun + ` AND txid_current_if_assigned() IS NULL`
-	q.writeStepTx = stepFence + `, w AS (` + strings.TrimPrefix(q.writeStep, stepFence) + `
+	// writeStepTx is writeStep for a tx step's pipelined commit: the same
+	// fenced upsert, failing (resume_lease_lost) where writeStep would
+	// write nothing, so the COMMIT queued behind it cannot commit the
+	// step's writes without its row.
+	q.writeStepTx = stepFence + `, w AS (` + sqljournal.InsertStep(stepFenced) + `
 			RETURNING 1)
-		SELECT CASE WHEN EXISTS (SELECT 1 FROM w) THEN 1 ELSE {schema}.resume_lease_lost($12, $14) END`
+		SELECT CASE WHEN EXISTS (SELECT 1 FROM w) THEN 1 ELSE {schema}.resume_lease_lost($15, $17) END`
 	for _, s := range []*string{
-		&q.createRun, &q.selectRun, &q.selectRunForUpdate, &q.selectSteps, &q.entrySteps,
+		&q.createRun, &q.selectRun, &q.selectRunForUpdate,
 		&q.claimedSteps, &q.refusedRun, &q.keepAlive, &q.stopOwner, &q.forgetOwners,
-		&q.claim, &q.renew, &q.writeStep, &q.writeStepTx, &q.finish,
-		&q.saveManifest, &q.writeSteps,
+		&q.claim, &q.writeStepTx, &q.saveManifest, &q.writeSteps,
 	} {
 		*s = qualify(*s, schema)
 	}
@@ -440,14 +381,6 @@ func timeOf(t *time.Time) time.Time {
 		return time.Time{}
 	}
 	return t.UTC()
-}
-
-// jsonArg passes b as json text, nil as NULL.
-func jsonArg(b json.RawMessage) any {
-	if b == nil {
-		return nil
-	}
-	return string(b)
 }
 
 // scanRun scans runColumns, then extra destinations.
@@ -509,21 +442,9 @@ func parseHistory(h []byte) ([]journal.AttemptRecord, string) {
 }
 
 // stepArgs are the arguments of writeStep and writeStepTx, once the row
-// is within the journal's limits.
+// is within the journal's limits (sqljournal.StepArgs).
 func stepArgs(l journal.Lease, s journal.StepRecord) ([]any, error) {
-	if err := journal.CheckStep(s); err != nil {
-		return nil, fmt.Errorf("run %s: write a step: %w", s.RunID, err)
-	}
-	history, err := journal.EncodeHistory(s.History)
-	if err != nil {
-		return nil, fmt.Errorf("run %s, step %s: %w", s.RunID, s.StepKey, err)
-	}
-	return []any{
-		s.RunID, s.StepKey, s.Name, string(s.Status), jsonArg(s.Result), s.Error,
-		s.Attempt, s.AttemptBase, s.Seq, s.StartedAt, nullTime(s.FinishedAt),
-		l.RunID, l.Owner, l.Epoch,
-		jsonArg(s.ErrorDetail), s.Final, jsonArg(history),
-	}, nil
+	return sqljournal.StepArgs(dialect{}, l, s)
 }
 
 func (j *Journal) run(ctx context.Context, q querier, sql, runID string) (journal.RunRecord, error) {
@@ -536,27 +457,6 @@ func (j *Journal) run(ctx context.Context, q querier, sql, runID string) (journa
 		return r, fmt.Errorf("run %s: read: %w", runID, err)
 	}
 	return r, nil
-}
-
-func (j *Journal) steps(ctx context.Context, q querier, runID string) ([]journal.StepRecord, error) {
-	j.reads.Add(1)
-	rows, err := q.Query(ctx, j.sql.selectSteps, runID)
-	if err != nil {
-		return nil, fmt.Errorf("run %s: read journal: %w", runID, err)
-	}
-	defer rows.Close()
-	var out []journal.StepRecord
-	for rows.Next() {
-		s, err := scanStep(rows)
-		if err != nil {
-			return nil, fmt.Errorf("run %s: read journal: %w", runID, err)
-		}
-		out = append(out, s)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("run %s: read journal: %w", runID, err)
-	}
-	return out, nil
 }
 
 // scanEntrySteps reads the rows of the entrySteps query.
@@ -724,19 +624,12 @@ const claimBound = time.Minute
 // RenewLease extends the lease to d from now, by the server's clock, if it
 // is still held.
 func (j *Journal) RenewLease(ctx context.Context, l journal.Lease, d time.Duration) error {
-	tag, err := j.pool.Exec(ctx, j.sql.renew, d, l.RunID, l.Owner, l.Epoch)
-	if err != nil {
-		return fmt.Errorf("run %s: renew lease: %w", l.RunID, err)
-	}
-	j.commits.Add(1)
-	return leaseHeld(tag, l)
+	return j.store.RenewLease(ctx, l, d)
 }
 
+// leaseHeld is the outcome of a fenced write whose answer was tag.
 func leaseHeld(tag pgconn.CommandTag, l journal.Lease) error {
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("run %s, epoch %d: %w", l.RunID, l.Epoch, journal.ErrLeaseLost)
-	}
-	return nil
+	return sqljournal.LeaseHeld(tag.RowsAffected(), l)
 }
 
 func (j *Journal) writeStep(ctx context.Context, q querier, l journal.Lease, s journal.StepRecord) error {
@@ -886,18 +779,12 @@ func (j *Journal) finish(ctx context.Context, q querier, l journal.Lease, r jour
 
 // finishArgs are the arguments of the finish statement.
 func finishArgs(l journal.Lease, r journal.RunRecord) []any {
-	return []any{string(r.Status), jsonArg(r.Output), r.Error, r.AttentionStep, r.UpdatedAt,
-		l.RunID, l.Owner, l.Epoch, r.AttentionKind, r.FailedStep, jsonArg(r.ErrorDetail), r.WaitKind, r.WaitName, nullTime(r.WakeAt)}
+	return sqljournal.FinishArgs(dialect{}, l, r)
 }
 
 // LoadRun reads a run and its full journal, ordered by seq.
 func (j *Journal) LoadRun(ctx context.Context, runID string) (journal.RunRecord, []journal.StepRecord, error) {
-	r, err := j.run(ctx, j.pool, j.sql.selectRun, runID)
-	if err != nil {
-		return r, nil, err
-	}
-	steps, err := j.steps(ctx, j.pool, runID)
-	return r, steps, err
+	return j.store.LoadRun(ctx, runID)
 }
 
 // ListRuns lists runs matching f, oldest first (newest first with

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"slices"
 
+	"github.com/resumegen/resumegen/runtime/internal/sqljournal"
 	"github.com/resumegen/resumegen/runtime/journal"
 )
 
@@ -15,11 +16,7 @@ var _ journal.BatchClaimer = (*Journal)(nil)
 // ClaimBatch of one. The one writer connection serializes claims, so no
 // two workers get one run.
 func (j *Journal) ClaimNext(ctx context.Context, c journal.ClaimNextRequest) (journal.RunRecord, []journal.StepRecord, error) {
-	runs, err := j.ClaimBatch(ctx, c, 1)
-	if err != nil {
-		return journal.RunRecord{}, nil, err
-	}
-	return runs[0].Run, runs[0].Steps, runs[0].Err
+	return sqljournal.FirstClaimed(j.ClaimBatch(ctx, c, 1))
 }
 
 // ClaimBatch claims up to max of the oldest claimable runs of c.Workflows

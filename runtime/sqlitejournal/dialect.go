@@ -21,7 +21,7 @@ type dialect struct{}
 
 var _ sqljournal.Dialect = dialect{}
 
-func (dialect) Rebind(sql string) string { return sqljournal.RebindNumbered(sql, "?") }
+func (dialect) Rebind(sql string) string { return sqljournal.RebindInOrder(sql, "?") }
 
 func (dialect) Param(n int) string { return "?" + strconv.Itoa(n) }
 
@@ -68,6 +68,27 @@ func (dialect) Now(a *sqljournal.Args, now time.Time) string { return a.Add(ts(n
 // Ago is the journal's clock, as read, less d, as an argument.
 func (dialect) Ago(a *sqljournal.Args, now time.Time, d time.Duration) string {
 	return a.Add(ts(now.Add(-d)))
+}
+
+// Later is the journal's clock, as read, plus d, as an argument.
+func (dialect) Later(a *sqljournal.Args, now time.Time, d time.Duration) string {
+	return a.Add(ts(now.Add(d)))
+}
+
+// RequiredTime is Time: the zero time is stored as "", as in any column.
+func (dialect) RequiredTime(t time.Time) any { return ts(t) }
+
+// TimeParam is p: SQLite does not infer parameters' types.
+func (dialect) TimeParam(p string) string { return p }
+
+// StepFence reads the run's row if the lease still holds it, in the
+// insert's condition (a WITH clause costs SQLite a few µs a step): the
+// write lock that the writer connection holds from the transaction's
+// start keeps a claim out until the write commits, and the progress
+// triggers (resume_steps_progress_insert, _update) mark the run's
+// progress.
+func (dialect) StepFence() (with, cond string) {
+	return "", `EXISTS (SELECT 1 FROM {schema}.resume_runs WHERE run_id = $15 AND lease_owner = $16 AND epoch = $17)`
 }
 
 // AppendMove appends m, stamped now, to the moves read: the column is
@@ -121,6 +142,9 @@ func (r sqlRows) Close() { r.Rows.Close() }
 
 // newStore is the shared half of j (sqljournal.Store).
 func newStore(j *Journal) *sqljournal.Store {
+	inTx := func(ctx context.Context, fn func(sqljournal.Executor) error) error {
+		return j.inTx(ctx, func(tx *sql.Tx) error { return fn(executor{tx}) })
+	}
 	return sqljournal.New(sqljournal.Config{
 		Dialect: dialect{},
 		Clock:   j.clock,
@@ -131,8 +155,10 @@ func newStore(j *Journal) *sqljournal.Store {
 		Reads:            &j.reads,
 		Commits:          &j.commits,
 		ScanRun:          func(row sqljournal.Row, extra ...any) (journal.RunRecord, error) { return scanRun(row, extra...) },
-		InTx: func(ctx context.Context, fn func(sqljournal.Executor) error) error {
-			return j.inTx(ctx, func(tx *sql.Tx) error { return fn(executor{tx}) })
-		},
+		ScanStep:         func(row sqljournal.Row) (journal.StepRecord, error) { return scanStep(row) },
+		InTx:             inTx,
+		// A statement alone still needs the write lock from its
+		// transaction's start (BEGIN IMMEDIATE), before the clock is read.
+		Write: inTx,
 	})
 }

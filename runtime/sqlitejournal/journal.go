@@ -234,11 +234,16 @@ func scanRun(s scanner, extra ...any) (journal.RunRecord, error) {
 	return r, nil
 }
 
-const stepColumns = `run_id, step_key, name, status, result, error, attempt, attempt_base, seq, started_at, finished_at,
-	error_detail, final, history`
+// The hot path's statements, shared with every SQL journal (sqljournal).
+var (
+	entrySQL     = sqljournal.EntryStepsSQL(dialect{})
+	writeStepSQL = sqljournal.WriteStepSQL(dialect{})
+	finishSQL    = sqljournal.FinishSQL(dialect{})
+)
 
-// scanStep scans stepColumns. Like scanRun, it reads a row whose columns
-// do not convert as far as it can, and names them in its Unreadable.
+// scanStep scans sqljournal.StepColumns. Like scanRun, it reads a row
+// whose columns do not convert as far as it can, and names them in its
+// Unreadable.
 func scanStep(s scanner) (journal.StepRecord, error) {
 	var st journal.StepRecord
 	var v [14]any
@@ -373,24 +378,6 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-func (j *Journal) steps(ctx context.Context, q querier, runID string) ([]journal.StepRecord, error) {
-	j.reads.Add(1)
-	rows, err := q.QueryContext(ctx, `SELECT `+stepColumns+` FROM resume_steps WHERE run_id = ? ORDER BY seq`, runID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []journal.StepRecord
-	for rows.Next() {
-		s, err := scanStep(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
-}
-
 func (j *Journal) run(ctx context.Context, q querier, runID string) (journal.RunRecord, error) {
 	j.reads.Add(1)
 	r, err := scanRun(q.QueryRowContext(ctx, `SELECT `+runColumns+` FROM resume_runs WHERE run_id = ?`, runID))
@@ -487,21 +474,6 @@ const claimSQL = `UPDATE resume_runs SET
 		((lease_until < ?3 AND (lease_owner = ?1 OR NOT resume_owner_alive(?8, lease_owner))) OR (lease_owner = ?5 AND epoch = ?6)
 		OR (?7 AND lease_owner <> ?1 AND resume_owner_gone(?8, lease_owner)))))
 	RETURNING ` + runColumns
-
-// entrySQL reads the journal at a run's entry with what the engine needs and
-// no more: a succeeded row is replayed from its key, result and seq, so its
-// other columns are left NULL. Unordered: the engine needs only the highest
-// seq. (Each column converted costs; this halves the read of a long run.)
-const entrySQL = `SELECT step_key, status, result, seq,
-		CASE WHEN status <> 'succeeded' THEN error END,
-		CASE WHEN status <> 'succeeded' THEN attempt END,
-		CASE WHEN status <> 'succeeded' THEN attempt_base END,
-		CASE WHEN status <> 'succeeded' THEN started_at END,
-		CASE WHEN status <> 'succeeded' THEN finished_at END,
-		CASE WHEN status <> 'succeeded' THEN error_detail END,
-		CASE WHEN status <> 'succeeded' THEN final END,
-		CASE WHEN status <> 'succeeded' THEN history END
-	FROM resume_steps WHERE run_id = ?`
 
 func (j *Journal) entrySteps(ctx context.Context, tx *sql.Tx, runID string) ([]journal.StepRecord, error) {
 	j.reads.Add(1)
@@ -708,18 +680,7 @@ const claimableVersions = `
 // RenewLease extends the lease to d from the moment the write lock is
 // held, if it is still held.
 func (j *Journal) RenewLease(ctx context.Context, l journal.Lease, d time.Duration) error {
-	var res sql.Result
-	err := j.inTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		res, err = tx.ExecContext(ctx, `UPDATE resume_runs SET lease_until = ?
-			WHERE run_id = ? AND lease_owner = ? AND epoch = ? AND status = 'running'`,
-			ts(j.clock().Add(d)), l.RunID, l.Owner, l.Epoch)
-		if err != nil {
-			return writeLock(err)
-		}
-		return leaseHeld(res, l)
-	})
-	return err
+	return j.store.RenewLease(ctx, l, d)
 }
 
 func leaseHeld(res sql.Result, l journal.Lease) error {
@@ -727,22 +688,8 @@ func leaseHeld(res sql.Result, l journal.Lease) error {
 	if err != nil {
 		return err
 	}
-	if n == 0 {
-		return fmt.Errorf("run %s, epoch %d: %w", l.RunID, l.Epoch, journal.ErrLeaseLost)
-	}
-	return nil
+	return sqljournal.LeaseHeld(n, l)
 }
-
-// writeStepSQL upserts a step row, fenced: it writes nothing unless the
-// run's lease is still the writer's.
-const writeStepSQL = `INSERT INTO resume_steps (` + stepColumns + `)
-	SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
-	WHERE EXISTS (SELECT 1 FROM resume_runs WHERE run_id = ? AND lease_owner = ? AND epoch = ?)
-	ON CONFLICT (run_id, step_key) DO UPDATE SET
-		status = excluded.status, result = excluded.result, error = excluded.error,
-		attempt = excluded.attempt, attempt_base = excluded.attempt_base, seq = excluded.seq,
-		started_at = excluded.started_at, finished_at = excluded.finished_at,
-		error_detail = excluded.error_detail, final = excluded.final, history = excluded.history`
 
 func writeStep(ctx context.Context, stmt *sql.Stmt, l journal.Lease, s journal.StepRecord) error {
 	args, err := stepArgs(l, s)
@@ -756,21 +703,10 @@ func writeStep(ctx context.Context, stmt *sql.Stmt, l journal.Lease, s journal.S
 	return leaseHeld(res, l)
 }
 
-// stepArgs checks s and returns writeStepSQL's arguments for it, fenced by l.
+// stepArgs checks s and returns writeStepSQL's arguments for it, fenced by
+// l (sqljournal.StepArgs).
 func stepArgs(l journal.Lease, s journal.StepRecord) ([]any, error) {
-	if err := journal.CheckStep(s); err != nil {
-		return nil, fmt.Errorf("run %s: write a step: %w", s.RunID, err)
-	}
-	history, err := journal.EncodeHistory(s.History)
-	if err != nil {
-		return nil, fmt.Errorf("run %s, step %s: %w", s.RunID, s.StepKey, err)
-	}
-	return []any{
-		s.RunID, s.StepKey, s.Name, string(s.Status), nullJSON(s.Result), s.Error,
-		s.Attempt, s.AttemptBase, s.Seq, ts(s.StartedAt), ts(s.FinishedAt),
-		nullJSON(s.ErrorDetail), s.Final, nullJSON(history),
-		l.RunID, l.Owner, l.Epoch,
-	}, nil
+	return sqljournal.StepArgs(dialect{}, l, s)
 }
 
 // WriteStep upserts the step's row, fenced, and returns once it is
@@ -834,17 +770,6 @@ func (t *stepTx) Rollback() error {
 	return t.tx.Rollback()
 }
 
-// finishSQL stores a run asked to stop that suspends (?1 waiting)
-// pending instead, so that its unwinding does not wait.
-const finishSQL = `UPDATE resume_runs SET
-		status = CASE WHEN ?1 = 'waiting' AND cancel_requested_at <> '' THEN 'pending' ELSE ?1 END,
-		output = ?2, error = ?3, attention_step = ?4, attention_kind = ?5, lease_owner = '', lease_until = '', updated_at = ?6,
-		failed_step = ?7, error_detail = ?8, progress_attempt = attempts,
-		wait_kind = CASE WHEN cancel_requested_at = '' THEN ?9 ELSE '' END,
-		wait_name = CASE WHEN cancel_requested_at = '' THEN ?10 ELSE '' END,
-		wake_at = CASE WHEN cancel_requested_at = '' THEN ?11 ELSE '' END
-	WHERE run_id = ?12 AND lease_owner = ?13 AND epoch = ?14`
-
 // FinishRun records the run's status and releases its lease, fenced. A
 // run suspending for a signal kept already, or for a child that no longer
 // waits, is stored pending instead (see journal.Journal.Signal).
@@ -876,23 +801,16 @@ func (j *Journal) FinishRun(ctx context.Context, l journal.Lease, r journal.RunR
 }
 
 func (j *Journal) finish(ctx context.Context, stmt *sql.Stmt, l journal.Lease, r journal.RunRecord) error {
-	res, err := stmt.ExecContext(ctx,
-		string(r.Status), nullJSON(r.Output), r.Error, r.AttentionStep, r.AttentionKind, ts(r.UpdatedAt),
-		r.FailedStep, nullJSON(r.ErrorDetail), r.WaitKind, r.WaitName, ts(r.WakeAt), l.RunID, l.Owner, l.Epoch)
+	res, err := stmt.ExecContext(ctx, sqljournal.FinishArgs(dialect{}, l, r)...)
 	if err != nil {
 		return writeLock(err)
 	}
 	return leaseHeld(res, l)
 }
 
-// LoadRun reads a run and its journal.
+// LoadRun reads a run and its full journal, ordered by seq.
 func (j *Journal) LoadRun(ctx context.Context, runID string) (journal.RunRecord, []journal.StepRecord, error) {
-	r, err := j.run(ctx, j.read, runID)
-	if err != nil {
-		return r, nil, err
-	}
-	steps, err := j.steps(ctx, j.read, runID)
-	return r, steps, err
+	return j.store.LoadRun(ctx, runID)
 }
 
 // ListRuns lists runs matching f, oldest first (newest first with

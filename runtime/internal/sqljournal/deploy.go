@@ -7,15 +7,6 @@ import (
 	"github.com/resumegen/resumegen/runtime/journal"
 )
 
-// LeaseHeld is nil when a write fenced by lease l changed n rows, and
-// journal.ErrLeaseLost, naming the run and epoch, when it changed none.
-func LeaseHeld(n int64, l journal.Lease) error {
-	if n == 0 {
-		return fmt.Errorf("run %s, epoch %d: %w", l.RunID, l.Epoch, journal.ErrLeaseLost)
-	}
-	return nil
-}
-
 // MoveRun re-pins the run l holds to m.To and m.Workflow, relabels its step
 // rows by m.Renames and appends m, stamped with the journal's clock, to
 // its moves, in one transaction holding the run's row: nothing is written

@@ -23,6 +23,34 @@ func TestRebindNumbered(t *testing.T) {
 	}
 }
 
+func TestRebindInOrder(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`SELECT a FROM {schema}.t WHERE b = $1 AND c = $2 AND d = '$3'`, `SELECT a FROM t WHERE b = ? AND c = ? AND d = '$3'`},
+		{`UPDATE t SET a = $1 WHERE b = $10 AND c = $11`, `UPDATE t SET a = ?1 WHERE b = ?10 AND c = ?11`},
+		{`SELECT $1, $2, $1`, `SELECT ?1, ?2, ?1`},
+		{`SELECT $2, $1`, `SELECT ?2, ?1`},
+		{`SELECT 1`, `SELECT 1`},
+		{`SELECT ?2, $1`, `SELECT ?2, ?1`},
+		{`SELECT '?', $1`, `SELECT '?', ?`},
+	} {
+		if got := RebindInOrder(c.in, "?"); got != c.want {
+			t.Errorf("RebindInOrder(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	// The step row's write binds its 17 arguments in order.
+	if got := WriteStepSQL(inOrderDialect{}); strings.Contains(got, "?1") {
+		t.Errorf("WriteStepSQL numbers its placeholders:\n%s", got)
+	}
+}
+
+// inOrderDialect is SQLite's spelling of a step row's write.
+type inOrderDialect struct{ Dialect }
+
+func (inOrderDialect) Rebind(sql string) string { return RebindInOrder(sql, "?") }
+func (inOrderDialect) StepFence() (string, string) {
+	return "", `EXISTS (SELECT 1 FROM {schema}.resume_runs WHERE run_id = $15 AND lease_owner = $16 AND epoch = $17)`
+}
+
 // testDialect spells placeholders as PostgreSQL does and lists as IN
 // lists, to show which parts of RunWhere each method writes.
 type testDialect struct{ Dialect }

@@ -24,6 +24,8 @@ type Config struct {
 	// ScanRun scans the backend's run columns (RunColumns), then extra
 	// destinations.
 	ScanRun func(row Row, extra ...any) (journal.RunRecord, error)
+	// ScanStep scans the backend's step columns (StepColumns).
+	ScanStep func(row Row) (journal.StepRecord, error)
 	// Clock is the journal's clock as the host reads it: where a dialect
 	// stamps rows with the host's time (SQLite: the journal's clock, see
 	// its WithClock), the time it stamps.
@@ -32,6 +34,12 @@ type Config struct {
 	// must hold to change a run, and commits it (counting the commit) if
 	// fn succeeds.
 	InTx func(ctx context.Context, fn func(tx Executor) error) error
+	// Write runs fn, whose one statement is a transaction of its own,
+	// holding what the backend must hold to change a run (as InTx: on
+	// PostgreSQL that statement alone, in autocommit; on SQLite a
+	// transaction that holds the write lock), and counts its commit if
+	// fn succeeds.
+	Write func(ctx context.Context, fn func(tx Executor) error) error
 	// PositionalParams lets a statement of many arguments (a fork's copy
 	// of step rows) use "?" placeholders bound in order instead of the
 	// dialect's numbered ones: SQLite's driver binds each numbered
@@ -56,6 +64,7 @@ type statements struct {
 	acceptVersion, selectRelabel, relabel                      string
 	keptSignal, listSignals, consumeSignal, parentOf           string
 	unwindable, cancelRequested                                string
+	readRun, readSteps                                         string
 }
 
 // RunColumns are the columns of resume_runs a backend's ScanRun scans, in
@@ -124,16 +133,18 @@ func New(cfg Config) *Store {
 		unwindable: `SELECT EXISTS (SELECT 1 FROM {schema}.resume_steps WHERE run_id = $1)
 			OR EXISTS (SELECT 1 FROM {schema}.resume_runs WHERE parent_run_id = $1)`,
 		cancelRequested: `SELECT cancel_requested_at FROM {schema}.resume_runs WHERE run_id = $1`,
+		readRun:         `SELECT ` + RunColumns + ` FROM {schema}.resume_runs WHERE run_id = $1`,
 	}
 	for _, q := range []*string{
 		&s.listRuns, &s.countRuns, &s.manifest, &s.loadManifest, &s.listManifests,
 		&s.listActions, &s.sealingKeys, &s.selectRun, &s.selectStepStatus, &s.resolveDone, &s.resolveRedo,
 		&s.makePending, &s.wakeParents, &s.retrySteps, &s.retryRun, &s.acceptVersion,
 		&s.selectRelabel, &s.relabel, &s.keptSignal, &s.listSignals, &s.consumeSignal, &s.parentOf,
-		&s.unwindable, &s.cancelRequested,
+		&s.unwindable, &s.cancelRequested, &s.readRun,
 	} {
 		*q = d.Rebind(*q)
 	}
+	s.readSteps = StepsSQL(d)
 	return &Store{cfg: cfg, sql: s}
 }
 
