@@ -135,10 +135,11 @@ func newStore(j *Journal) *sqljournal.Store {
 			j.commits.Add(1)
 			return nil
 		},
-		Reads:    &j.reads,
-		Commits:  &j.commits,
-		ScanRun:  func(row sqljournal.Row, extra ...any) (journal.RunRecord, error) { return scanRun(row, extra...) },
-		ScanStep: func(row sqljournal.Row) (journal.StepRecord, error) { return scanStep(row) },
+		Reads:        &j.reads,
+		Commits:      &j.commits,
+		ScanRun:      func(row sqljournal.Row, extra ...any) (journal.RunRecord, error) { return scanRun(row, extra...) },
+		ScanStep:     func(row sqljournal.Row) (journal.StepRecord, error) { return scanStep(row) },
+		ScanSchedule: func(row sqljournal.Row) (journal.ScheduleRecord, error) { return scanSchedule(row) },
 		InTx: func(ctx context.Context, fn func(sqljournal.Executor) error) error {
 			return j.inTx(ctx, func(tx pgx.Tx) error { return fn(executor{tx}) })
 		},

@@ -156,6 +156,7 @@ func newStore(j *Journal) *sqljournal.Store {
 		Commits:          &j.commits,
 		ScanRun:          func(row sqljournal.Row, extra ...any) (journal.RunRecord, error) { return scanRun(row, extra...) },
 		ScanStep:         func(row sqljournal.Row) (journal.StepRecord, error) { return scanStep(row) },
+		ScanSchedule:     func(row sqljournal.Row) (journal.ScheduleRecord, error) { return scanSchedule(row) },
 		InTx:             inTx,
 		// A statement alone still needs the write lock from its
 		// transaction's start (BEGIN IMMEDIATE), before the clock is read.

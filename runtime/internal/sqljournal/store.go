@@ -26,6 +26,9 @@ type Config struct {
 	ScanRun func(row Row, extra ...any) (journal.RunRecord, error)
 	// ScanStep scans the backend's step columns (StepColumns).
 	ScanStep func(row Row) (journal.StepRecord, error)
+	// ScanSchedule scans the backend's schedule columns
+	// (ScheduleColumns).
+	ScanSchedule func(row Row) (journal.ScheduleRecord, error)
 	// Clock is the journal's clock as the host reads it: where a dialect
 	// stamps rows with the host's time (SQLite: the journal's clock, see
 	// its WithClock), the time it stamps.
@@ -53,6 +56,7 @@ type Config struct {
 type Store struct {
 	cfg Config
 	sql statements
+	sch scheduleStatements
 }
 
 // statements are the Store's statements, rebound once.
@@ -145,7 +149,7 @@ func New(cfg Config) *Store {
 		*q = d.Rebind(*q)
 	}
 	s.readSteps = StepsSQL(d)
-	return &Store{cfg: cfg, sql: s}
+	return &Store{cfg: cfg, sql: s, sch: newScheduleStatements(d)}
 }
 
 // Dialect returns the backend's dialect.
