@@ -2,7 +2,6 @@ package pgjournal
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -25,13 +24,7 @@ func (j *Journal) ListActions(ctx context.Context, runID string) ([]journal.Acti
 // RecordKeys notes the ids of the keys that seal the journal's values
 // (journal.KeyRegistry); an id seen before keeps its time.
 func (j *Journal) RecordKeys(ctx context.Context, ids []string) error {
-	for _, id := range ids {
-		if _, err := j.pool.Exec(ctx, qualify(`INSERT INTO {schema}.resume_keys (key_id, first_sealed_at) VALUES ($1, clock_timestamp())
-			ON CONFLICT (key_id) DO NOTHING`, j.schema), id); err != nil {
-			return fmt.Errorf("record sealing key %q: %w", id, err)
-		}
-	}
-	return nil
+	return j.store.RecordKeys(ctx, ids)
 }
 
 // SealingKeys lists the recorded sealing keys, first seen first

@@ -3,7 +3,6 @@ package sqlitejournal
 import (
 	"context"
 	"database/sql"
-	"fmt"
 
 	"github.com/resumegen/resumegen/runtime/journal"
 )
@@ -24,15 +23,7 @@ func (j *Journal) ListActions(ctx context.Context, runID string) ([]journal.Acti
 // RecordKeys notes the ids of the keys that seal the journal's values
 // (journal.KeyRegistry); an id seen before keeps its time.
 func (j *Journal) RecordKeys(ctx context.Context, ids []string) error {
-	return j.inTx(ctx, func(tx *sql.Tx) error {
-		now := ts(j.clock())
-		for _, id := range ids {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO resume_keys (key_id, first_sealed_at) VALUES (?, ?) ON CONFLICT (key_id) DO NOTHING`, id, now); err != nil {
-				return fmt.Errorf("record sealing key %q: %w", id, writeLock(err))
-			}
-		}
-		return nil
-	})
+	return j.store.RecordKeys(ctx, ids)
 }
 
 // SealingKeys lists the recorded sealing keys, first seen first

@@ -51,6 +51,25 @@ func (s *Store) ListActions(ctx context.Context, runID string) ([]journal.Action
 	})
 }
 
+// RecordKeys notes the ids of the keys that seal the journal's values
+// (journal.KeyRegistry), stamped with the journal's clock, in one
+// transaction; an id seen before keeps its time.
+func (s *Store) RecordKeys(ctx context.Context, ids []string) error {
+	d := s.cfg.Dialect
+	return s.cfg.InTx(ctx, func(tx Executor) error {
+		now := s.cfg.Clock()
+		for _, id := range ids {
+			a := NewArgs(d)
+			q := `INSERT INTO {schema}.resume_keys (key_id, first_sealed_at) VALUES (` + a.Add(id) + `, ` + d.Now(a, now) + `)
+				ON CONFLICT (key_id) DO NOTHING`
+			if _, err := tx.Exec(ctx, d.Rebind(q), a.Values()...); err != nil {
+				return fmt.Errorf("record sealing key %q: %w", id, d.WriteErr(err))
+			}
+		}
+		return nil
+	})
+}
+
 // SealingKeys lists the recorded sealing keys, first seen first
 // (journal.KeyRegistry).
 func (s *Store) SealingKeys(ctx context.Context) ([]journal.KeyRecord, error) {
