@@ -81,18 +81,7 @@ func (j *Journal) KeptSignal(ctx context.Context, runID, name string) (journal.S
 // TakeSignal writes await row s and consumes signal seq, in one
 // transaction, fenced.
 func (j *Journal) TakeSignal(ctx context.Context, l journal.Lease, seq int64, s journal.StepRecord) error {
-	err := j.inTx(ctx, func(tx pgx.Tx) error {
-		if seq > 0 {
-			if err := j.store.ConsumeSignal(ctx, executor{tx}, s.RunID, s.StepKey, s.Name, seq); err != nil {
-				return err
-			}
-		}
-		return j.writeStep(ctx, tx, l, s)
-	})
-	if err != nil {
-		return fmt.Errorf("run %s, await %s: %w", s.RunID, s.StepKey, err)
-	}
-	return nil
+	return j.store.TakeSignal(ctx, l, seq, s)
 }
 
 // finishWaiting is FinishRun for a run that suspends for a signal or a
@@ -100,21 +89,11 @@ func (j *Journal) TakeSignal(ctx context.Context, l journal.Lease, seq int64, s 
 // the next statement sees it), a signal kept for it, or a child that no
 // longer waits, stores it pending instead.
 func (j *Journal) finishWaiting(ctx context.Context, l journal.Lease, r journal.RunRecord) error {
-	q := func(sql string) string { return qualify(sql, j.schema) }
 	return j.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, q(`SELECT 1 FROM {schema}.resume_runs WHERE run_id = $1 FOR UPDATE`), r.RunID); err != nil {
+		if err := j.store.LockRun(ctx, executor{tx}, r.RunID); err != nil {
 			return fmt.Errorf("run %s: finish: %w", r.RunID, err)
 		}
-		var over bool
-		var err error
-		if r.WaitKind == journal.WaitSignal {
-			err = tx.QueryRow(ctx, q(`SELECT EXISTS (SELECT 1 FROM {schema}.resume_signals WHERE run_id = $1 AND name = $2 AND consumed_key = '')`),
-				r.RunID, r.WaitName).Scan(&over)
-		} else if r.WaitKind == journal.WaitChildren {
-			over, err = j.childrenDone(ctx, tx, r.RunID)
-		} else {
-			err = tx.QueryRow(ctx, q(`SELECT EXISTS (SELECT 1 FROM {schema}.resume_runs WHERE run_id = $1 AND status <> 'waiting')`), r.WaitName).Scan(&over)
-		}
+		over, err := j.store.WaitOver(ctx, executor{tx}, r)
 		if err != nil {
 			return fmt.Errorf("run %s: finish: %w", r.RunID, err)
 		}

@@ -788,7 +788,7 @@ func (j *Journal) FinishRun(ctx context.Context, l journal.Lease, r journal.RunR
 		}
 		return j.withTx(ctx, tx, func(tx *sql.Tx) error {
 			r := r
-			over, err := woken(ctx, tx, r)
+			over, err := j.store.WaitOver(ctx, executor{tx}, r)
 			if err != nil {
 				return err
 			}

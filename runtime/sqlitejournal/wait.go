@@ -59,36 +59,7 @@ func (j *Journal) KeptSignal(ctx context.Context, runID, name string) (journal.S
 // TakeSignal writes await row s and consumes signal seq, in one commit,
 // fenced.
 func (j *Journal) TakeSignal(ctx context.Context, l journal.Lease, seq int64, s journal.StepRecord) error {
-	err := j.inTx(ctx, func(tx *sql.Tx) error {
-		if seq > 0 {
-			if err := j.store.ConsumeSignal(ctx, executor{tx}, s.RunID, s.StepKey, s.Name, seq); err != nil {
-				return err
-			}
-		}
-		return writeStep(ctx, tx.StmtContext(ctx, j.writeStepStmt), l, s)
-	})
-	if err != nil {
-		return fmt.Errorf("run %s, await %s: %w", s.RunID, s.StepKey, writeLock(err))
-	}
-	return nil
-}
-
-// woken reports whether run r, about to be stored waiting for what it
-// says, has its wait over already: a signal of that name is kept for it
-// (sent while it ran), or the child it waits for no longer waits.
-func woken(ctx context.Context, q querier, r journal.RunRecord) (bool, error) {
-	var n int
-	var err error
-	switch r.WaitKind {
-	case journal.WaitSignal:
-		err = q.QueryRowContext(ctx, `SELECT count(*) FROM resume_signals WHERE run_id = ? AND name = ? AND consumed_key = ''`,
-			r.RunID, r.WaitName).Scan(&n)
-	case journal.WaitChild:
-		err = q.QueryRowContext(ctx, `SELECT count(*) FROM resume_runs WHERE run_id = ? AND status <> 'waiting'`, r.WaitName).Scan(&n)
-	case journal.WaitChildren:
-		return childrenDone(ctx, q, r.RunID)
-	}
-	return n > 0, err
+	return j.store.TakeSignal(ctx, l, seq, s)
 }
 
 // ListSignals lists a run's signals in the order they were sent.

@@ -68,7 +68,8 @@ type statements struct {
 	acceptVersion, selectRelabel, relabel                      string
 	keptSignal, listSignals, consumeSignal, parentOf           string
 	unwindable, cancelRequested                                string
-	readRun, readSteps                                         string
+	readRun, readSteps, writeStep                              string
+	lockRun, childrenBusy, signalKept, childSettled            string
 }
 
 // RunColumns are the columns of resume_runs a backend's ScanRun scans, in
@@ -138,6 +139,14 @@ func New(cfg Config) *Store {
 			OR EXISTS (SELECT 1 FROM {schema}.resume_runs WHERE parent_run_id = $1)`,
 		cancelRequested: `SELECT cancel_requested_at FROM {schema}.resume_runs WHERE run_id = $1`,
 		readRun:         `SELECT ` + RunColumns + ` FROM {schema}.resume_runs WHERE run_id = $1`,
+		childrenBusy: `SELECT EXISTS (SELECT 1 FROM {schema}.resume_runs
+			WHERE parent_run_id = $1 AND status IN ('pending', 'running', 'waiting'))`,
+		signalKept: `SELECT EXISTS (SELECT 1 FROM {schema}.resume_signals
+			WHERE run_id = $1 AND name = $2 AND consumed_key = '')`,
+		childSettled: `SELECT EXISTS (SELECT 1 FROM {schema}.resume_runs WHERE run_id = $1 AND status <> 'waiting')`,
+	}
+	if forUpdate != "" {
+		s.lockRun = `SELECT 1 FROM {schema}.resume_runs WHERE run_id = $1` + forUpdate
 	}
 	for _, q := range []*string{
 		&s.listRuns, &s.countRuns, &s.manifest, &s.loadManifest, &s.listManifests,
@@ -145,10 +154,11 @@ func New(cfg Config) *Store {
 		&s.makePending, &s.wakeParents, &s.retrySteps, &s.retryRun, &s.acceptVersion,
 		&s.selectRelabel, &s.relabel, &s.keptSignal, &s.listSignals, &s.consumeSignal, &s.parentOf,
 		&s.unwindable, &s.cancelRequested, &s.readRun,
+		&s.lockRun, &s.childrenBusy, &s.signalKept, &s.childSettled,
 	} {
 		*q = d.Rebind(*q)
 	}
-	s.readSteps = StepsSQL(d)
+	s.readSteps, s.writeStep = StepsSQL(d), WriteStepSQL(d)
 	return &Store{cfg: cfg, sql: s, sch: newScheduleStatements(d)}
 }
 
