@@ -339,6 +339,15 @@ CREATE TABLE {schema}.resume_queues (
 CREATE INDEX IF NOT EXISTS resume_runs_claim_pending ON {schema}.resume_runs (workflow, created_at, run_id) WHERE status = 'pending' AND queue = '';
 CREATE INDEX IF NOT EXISTS resume_runs_claim_due ON {schema}.resume_runs (workflow, wake_at) WHERE status = 'waiting' AND queue = '';
 `,
+	// 21: resume_runs_by_status (status, created_at), of migration 1, is a
+	// prefix of resume_runs_by_status_created (status, created_at,
+	// run_id), of migration 12: every read it served the longer one
+	// serves, and the planner, given both, sometimes read the lapsed
+	// leases of a claim from the shorter one and sorted them
+	// (TestClaimBatchPlan). Each status change wrote both.
+	`
+DROP INDEX IF EXISTS {schema}.resume_runs_by_status;
+`,
 }
 
 // leaseLostCode is the SQLSTATE resume_lease_lost raises.

@@ -274,6 +274,13 @@ CREATE TABLE resume_queues (
 CREATE INDEX IF NOT EXISTS resume_runs_claim_pending ON resume_runs (workflow, created_at, run_id) WHERE status = 'pending' AND queue = '';
 CREATE INDEX IF NOT EXISTS resume_runs_claim_due ON resume_runs (workflow, wake_at) WHERE status = 'waiting' AND queue = '';
 `,
+	// 17: resume_runs_by_status (status, created_at), of migration 1, is a
+	// prefix of resume_runs_by_status_created (status, created_at,
+	// run_id): every read it served the longer one serves, and each
+	// status change wrote both.
+	`
+DROP INDEX IF EXISTS resume_runs_by_status;
+`,
 }
 
 // SchemaVersion returns the schema version this package creates and reads.
