@@ -9,6 +9,9 @@ import (
 	"github.com/resumegen/resumegen/runtime/resume"
 )
 
+// minRounds is the fewest rounds BenchConcurrent alternates.
+const minRounds = 3
+
 // ConcurrencyLadder is the number of concurrent runs BenchConcurrent is run
 // at by every journal's benchmarks.
 var ConcurrencyLadder = []int{1, 4, 16, 64}
@@ -17,7 +20,8 @@ var ConcurrencyLadder = []int{1, 4, 16, 64}
 // once, each a fresh run of steps steps (its create, claim and finish
 // counted in), beside runs goroutines doing as many raw single-row
 // autocommit INSERTs. The two sides alternate in rounds, so that machine
-// noise hits both alike. An op is one step (or insert) of one goroutine.
+// noise hits both alike, at least three rounds each. An op is one step
+// (or insert) of one goroutine.
 // It reports both rates, their ratio (journaled / raw: above 1 means the
 // journal commits several runs' steps together) and the journal's commits
 // per step; and, where the harness can count them, the statements and WAL
@@ -51,10 +55,13 @@ func BenchConcurrent(b *testing.B, h BenchHarness, runs, steps int) {
 	}
 	var raw, journaled time.Duration
 	var rawCost, journalCost storeCost
-	var done int
+	var done, rounds int
 	before := h.Journal.Counters()
 	b.ResetTimer()
-	for done < b.N {
+	// At least minRounds rounds, each side alternating, whatever b.N: one
+	// round (a -benchtime of fewer steps than runs x steps) would measure
+	// each side once, in whatever the machine was doing then.
+	for done < b.N || rounds < minRounds {
 		raw += rawCost.during(b, h, func() time.Duration {
 			return all(func() error {
 				for range steps {
@@ -72,9 +79,13 @@ func BenchConcurrent(b *testing.B, h BenchHarness, runs, steps int) {
 			})
 		})
 		done += runs * steps
+		rounds++
 	}
 	b.StopTimer()
 	after := h.Journal.Counters()
+	// ns/op over the steps both sides made, not b.N (fewer, when the
+	// rounds ran past it).
+	b.ReportMetric(float64((raw+journaled).Nanoseconds())/float64(2*done), "ns/op")
 	b.ReportMetric(float64(done)/journaled.Seconds(), "steps/s")
 	b.ReportMetric(float64(done)/raw.Seconds(), "raw-inserts/s")
 	b.ReportMetric(raw.Seconds()/journaled.Seconds(), "throughput-ratio")
