@@ -191,6 +191,26 @@ func testAdvertise(t *testing.T, j journal.Journal) {
 	if got := claimAll(t, j, "new", wv("v3"), lineage, time.Hour); fmt.Sprint(got) != "[r-v2]" {
 		t.Fatalf("after the advertisement was withdrawn, claimed %v, want [r-v2]", got)
 	}
+	// A long advertisement, a version listed twice in it, v1 last: every
+	// version counts, the duplicate once.
+	createAt(t, j, "r2-v1", "v1", 0)
+	var long []journal.WorkflowVersion
+	for i := range 1200 {
+		long = append(long, journal.WorkflowVersion{Workflow: "example.com/other.W", Version: fmt.Sprintf("v%04d", i)})
+	}
+	long = append(long, wv("v1", "v1")...)
+	if err := j.Advertise(ctx, "big", long); err != nil {
+		t.Fatalf("advertise %d versions, one twice: %v", len(long), err)
+	}
+	if got := claimAll(t, j, "new", wv("v3"), lineage, time.Hour); len(got) != 0 {
+		t.Fatalf("claimed %v while v1 is advertised last of %d versions", got, len(long))
+	}
+	if err := j.Advertise(ctx, "big", long[:1200]); err != nil {
+		t.Fatal(err)
+	}
+	if got := claimAll(t, j, "new", wv("v3"), lineage, time.Hour); fmt.Sprint(got) != "[r2-v1]" {
+		t.Fatalf("after v1 left the long advertisement, claimed %v, want [r2-v1]", got)
+	}
 }
 
 func testTwoVersionsConcurrently(t *testing.T, j journal.Journal) {

@@ -14,8 +14,8 @@ import (
 // deployQueries are the statements of deploys: the claim of a worker that
 // lists its versions, advertisements, moves and manifests.
 type deployQueries struct {
-	manifestLock, deleteWorkers, advertise string
-	selectRelabel, relabel, moveRun        string
+	manifestLock                    string
+	selectRelabel, relabel, moveRun string
 }
 
 // manifestLockKey is the first key of the advisory lock that serializes
@@ -57,14 +57,7 @@ const claimableVersions = `WITH lists AS (SELECT $5::text[] AS mw, $6::text[] AS
 
 func newDeployQueries(schema string) deployQueries {
 	q := deployQueries{
-		manifestLock:  `SELECT pg_advisory_xact_lock($1, hashtext($2))`,
-		deleteWorkers: `DELETE FROM {schema}.resume_workers WHERE owner = $1`,
-		advertise: `INSERT INTO {schema}.resume_workers (owner, workflow, version, seen_at)
-			SELECT $1, w, v, clock_timestamp() FROM unnest($2::text[], $3::text[]) AS a (w, v)
-			ON CONFLICT (owner, workflow, version) DO UPDATE SET seen_at = excluded.seen_at`,
-	}
-	for _, s := range []*string{&q.deleteWorkers, &q.advertise} {
-		*s = qualify(*s, schema)
+		manifestLock: `SELECT pg_advisory_xact_lock($1, hashtext($2))`,
 	}
 	return q
 }
@@ -110,21 +103,7 @@ func (j *Journal) ListManifests(ctx context.Context, workflow string) ([]journal
 // Advertise replaces the versions owner advertised with versions, seen at
 // the server's clock; nil withdraws them.
 func (j *Journal) Advertise(ctx context.Context, owner string, versions []journal.WorkflowVersion) error {
-	err := j.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, j.sql.deploy.deleteWorkers, owner); err != nil {
-			return err
-		}
-		if len(versions) == 0 {
-			return nil
-		}
-		workflows, vs := splitVersions(versions)
-		_, err := tx.Exec(ctx, j.sql.deploy.advertise, owner, workflows, vs)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("owner %s: advertise: %w", owner, err)
-	}
-	return nil
+	return j.store.Advertise(ctx, owner, versions)
 }
 
 // MoveRun re-pins the run l holds to m.To and m.Workflow, relabels its step

@@ -1,11 +1,57 @@
 package sqljournal
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/resumegen/resumegen/runtime/journal"
 )
+
+// advertiseRows bounds the rows of one advertisement's insert (SQLite
+// binds at most 32,766 arguments a statement).
+const advertiseRows = 500
+
+// Advertise replaces the versions owner advertised with versions, seen
+// now by the journal's clock (read once the backend holds its write
+// lock), in one transaction; nil withdraws them. A version listed twice
+// is advertised once.
+func (s *Store) Advertise(ctx context.Context, owner string, versions []journal.WorkflowVersion) error {
+	d := s.cfg.Dialect
+	vs := slices.Clone(versions)
+	slices.SortFunc(vs, func(a, b journal.WorkflowVersion) int {
+		return cmp.Or(cmp.Compare(a.Workflow, b.Workflow), cmp.Compare(a.Version, b.Version))
+	})
+	vs = slices.Compact(vs)
+	err := s.cfg.InTx(ctx, func(tx Executor) error {
+		if _, err := tx.Exec(ctx, s.sql.deleteWorkers, owner); err != nil {
+			return d.WriteErr(err)
+		}
+		now := s.cfg.Clock()
+		for len(vs) > 0 {
+			chunk := vs[:min(len(vs), advertiseRows)]
+			vs = vs[len(chunk):]
+			a := NewArgs(d)
+			who, at := a.Add(owner), d.Now(a, now)
+			rows := make([]string, len(chunk))
+			for i, v := range chunk {
+				rows[i] = "(" + who + ", " + a.Add(v.Workflow) + ", " + a.Add(v.Version) + ", " + at + ")"
+			}
+			q := `INSERT INTO {schema}.resume_workers (owner, workflow, version, seen_at) VALUES ` + strings.Join(rows, ", ") + `
+				ON CONFLICT (owner, workflow, version) DO UPDATE SET seen_at = excluded.seen_at`
+			if _, err := tx.Exec(ctx, d.Rebind(q), a.Values()...); err != nil {
+				return d.WriteErr(err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("owner %s: advertise: %w", owner, err)
+	}
+	return nil
+}
 
 // MoveRun re-pins the run l holds to m.To and m.Workflow, relabels its step
 // rows by m.Renames and appends m, stamped with the journal's clock, to

@@ -70,6 +70,7 @@ type statements struct {
 	unwindable, cancelRequested                                string
 	readRun, readSteps, writeStep                              string
 	lockRun, childrenBusy, signalKept, childSettled            string
+	deleteWorkers                                              string
 }
 
 // RunColumns are the columns of resume_runs a backend's ScanRun scans, in
@@ -143,7 +144,8 @@ func New(cfg Config) *Store {
 			WHERE parent_run_id = $1 AND status IN ('pending', 'running', 'waiting'))`,
 		signalKept: `SELECT EXISTS (SELECT 1 FROM {schema}.resume_signals
 			WHERE run_id = $1 AND name = $2 AND consumed_key = '')`,
-		childSettled: `SELECT EXISTS (SELECT 1 FROM {schema}.resume_runs WHERE run_id = $1 AND status <> 'waiting')`,
+		childSettled:  `SELECT EXISTS (SELECT 1 FROM {schema}.resume_runs WHERE run_id = $1 AND status <> 'waiting')`,
+		deleteWorkers: `DELETE FROM {schema}.resume_workers WHERE owner = $1`,
 	}
 	if forUpdate != "" {
 		s.lockRun = `SELECT 1 FROM {schema}.resume_runs WHERE run_id = $1` + forUpdate
@@ -154,7 +156,7 @@ func New(cfg Config) *Store {
 		&s.makePending, &s.wakeParents, &s.retrySteps, &s.retryRun, &s.acceptVersion,
 		&s.selectRelabel, &s.relabel, &s.keptSignal, &s.listSignals, &s.consumeSignal, &s.parentOf,
 		&s.unwindable, &s.cancelRequested, &s.readRun,
-		&s.lockRun, &s.childrenBusy, &s.signalKept, &s.childSettled,
+		&s.lockRun, &s.childrenBusy, &s.signalKept, &s.childSettled, &s.deleteWorkers,
 	} {
 		*q = d.Rebind(*q)
 	}
