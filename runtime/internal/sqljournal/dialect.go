@@ -12,8 +12,9 @@
 // [Store.WakeForSignal]), schedules ([Store.CreateSchedule],
 // [Store.UpdateSchedule], [Store.LoadSchedule], [Store.ListSchedules]),
 // fan-out ([Store.Detach], [Store.WakeParent]), a suspending run's check
-// of its wait ([Store.LockRun], [Store.WaitOver]), [Store.TakeSignal] and
-// [Store.RenewLease]; and the hot path's
+// of its wait ([Store.LockRun], [Store.WaitOver]), [Store.TakeSignal],
+// [Store.Advertise], [Store.RecordKeys] and [Store.RenewLease]; and the
+// hot path's
 // statements, which each backend executes its own way (steps.go): a step
 // row's columns, upsert, arguments ([StepArgs]) and fenced write
 // ([WriteStepSQL]), the journal's reads at a run's entry and whole
