@@ -140,7 +140,7 @@ func (e *Engine) Schedule(ctx context.Context, s Schedule) error {
 		return fmt.Errorf("schedule %s: %w", s.Name, err)
 	}
 	for {
-		wait, err := e.scheduleStep(ctx, p)
+		next, err := e.scheduleStep(ctx, p)
 		var stop *scheduleStop
 		switch {
 		case ctx.Err() != nil:
@@ -149,17 +149,25 @@ func (e *Engine) Schedule(ctx context.Context, s Schedule) error {
 			return err
 		case err != nil:
 			e.logger.Warn("schedule: journal failed; trying again", "schedule", s.Name, "err", err)
-			wait = scheduleRetry
+			next = e.now().Add(scheduleRetry)
 		}
-		if wait <= 0 {
+		if next.IsZero() {
 			continue
 		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-e.at(e.now().Add(min(wait, maxScheduleWait))):
+		case <-e.at(earliest(next, e.now().Add(maxScheduleWait))):
 		}
 	}
+}
+
+// earliest is the earlier of a and b.
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // scheduleNow is the journal's clock in UTC, the earliest it may read
@@ -338,8 +346,17 @@ type scheduleStop struct{ msg string }
 func (s *scheduleStop) Error() string { return s.msg }
 
 // scheduleStep reads the schedule's row, starts its due ticks and moves
-// the row past them. It returns how long to wait before the next step.
-func (e *Engine) scheduleStep(ctx context.Context, p *schedulePlan) (time.Duration, error) {
+// the row past them. It returns when, by the engine's clock, to take the
+// next step, or the zero time for at once.
+//
+// That instant is the engine's clock read before the journal's, plus the
+// wait until the next tick by the journal's: a wait counted from a
+// reading of the engine's clock taken after would be shifted by any jump
+// of that clock in between (a test harness's, an NTP step), and a
+// scheduler whose clock jumped ahead past the next tick would sleep a
+// whole interval past it. Read first, it can only make the step early,
+// and an early step waits again.
+func (e *Engine) scheduleStep(ctx context.Context, p *schedulePlan) (time.Time, error) {
 	row, err := e.journal.LoadSchedule(ctx, p.s.Name)
 	if errors.Is(err, journal.ErrScheduleNotFound) {
 		// A person deleted the row: store it again, as a first start.
@@ -347,40 +364,41 @@ func (e *Engine) scheduleStep(ctx context.Context, p *schedulePlan) (time.Durati
 		row, err = e.ensureSchedule(ctx, p)
 	}
 	if err != nil {
-		return 0, err
+		return time.Time{}, err
 	}
 	if !p.matches(row) {
-		return 0, &scheduleStop{fmt.Sprintf("schedule %s: another process replaced it (spec %q, workflow %s, missed %s, limit %d; this one has spec %q, workflow %s): this scheduler stops",
+		return time.Time{}, &scheduleStop{fmt.Sprintf("schedule %s: another process replaced it (spec %q, workflow %s, missed %s, limit %d; this one has spec %q, workflow %s): this scheduler stops",
 			p.s.Name, row.Spec, row.Workflow, row.Missed, row.CatchUpLimit, p.spec, p.def.QualifiedName())}
 	}
+	local := e.now()
 	now, err := e.scheduleNow(ctx)
 	if err != nil {
-		return 0, err
+		return time.Time{}, err
 	}
 	if row.NextTick.After(now) {
-		return row.NextTick.Sub(now), nil
+		return local.Add(row.NextTick.Sub(now)), nil
 	}
 	due := dueTicks(p.ticks, row.NextTick, now, p.limit)
 	if due.next.IsZero() {
-		return 0, &scheduleStop{fmt.Sprintf("schedule %s: cron spec %q fires no more after %s", p.s.Name, p.spec, tickText(due.start[len(due.start)-1]))}
+		return time.Time{}, &scheduleStop{fmt.Sprintf("schedule %s: cron spec %q fires no more after %s", p.s.Name, p.spec, tickText(due.start[len(due.start)-1]))}
 	}
 	for _, t := range due.start {
 		if err := e.startTick(ctx, p, t); err != nil {
-			return 0, err
+			return time.Time{}, err
 		}
 	}
 	upd := row
 	upd.LastTick, upd.NextTick, upd.UpdatedAt = due.start[len(due.start)-1], due.next, now
 	if _, err := e.journal.UpdateSchedule(ctx, upd); errors.Is(err, journal.ErrScheduleMoved) {
-		return 0, nil // another scheduler moved it first: read it again
+		return time.Time{}, nil // another scheduler moved it first: read it again
 	} else if err != nil {
-		return 0, err
+		return time.Time{}, err
 	}
 	if due.skipped > 0 {
 		e.logger.Warn("schedule skipped missed ticks", "schedule", p.s.Name, "missed", row.Missed, "skipped", due.skipped,
 			"first_skipped", tickText(due.firstSkipped), "last_skipped", tickText(due.lastSkipped), "started", len(due.start))
 	}
-	return 0, nil
+	return time.Time{}, nil
 }
 
 // startTick enqueues the run of tick. A tick whose arguments do not fit
