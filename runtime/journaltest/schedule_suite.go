@@ -112,12 +112,27 @@ type scheduler struct {
 // lapsed under a loaded machine's stall lets a second worker execute a
 // body the first is still in (Tock, a body without steps, counts its
 // executions, and may run again after a takeover, as any body may).
-func startScheduler(j *recording, clock *resumetest.Clock, s resume.Schedule) *scheduler {
+func startScheduler(j *recording, clock resume.Clock, s resume.Schedule) *scheduler {
 	ctx, cancel := context.WithCancel(context.Background())
 	sc := &scheduler{e: resume.NewEngine(j, resume.WithClock(clock), resume.WithLease(10*time.Second)),
 		j: j, cancel: cancel, done: make(chan error, 1)}
 	go func() { sc.done <- sc.e.Schedule(ctx, s) }()
 	return sc
+}
+
+// jumpingClock is a test clock that jumps to a time of its own at the
+// n-th reading: a jump at any point of a scheduler's step.
+type jumpingClock struct {
+	*resumetest.Clock
+	to   time.Time
+	left atomic.Int64 // readings before the jump; 0 once it happened
+}
+
+func (c *jumpingClock) Now() time.Time {
+	if c.left.Load() > 0 && c.left.Add(-1) == 0 {
+		c.Clock.Set(c.to)
+	}
+	return c.Clock.Now()
 }
 
 // stop ends the scheduler and returns what Schedule returned.
@@ -428,6 +443,39 @@ func runSchedules(t *testing.T, h Harness, open func(t *testing.T) journal.Journ
 				want = append(want, s.Name+"@"+w)
 			}
 			sameIDs(t, c.spec, rec.list(), want)
+		}
+	})
+
+	t.Run("schedules: a clock that jumps past a tick at any point of a step leaves no due tick waiting", func(t *testing.T) {
+		// The clock jumps from 30 s before tick 1 to 30 s after it at its
+		// n-th reading, for each n through the scheduler's first steps,
+		// or, past the readings of those steps, while it sleeps: wherever
+		// the jump falls, the scheduler starts tick 1 without the clock
+		// moving again (a wait armed from a reading taken after the jump
+		// slept until 30 s past tick 2).
+		for n := int64(1); n <= 8; n++ {
+			j := open(t)
+			rec := &creations{}
+			clock := &jumpingClock{Clock: resumetest.NewClock(base.Add(30 * time.Second)), to: base.Add(90 * time.Second)}
+			clock.left.Store(n)
+			s := tockSchedule(resume.SkipMissed, 0)
+			sc := startScheduler(&recording{Journal: j, rec: rec}, clock, s)
+			waitRow(t, j, s.Name, "stored", func(journal.ScheduleRecord) bool { return true })
+			for settle := time.Now().Add(time.Second); clock.left.Load() > 0 && time.Now().Before(settle); {
+				time.Sleep(2 * time.Millisecond)
+			}
+			if clock.left.Swap(0) > 0 { // asleep, its readings done: the jump comes now
+				clock.Clock.Set(clock.to)
+			}
+			waitRow(t, j, s.Name, fmt.Sprintf("jump at reading %d: no due tick left", n), func(r journal.ScheduleRecord) bool {
+				return r.NextTick.After(clock.Clock.Now())
+			})
+			if err := sc.stop(t); err != nil {
+				t.Fatal(err)
+			}
+			if got := rec.list(); len(got) > 1 || len(got) == 1 && got[0] != ids(s.Name, base, 1)[0] {
+				t.Fatalf("jump at reading %d: runs created %v, want at most tick 1's", n, got)
+			}
 		}
 	})
 
