@@ -83,11 +83,7 @@ func (c *statementCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBa
 func openBenchOn(b *testing.B, pool *pgxpool.Pool, setups ...benchSetup) journaltest.BenchHarness {
 	b.Helper()
 	ctx := context.Background()
-	schema := freshSchema(b, pool)
-	j, err := pgjournal.Open(ctx, pool, pgjournal.WithSchema(schema))
-	if err != nil {
-		b.Fatal(err)
-	}
+	j, schema := openFresh(b, pool)
 	for _, setup := range setups {
 		if err := setup(ctx, pool, schema); err != nil {
 			b.Fatal(err)
@@ -358,13 +354,8 @@ func BenchmarkClaimNext(b *testing.B) {
 // BenchmarkListRuns: the web UI's runs list over 100,000 runs (see
 // journaltest.BenchListRuns), seeded by generate_series.
 func BenchmarkListRuns(b *testing.B) {
-	ctx := context.Background()
 	pool := testPool(b)
-	schema := freshSchema(b, pool)
-	j, err := pgjournal.Open(ctx, pool, pgjournal.WithSchema(schema))
-	if err != nil {
-		b.Fatal(err)
-	}
+	j, schema := openFresh(b, pool)
 	b.Cleanup(func() { j.Close() })
 	runs, steps := pgx.Identifier{schema, "resume_runs"}.Sanitize(), pgx.Identifier{schema, "resume_steps"}.Sanitize()
 	journaltest.BenchListRuns(b, j, func(ctx context.Context) error {

@@ -31,11 +31,7 @@ func TestClaimBatchPlan(t *testing.T) {
 	pool := testPool(t)
 	pages := map[int]int{}
 	for _, n := range []int{1_000, 100_000} {
-		schema := freshSchema(t, pool)
-		j, err := pgjournal.Open(ctx, pool, pgjournal.WithSchema(schema))
-		if err != nil {
-			t.Fatal(err)
-		}
+		j, schema := openFresh(t, pool)
 		defer j.Close()
 		runs := pgx.Identifier{schema, "resume_runs"}.Sanitize()
 		// n pending, n asleep for long, 1,000 due: all inserted running,
@@ -154,11 +150,7 @@ func TestClaimPastBacklog(t *testing.T) {
 		for _, analyzed := range []bool{true, false} {
 			pages := map[int]int{}
 			for _, n := range []int{1_000, 100_000} {
-				schema := freshSchema(t, pool)
-				j, err := pgjournal.Open(ctx, pool, pgjournal.WithSchema(schema))
-				if err != nil {
-					t.Fatal(err)
-				}
+				j, schema := openFresh(t, pool)
 				runs := pgx.Identifier{schema, "resume_runs"}.Sanitize()
 				if !analyzed {
 					if _, err := pool.Exec(ctx, `ALTER TABLE `+runs+` SET (autovacuum_enabled = false)`); err != nil {

@@ -20,13 +20,7 @@ import (
 // by owner "a".
 func groupFixture(t *testing.T, n int) (*pgjournal.Journal, string, []journal.Lease) {
 	t.Helper()
-	ctx := context.Background()
-	pool := testPool(t)
-	schema := freshSchema(t, pool)
-	j, err := pgjournal.Open(ctx, pool, pgjournal.WithSchema(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
+	j, schema := openFresh(t, testPool(t))
 	return j, schema, journaltest.ClaimedRuns(t, j, n)
 }
 

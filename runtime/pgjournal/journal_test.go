@@ -53,6 +53,18 @@ func testPool(tb testing.TB) *pgxpool.Pool {
 var schemaSeq atomic.Int64
 
 // freshSchema returns a schema name no other test uses, and drops the schema
+// openFresh opens a journal in a fresh schema of pool (freshSchema) and
+// returns it with the schema's name; the caller closes it.
+func openFresh(tb testing.TB, pool *pgxpool.Pool) (*pgjournal.Journal, string) {
+	tb.Helper()
+	schema := freshSchema(tb, pool)
+	j, err := pgjournal.Open(context.Background(), pool, pgjournal.WithSchema(schema))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return j, schema
+}
+
 // when the test ends.
 func freshSchema(tb testing.TB, pool *pgxpool.Pool) string {
 	tb.Helper()

@@ -94,11 +94,7 @@ func TestUpgradeKeepsFailedRunsRetryable(t *testing.T) {
 func TestClaimIndexesCreatedBeforehand(t *testing.T) {
 	ctx := context.Background()
 	pool := testPool(t)
-	schema := freshSchema(t, pool)
-	j, err := pgjournal.Open(ctx, pool, pgjournal.WithSchema(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
+	j, schema := openFresh(t, pool)
 	j.Close()
 	s := pgx.Identifier{schema}.Sanitize()
 	for _, q := range []string{
@@ -113,7 +109,7 @@ func TestClaimIndexesCreatedBeforehand(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	j, err = pgjournal.Open(ctx, pool, pgjournal.WithSchema(schema))
+	j, err := pgjournal.Open(ctx, pool, pgjournal.WithSchema(schema))
 	if err != nil {
 		t.Fatalf("upgrade from 19 with the indexes built beforehand: %v", err)
 	}

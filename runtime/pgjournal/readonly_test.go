@@ -66,11 +66,7 @@ func TestReadOnlyOnEmptyDatabase(t *testing.T) {
 func TestReadOnlyReadsJournal(t *testing.T) {
 	ctx := context.Background()
 	pool := testPool(t)
-	schema := freshSchema(t, pool)
-	j, err := pgjournal.Open(ctx, pool, pgjournal.WithSchema(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
+	j, schema := openFresh(t, pool)
 	now := time.Now()
 	if _, _, err := j.CreateRun(ctx, journal.RunRecord{RunID: "r1", Workflow: "w", Version: "v", Input: []byte(`[1]`), CreatedAt: now, UpdatedAt: now,
 		Queue: "emails", QueueKey: "acme"}); err != nil {

@@ -18,11 +18,7 @@ func stepTxFixture(t *testing.T) (j *pgjournal.Journal, effects string, lease jo
 	t.Helper()
 	ctx := context.Background()
 	pool := testPool(t)
-	schema := freshSchema(t, pool)
-	j, err := pgjournal.Open(ctx, pool, pgjournal.WithSchema(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
+	j, schema := openFresh(t, pool)
 	effects = pgx.Identifier{schema, "effects"}.Sanitize()
 	if _, err := pool.Exec(ctx, `CREATE TABLE `+effects+` (run_id text NOT NULL)`); err != nil {
 		t.Fatal(err)

@@ -18,11 +18,7 @@ import (
 func TestWaitingClaimUsesIndex(t *testing.T) {
 	ctx := context.Background()
 	pool := testPool(t)
-	schema := freshSchema(t, pool)
-	j, err := pgjournal.Open(ctx, pool, pgjournal.WithSchema(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
+	j, schema := openFresh(t, pool)
 	defer j.Close()
 	runs := pgx.Identifier{schema, "resume_runs"}.Sanitize()
 	if _, err := pool.Exec(ctx, `INSERT INTO `+runs+` (run_id, workflow, version, status, input, created_at, updated_at, wait_kind, wake_at)
