@@ -2,26 +2,9 @@ package pgjournal
 
 import (
 	"context"
-	"fmt"
-	"time"
 
-	"github.com/jackc/pgx/v5"
-
-	"github.com/resumegen/resumegen/runtime/internal/sqljournal"
 	"github.com/resumegen/resumegen/runtime/journal"
 )
-
-// deployQueries are the statements of deploys: the claim of a worker that
-// lists its versions, advertisements, moves and manifests.
-type deployQueries struct {
-	manifestLock                    string
-	selectRelabel, relabel, moveRun string
-}
-
-// manifestLockKey is the first key of the advisory lock that serializes
-// manifest saves (the second is the schema name's hash): a save reads the
-// highest seq once the lock is held, so two versions never share one.
-const manifestLockKey = 0x7265_736d // "resm"
 
 // appendMove is resume_runs.moves with the move in $4 (JSON) appended,
 // stamped with the server's clock (see dialect.AppendMove).
@@ -55,13 +38,6 @@ const claimableVersions = `WITH lists AS (SELECT $5::text[] AS mw, $6::text[] AS
 				WHERE w.workflow = older.workflow AND w.version = older.version AND w.seen_at >= clock_timestamp() - $7::interval))
 `
 
-func newDeployQueries(schema string) deployQueries {
-	q := deployQueries{
-		manifestLock: `SELECT pg_advisory_xact_lock($1, hashtext($2))`,
-	}
-	return q
-}
-
 // splitVersions returns the workflows and versions of vs as two lists, for
 // unnest.
 func splitVersions(vs []journal.WorkflowVersion) (workflows, versions []string) {
@@ -75,17 +51,7 @@ func splitVersions(vs []journal.WorkflowVersion) (workflows, versions []string) 
 // with the next seq, under an advisory lock so that concurrent saves get
 // distinct ones; a stored row without a definition gets m's.
 func (j *Journal) SaveManifest(ctx context.Context, m journal.ManifestRecord) error {
-	err := j.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, j.sql.deploy.manifestLock, manifestLockKey, j.schema); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, j.sql.saveManifest, m.Workflow, m.Version, m.Manifest, time.Now(), sqljournal.JSON(m.Definition))
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("workflow %s, version %s: save manifest: %w", m.Workflow, m.Version, err)
-	}
-	return nil
+	return j.store.SaveManifest(ctx, m)
 }
 
 // LoadManifest returns a stored manifest row; found is false when the

@@ -48,7 +48,17 @@ func (dialect) AnyOf(col string, first int, vals []string) (string, []any) {
 
 func (dialect) Contains(col, p string) string { return "strpos(" + col + ", " + p + ") > 0" }
 
+func (dialect) Set(col string) string { return col + " IS NOT NULL" }
+
+// Serialize is a transaction's advisory lock of key and the schema, so
+// that journals in other schemas of one database do not wait for it.
+func (d dialect) Serialize(key int64) (string, []any) {
+	return `SELECT pg_advisory_xact_lock($1, hashtext($2))`, []any{key, d.schema}
+}
+
 func (dialect) ForUpdate() string { return "FOR UPDATE" }
+
+func (dialect) InProcess() bool { return false }
 
 func (dialect) Now(*sqljournal.Args, time.Time) string { return "clock_timestamp()" }
 

@@ -1,5 +1,11 @@
 package pgjournal
 
+import (
+	"time"
+
+	"github.com/resumegen/resumegen/runtime/internal/sqljournal"
+)
+
 // SchemaV1 returns the DDL of schema version 1 in schema, for the upgrade
 // test.
 func SchemaV1(schema string) string { return qualify(migrations[0], schema) }
@@ -24,3 +30,9 @@ func StepsInOneStatement(j *Journal, n int) { j.oneStmt = n }
 
 // OneStatementFrom is oneStatementFrom, for its test.
 var OneStatementFrom = oneStatementFrom
+
+// NextWakeQuery is NextWake's query for workflows, and its arguments, for
+// the plan tests.
+func NextWakeQuery(j *Journal, workflows ...string) (string, []any) {
+	return sqljournal.NextWakeQuery(dialect{j.schema}, time.Now(), workflows)
+}

@@ -2,9 +2,6 @@ package pgjournal
 
 import (
 	"context"
-	"fmt"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/resumegen/resumegen/runtime/journal"
 )
@@ -33,18 +30,5 @@ func (j *Journal) WakeParent(ctx context.Context, parentID string) error {
 
 // Detached returns those of runIDs that are detached child runs.
 func (j *Journal) Detached(ctx context.Context, runIDs []string) (map[string]bool, error) {
-	j.reads.Add(1)
-	rows, err := j.pool.Query(ctx, qualify(`SELECT run_id FROM {schema}.resume_runs WHERE detached AND run_id = ANY($1::text[])`, j.schema), runIDs)
-	if err != nil {
-		return nil, fmt.Errorf("detached child runs: %w", err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("detached child runs: %w", err)
-	}
-	out := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		out[id] = true
-	}
-	return out, nil
+	return j.store.Detached(ctx, runIDs)
 }

@@ -231,9 +231,7 @@ type queries struct {
 	createRun, selectRun, selectRunForUpdate, entrySteps         string
 	claimedSteps, refusedRun, keepAlive, stopOwner, forgetOwners string
 	claim, writeStep, writeStepTx, finish                        string
-	saveManifest                                                 string
 	writeSteps                                                   string // group.go
-	deploy                                                       deployQueries
 }
 
 const runColumns = `run_id, workflow, version, status, input, output, error, attention_step, attention_kind,
@@ -324,12 +322,6 @@ func newQueries(schema string) queries {
 		// more (an owner not listed is never taken for stopped).
 		forgetOwners: `DELETE FROM {schema}.resume_owners o
 			WHERE NOT EXISTS (SELECT 1 FROM {schema}.resume_runs r WHERE r.lease_owner = o.owner AND r.status = 'running')`,
-		// saveManifest runs after manifestLock, so that max(seq) is read
-		// after any concurrent save committed.
-		saveManifest: `INSERT INTO {schema}.resume_manifests (workflow, version, manifest, created_at, definition, seq)
-			VALUES ($1, $2, $3, $4, $5, (SELECT COALESCE(max(seq), 0) + 1 FROM {schema}.resume_manifests))
-			ON CONFLICT (workflow, version) DO UPDATE SET definition = excluded.definition
-			WHERE resume_manifests.definition IS NULL AND excluded.definition IS NOT NULL`,
 	}
 	// The hot path's statements shared with every SQL journal
 	// (sqljournal), in this schema.
@@ -353,11 +345,10 @@ func newQueries(schema string) queries {
 	for _, s := range []*string{
 		&q.createRun, &q.selectRun, &q.selectRunForUpdate,
 		&q.claimedSteps, &q.refusedRun, &q.keepAlive, &q.stopOwner, &q.forgetOwners,
-		&q.claim, &q.writeStepTx, &q.saveManifest, &q.writeSteps,
+		&q.claim, &q.writeStepTx, &q.writeSteps,
 	} {
 		*s = qualify(*s, schema)
 	}
-	q.deploy = newDeployQueries(schema)
 	return q
 }
 

@@ -4,13 +4,11 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/resumegen/resumegen/runtime/internal/sqljournal"
 	"github.com/resumegen/resumegen/runtime/journal"
 )
 
@@ -52,24 +50,7 @@ func (j *Journal) NotifyFinish(ctx context.Context) (<-chan struct{}, error) {
 // then sees the child woken (see finishWaiting). The signal is stamped
 // with the server's clock.
 func (j *Journal) Signal(ctx context.Context, s journal.SignalRecord) (journal.SignalRecord, error) {
-	return j.store.Signal(ctx, s, j.keepSignal)
-}
-
-// keepSignal locks the ancestors of run r and inserts signal s, numbered
-// and stamped by the server (sqljournal.KeepSignal).
-func (j *Journal) keepSignal(ctx context.Context, tx sqljournal.Executor, r journal.RunRecord, s *journal.SignalRecord) error {
-	q := func(sql string) string { return qualify(sql, j.schema) }
-	if _, err := tx.Exec(ctx, q(`WITH RECURSIVE up(id) AS (
-			SELECT parent_run_id FROM {schema}.resume_runs WHERE run_id = $1 AND parent_run_id <> ''
-			UNION SELECT r.parent_run_id FROM {schema}.resume_runs r JOIN up ON r.run_id = up.id WHERE r.parent_run_id <> '')
-		SELECT 1 FROM {schema}.resume_runs WHERE run_id IN (SELECT id FROM up) ORDER BY run_id FOR UPDATE`), s.RunID); err != nil {
-		return err
-	}
-	err := tx.QueryRow(ctx, q(`INSERT INTO {schema}.resume_signals (run_id, name, seq, payload, sent_at)
-		SELECT $1, $2, COALESCE(MAX(seq), 0) + 1, $3, clock_timestamp() FROM {schema}.resume_signals WHERE run_id = $1
-		RETURNING seq, sent_at`), s.RunID, s.Name, string(s.Payload)).Scan(&s.Seq, &s.SentAt)
-	s.SentAt = s.SentAt.UTC()
-	return err
+	return j.store.Signal(ctx, s)
 }
 
 // KeptSignal returns the oldest signal named name of run runID that no
@@ -112,19 +93,5 @@ func (j *Journal) ListSignals(ctx context.Context, runID string) ([]journal.Sign
 // NextWake returns how long until the earliest wake-up time of a waiting
 // run of workflows, by the server's clock.
 func (j *Journal) NextWake(ctx context.Context, workflows []string) (time.Duration, bool, error) {
-	if len(workflows) == 0 {
-		return 0, false, nil
-	}
-	var d *time.Duration
-	j.reads.Add(1)
-	err := j.pool.QueryRow(ctx, qualify(`SELECT GREATEST(wake_at - clock_timestamp(), interval '0') FROM {schema}.resume_runs
-		WHERE status = 'waiting' AND wake_at IS NOT NULL AND (parent_run_id = '' OR detached) AND workflow = ANY($1::text[])
-		ORDER BY wake_at LIMIT 1`, j.schema), workflows).Scan(&d)
-	if errors.Is(err, pgx.ErrNoRows) || err == nil && d == nil {
-		return 0, false, nil
-	}
-	if err != nil {
-		return 0, false, fmt.Errorf("next wake-up: %w", err)
-	}
-	return *d, true, nil
+	return j.store.NextWake(ctx, workflows)
 }

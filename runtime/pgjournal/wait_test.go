@@ -14,7 +14,8 @@ import (
 
 // TestWaitingClaimUsesIndex: with 10,000 runs waiting for later, the claim
 // of the next run reads waiting runs through resume_runs_claim_due instead
-// of scanning them, and finds nothing quickly.
+// of scanning them, and finds nothing quickly; NextWake reads the earliest
+// wake-up from an index too.
 func TestWaitingClaimUsesIndex(t *testing.T) {
 	ctx := context.Background()
 	pool := testPool(t)
@@ -43,4 +44,22 @@ func TestWaitingClaimUsesIndex(t *testing.T) {
 		t.Fatalf("the claim does not read waiting runs by resume_runs_claim_due:\n%s", text)
 	}
 	journaltest.CheckNoneDue(t, j, 50) // over 10,000 waiting runs
+	wake, args := pgjournal.NextWakeQuery(j, "app.Flow")
+	rows, err = pool.Query(ctx, `EXPLAIN `+wake, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	text = strings.Join(plan, "\n")
+	t.Logf("plan of NextWake:\n%s", text)
+	if !strings.Contains(text, "Index Scan using resume_runs_") || strings.Contains(text, "Seq Scan") || strings.Contains(text, "Sort") {
+		t.Fatalf("NextWake does not read the earliest wake-up from an index:\n%s", text)
+	}
+	d, ok, err := j.NextWake(ctx, []string{"app.Flow"})
+	if err != nil || !ok || d < 59*time.Minute || d > time.Hour+2*time.Second {
+		t.Fatalf("NextWake = %v, %v, %v; want about an hour", d, ok, err)
+	}
 }

@@ -60,7 +60,16 @@ func (dialect) AnyOf(col string, first int, vals []string) (string, []any) {
 
 func (dialect) Contains(col, p string) string { return "instr(" + col + ", " + p + ") > 0" }
 
+func (dialect) Set(col string) string { return col + " > ''" }
+
+// Serialize is nothing: a write transaction holds the database's write
+// lock from its start (BEGIN IMMEDIATE).
+func (dialect) Serialize(int64) (string, []any) { return "", nil }
+
 func (dialect) ForUpdate() string { return "" }
+
+// InProcess is true: the database is a file the process opens.
+func (dialect) InProcess() bool { return true }
 
 // Now is the journal's clock (see WithClock), as read, as an argument.
 func (dialect) Now(a *sqljournal.Args, now time.Time) string { return a.Add(ts(now)) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/resumegen/resumegen/runtime/internal/sqljournal"
 	"github.com/resumegen/resumegen/runtime/journal"
 )
 
@@ -45,8 +46,10 @@ func ExplainClaimBatch(ctx context.Context, j *Journal, c journal.ClaimNextReque
 	return plan, rows.Err()
 }
 
-// NextWakeSQL is NextWake's query for n workflows.
-var NextWakeSQL = nextWakeSQL
+// NextWakeQuery is NextWake's query for workflows, and its arguments.
+func NextWakeQuery(workflows ...string) (string, []any) {
+	return sqljournal.NextWakeQuery(dialect{}, time.Now(), workflows)
+}
 
 // GroupWaiting is 1 for a commit under way, plus the number of writes
 // queued behind it.

@@ -2,8 +2,6 @@ package sqlitejournal
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	"github.com/resumegen/resumegen/runtime/journal"
 )
@@ -30,30 +28,5 @@ func (j *Journal) WakeParent(ctx context.Context, parentID string) error {
 
 // Detached returns those of runIDs that are detached child runs.
 func (j *Journal) Detached(ctx context.Context, runIDs []string) (map[string]bool, error) {
-	out := map[string]bool{}
-	for len(runIDs) > 0 {
-		n := min(len(runIDs), 500)
-		args := make([]any, n)
-		for i, id := range runIDs[:n] {
-			args[i] = id
-		}
-		runIDs = runIDs[n:]
-		j.reads.Add(1)
-		rows, err := j.read.QueryContext(ctx, `SELECT run_id FROM resume_runs WHERE detached = 1 AND run_id IN (?`+strings.Repeat(", ?", n-1)+`)`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("detached child runs: %w", err)
-		}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("detached child runs: %w", err)
-			}
-			out[id] = true
-		}
-		if err := rows.Close(); err != nil {
-			return nil, fmt.Errorf("detached child runs: %w", err)
-		}
-	}
-	return out, nil
+	return j.store.Detached(ctx, runIDs)
 }

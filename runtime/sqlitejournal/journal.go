@@ -863,16 +863,7 @@ func (j *Journal) AcceptVersion(ctx context.Context, runID, version string) erro
 // SaveManifest stores a version's manifest the first time it is seen,
 // with the next seq; a stored row without a definition gets m's.
 func (j *Journal) SaveManifest(ctx context.Context, m journal.ManifestRecord) error {
-	_, err := j.db.ExecContext(ctx, `INSERT INTO resume_manifests (workflow, version, manifest, created_at, definition, seq)
-		VALUES (?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM resume_manifests))
-		ON CONFLICT (workflow, version) DO UPDATE SET definition = excluded.definition
-		WHERE resume_manifests.definition IS NULL AND excluded.definition IS NOT NULL`,
-		m.Workflow, m.Version, m.Manifest, ts(time.Now()), nullJSON(m.Definition))
-	if err != nil {
-		return fmt.Errorf("workflow %s, version %s: save manifest: %w", m.Workflow, m.Version, writeLock(err))
-	}
-	j.commits.Add(1)
-	return nil
+	return j.store.SaveManifest(ctx, m)
 }
 
 // withTx calls fn in tx, a group commit's transaction, or, when tx is nil,

@@ -2,13 +2,8 @@ package sqlitejournal
 
 import (
 	"context"
-	"database/sql"
-	"errors"
-	"fmt"
-	"strings"
 	"time"
 
-	"github.com/resumegen/resumegen/runtime/internal/sqljournal"
 	"github.com/resumegen/resumegen/runtime/journal"
 )
 
@@ -33,21 +28,7 @@ const waitDue = `(status = 'waiting' AND wake_at > '' AND wake_at <= ?)`
 // it waits for that event, in one commit; the signal is stamped with the
 // journal's clock.
 func (j *Journal) Signal(ctx context.Context, s journal.SignalRecord) (journal.SignalRecord, error) {
-	return j.store.Signal(ctx, s, j.keepSignal)
-}
-
-// keepSignal inserts signal s, numbered after the run's others and
-// stamped with the journal's clock (sqljournal.KeepSignal); the write lock
-// its transaction holds keeps the number its own.
-func (j *Journal) keepSignal(ctx context.Context, tx sqljournal.Executor, _ journal.RunRecord, s *journal.SignalRecord) error {
-	s.SentAt = j.clock()
-	j.reads.Add(1)
-	if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(seq), 0) + 1 FROM resume_signals WHERE run_id = ?`, s.RunID).Scan(&s.Seq); err != nil {
-		return err
-	}
-	_, err := tx.Exec(ctx, `INSERT INTO resume_signals (run_id, name, seq, payload, sent_at) VALUES (?, ?, ?, ?, ?)`,
-		s.RunID, s.Name, s.Seq, string(s.Payload), ts(s.SentAt))
-	return err
+	return j.store.Signal(ctx, s)
 }
 
 // KeptSignal returns the oldest signal named name of run runID that no
@@ -70,32 +51,5 @@ func (j *Journal) ListSignals(ctx context.Context, runID string) ([]journal.Sign
 // NextWake returns how long until the earliest wake-up time of a waiting
 // run of workflows, by the journal's clock.
 func (j *Journal) NextWake(ctx context.Context, workflows []string) (time.Duration, bool, error) {
-	if len(workflows) == 0 {
-		return 0, false, nil
-	}
-	args := make([]any, len(workflows))
-	for i, w := range workflows {
-		args[i] = w
-	}
-	var at string
-	j.reads.Add(1)
-	err := j.read.QueryRowContext(ctx, nextWakeSQL(len(workflows)), args...).Scan(&at)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, false, nil
-	}
-	if err != nil {
-		return 0, false, fmt.Errorf("next wake-up: %w", err)
-	}
-	t, err := time.Parse(timeFormat, at)
-	if err != nil {
-		return 0, false, fmt.Errorf("next wake-up: wake_at %q: %w", at, err)
-	}
-	return max(t.Sub(j.clock()), 0), true, nil
-}
-
-// nextWakeSQL is NextWake's query for n workflows.
-func nextWakeSQL(n int) string {
-	return `SELECT wake_at FROM resume_runs
-		WHERE status = 'waiting' AND wake_at > '' AND (parent_run_id = '' OR detached = 1) AND workflow IN (?` + strings.Repeat(", ?", n-1) + `)
-		ORDER BY wake_at LIMIT 1`
+	return j.store.NextWake(ctx, workflows)
 }

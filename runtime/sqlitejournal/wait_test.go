@@ -186,7 +186,8 @@ func TestWaitingClaimUsesIndex(t *testing.T) {
 		}
 	}
 	journaltest.CheckNoneDue(t, j, 50) // over 10,000 waiting runs
-	rows, err := j.DB().QueryContext(ctx, `EXPLAIN QUERY PLAN `+sqlitejournal.NextWakeSQL(1), "app.Flow")
+	wake, args := sqlitejournal.NextWakeQuery("app.Flow")
+	rows, err := j.DB().QueryContext(ctx, `EXPLAIN QUERY PLAN `+wake, args...)
 	if err != nil {
 		t.Fatal(err)
 	}

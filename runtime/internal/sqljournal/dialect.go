@@ -6,10 +6,10 @@
 // operators' actions ([Store.RecordAction], [Store.ListActions]) and
 // sealing keys, [Store.Resolve], [Store.Retry], [Store.AcceptVersion],
 // [Store.MoveRun] with its relabel, [Store.Fork] (the backend inserting
-// the new run's row), [Store.Cancel], [Store.Signal] (the
-// signal's row stored by the backend's [KeepSignal]), kept signals
+// the new run's row), [Store.Cancel], [Store.Signal], kept signals
 // ([Store.KeptSignal], [Store.ListSignals], [Store.ConsumeSignal],
-// [Store.WakeForSignal]), schedules ([Store.CreateSchedule],
+// [Store.WakeForSignal]), [Store.NextWake], [Store.Detached],
+// [Store.SaveManifest], schedules ([Store.CreateSchedule],
 // [Store.UpdateSchedule], [Store.LoadSchedule], [Store.ListSchedules]),
 // fan-out ([Store.Detach], [Store.WakeParent]), a suspending run's check
 // of its wait ([Store.LockRun], [Store.WaitOver]), [Store.TakeSignal],
@@ -91,14 +91,31 @@ type Dialect interface {
 	// Contains is the condition that text column col contains the text
 	// of placeholder p.
 	Contains(col, p string) string
+	// Serialize is the statement, and its arguments, that a write
+	// transaction runs first so that the transactions that run it with
+	// the same key take turns until each ends (PostgreSQL: an advisory
+	// lock of the transaction, the second key the schema's), or "" where
+	// every write transaction holds the database's write lock from its
+	// start. Keys are the package's constants ([ManifestsLock]).
+	Serialize(key int64) (sql string, args []any)
+	// Set is the condition that timestamp column col holds a time (the
+	// negation of Unset), in a form that bounds an index's range: IS NOT
+	// NULL, or > ''.
+	Set(col string) string
 	// ForUpdate is the clause that locks the rows a SELECT reads until
 	// its transaction ends ("FOR UPDATE"), or "" where a transaction
 	// holds the whole database's write lock from its start.
 	ForUpdate() string
+	// InProcess reports whether the database runs in the host's process
+	// (SQLite), where a statement costs no round trip and a read before a
+	// write is cheaper than a write that reads its own table; elsewhere
+	// the two are one statement.
+	InProcess() bool
 	// Now is the SQL expression of the journal's clock in a statement
 	// whose arguments a is gathering: a server function, or now, the
 	// journal's clock as the host read it (Config.Clock), as an argument
-	// it adds to a.
+	// it adds to a. Its text does not depend on now, so that a statement
+	// built once serves every call.
 	Now(a *Args, now time.Time) string
 	// Ago is the SQL expression of the journal's clock less d, in a
 	// statement whose arguments a is gathering (see Now).

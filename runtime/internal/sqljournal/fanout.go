@@ -10,6 +10,38 @@ import (
 // Fan-out (journal.FanOut) and the waits around it: child runs any
 // worker claims, a parent that waits for them all, and awaits.
 
+// detachedChunk bounds the run ids of one Detached query (SQLite's IN
+// lists: a statement binds at most 32,766 arguments).
+const detachedChunk = 500
+
+// Detached reports which of runIDs are detached child runs (claimable by
+// any worker), a query per 500.
+func (s *Store) Detached(ctx context.Context, runIDs []string) (map[string]bool, error) {
+	d := s.cfg.Dialect
+	out := make(map[string]bool)
+	for len(runIDs) > 0 {
+		n := min(len(runIDs), detachedChunk)
+		in, args := d.AnyOf("run_id", 1, runIDs[:n])
+		runIDs = runIDs[n:]
+		s.cfg.Reads.Add(1)
+		rows, err := s.cfg.Read.Query(ctx, d.Rebind(`SELECT run_id FROM {schema}.resume_runs WHERE detached AND `+in), args...)
+		if err != nil {
+			return nil, fmt.Errorf("detached child runs: %w", err)
+		}
+		ids, err := Collect(rows, "detached child runs", func(row Row) (string, error) {
+			var id string
+			return id, row.Scan(&id)
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range ids {
+			out[id] = true
+		}
+	}
+	return out, nil
+}
+
 // Detach makes child run runID, created waiting to start by its parent,
 // pending and claimable by any worker (see journal.FanOut).
 func (s *Store) Detach(ctx context.Context, runID string) error {

@@ -70,7 +70,8 @@ type statements struct {
 	unwindable, cancelRequested                                string
 	readRun, readSteps, writeStep                              string
 	lockRun, childrenBusy, signalKept, childSettled            string
-	deleteWorkers                                              string
+	deleteWorkers, lockAncestors, saveManifest, insertSignal   string
+	nextSignal                                                 string
 }
 
 // RunColumns are the columns of resume_runs a backend's ScanRun scans, in
@@ -146,9 +147,36 @@ func New(cfg Config) *Store {
 			WHERE run_id = $1 AND name = $2 AND consumed_key = '')`,
 		childSettled:  `SELECT EXISTS (SELECT 1 FROM {schema}.resume_runs WHERE run_id = $1 AND status <> 'waiting')`,
 		deleteWorkers: `DELETE FROM {schema}.resume_workers WHERE owner = $1`,
+		insertSignal:  `INSERT INTO {schema}.resume_signals (run_id, name, seq, payload, sent_at) VALUES ($1, $2, $3, $4, $5)`,
+		// A definition is added to a version stored without one (by a
+		// release that recorded none), never replaced.
+		saveManifest: `INSERT INTO {schema}.resume_manifests (workflow, version, manifest, created_at, definition, seq)
+			VALUES ($1, $2, $3, $4, $5, (SELECT COALESCE(max(seq), 0) + 1 FROM {schema}.resume_manifests))
+			ON CONFLICT (workflow, version) DO UPDATE SET definition = excluded.definition
+			WHERE resume_manifests.definition IS NULL AND excluded.definition IS NOT NULL`,
+	}
+	// A signal's number, the next of run $1's, and the journal's clock
+	// (Now's text does not depend on the time it is given): read before
+	// a plain insert where statements are in process, or read by the
+	// insert itself (see Store.keepSignal).
+	a := NewArgs(d)
+	if d.InProcess() {
+		s.nextSignal = `SELECT COALESCE(MAX(seq), 0) + 1, ` + d.Now(a, time.Time{}) +
+			` FROM {schema}.resume_signals WHERE run_id = ` + a.Add("")
+	} else {
+		run, name, payload := a.Add(""), a.Add(""), a.Add("")
+		s.nextSignal = `INSERT INTO {schema}.resume_signals (run_id, name, seq, payload, sent_at)
+			SELECT ` + run + `, ` + name + `, COALESCE(MAX(seq), 0) + 1, ` + payload + `, ` + d.Now(a, time.Time{}) + `
+			FROM {schema}.resume_signals WHERE run_id = ` + run + ` RETURNING seq, sent_at`
 	}
 	if forUpdate != "" {
 		s.lockRun = `SELECT 1 FROM {schema}.resume_runs WHERE run_id = $1` + forUpdate
+		// The ancestors of run $1, locked in run id order (see
+		// Store.Signal).
+		s.lockAncestors = `WITH RECURSIVE up(id) AS (
+				SELECT parent_run_id FROM {schema}.resume_runs WHERE run_id = $1 AND parent_run_id <> ''
+				UNION SELECT r.parent_run_id FROM {schema}.resume_runs r JOIN up ON r.run_id = up.id WHERE r.parent_run_id <> '')
+			SELECT 1 FROM {schema}.resume_runs WHERE run_id IN (SELECT id FROM up) ORDER BY run_id` + forUpdate
 	}
 	for _, q := range []*string{
 		&s.listRuns, &s.countRuns, &s.manifest, &s.loadManifest, &s.listManifests,
@@ -157,6 +185,7 @@ func New(cfg Config) *Store {
 		&s.selectRelabel, &s.relabel, &s.keptSignal, &s.listSignals, &s.consumeSignal, &s.parentOf,
 		&s.unwindable, &s.cancelRequested, &s.readRun,
 		&s.lockRun, &s.childrenBusy, &s.signalKept, &s.childSettled, &s.deleteWorkers,
+		&s.lockAncestors, &s.saveManifest, &s.insertSignal, &s.nextSignal,
 	} {
 		*q = d.Rebind(*q)
 	}
@@ -259,6 +288,34 @@ func RunWhere(d Dialect, f journal.RunFilter, cursor bool) (string, []any) {
 		return "", nil
 	}
 	return " WHERE " + strings.Join(where, " AND "), a.Values()
+}
+
+// ManifestsLock is the key of [Dialect.Serialize] for manifest saves: a
+// save reads the highest seq once it holds it, so two versions never
+// share one. Its value is PostgreSQL's first advisory lock key since
+// manifests were numbered ("resm"), which processes of every release
+// take.
+const ManifestsLock int64 = 0x7265_736d
+
+// SaveManifest stores a workflow version's manifest, numbered after the
+// others, stamped with the host's clock, or adds its definition to a
+// version stored without one; a version stored already keeps its
+// manifest and number.
+func (s *Store) SaveManifest(ctx context.Context, m journal.ManifestRecord) error {
+	d := s.cfg.Dialect
+	err := s.cfg.InTx(ctx, func(tx Executor) error {
+		if lock, args := d.Serialize(ManifestsLock); lock != "" {
+			if _, err := tx.Exec(ctx, lock, args...); err != nil {
+				return err
+			}
+		}
+		_, err := tx.Exec(ctx, s.sql.saveManifest, m.Workflow, m.Version, m.Manifest, d.RequiredTime(time.Now()), JSON(m.Definition))
+		return d.WriteErr(err)
+	})
+	if err != nil {
+		return fmt.Errorf("workflow %s, version %s: save manifest: %w", m.Workflow, m.Version, err)
+	}
+	return nil
 }
 
 // Manifest returns a stored manifest, or "" when the version is unknown.
