@@ -9,10 +9,14 @@ import "time"
 // an [Await]'s timeout, which ticks of a schedule ([Engine.Schedule]) are
 // due, a run's deadline ([WithRunTimeout]), a lease) is the journal's (journal.Clock: the PostgreSQL server's,
 // the SQLite journal's). The engine reads the journal's clock at most
-// every 30 seconds and counts on from the reading by this clock, so that a
-// host whose clock is wrong by an hour sleeps, times out and schedules
-// exactly as one whose clock is right, and says so in its log (see
-// [WithClockSkewBound]).
+// every 30 seconds and counts on from the reading, so that a host whose
+// clock is wrong by an hour sleeps, times out and schedules exactly as one
+// whose clock is right, and says so in its log (see [WithClockSkewBound]).
+// It counts on by this clock, checked against the host's real time: once
+// the two have counted apart by more than a millisecond since the reading
+// it reads the journal's clock again before deciding anything, so that a
+// clock that is moved, stopped, stepped, or runs slow or fast, cuts no
+// sleep short and starts no tick early by more than that.
 //
 // A test fast-forwards time by giving one fake clock to the engine and to
 // the journal (resumetest.Clock does both: sqlitejournal.WithClock(c.Now)):

@@ -804,7 +804,7 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 	switch {
 	case !run.CancelRequested.IsZero():
 		st.halt(StopCancelled, run.CancelRequested)
-	case st.pastDeadline():
+	case st.pastDeadline(ctx):
 		st.halt(StopDeadline, run.Deadline)
 	}
 	// The claim's own bound of the lease (heldUntil): a claim whose answer
@@ -907,7 +907,7 @@ func (e *Engine) runEntry(ctx context.Context, run journal.RunRecord, steps []jo
 		// The body continues as a new run: this one ends, the next one
 		// starts, in one commit.
 		var why string
-		if next, contJournal, why = e.continuation(ctx, run, def, cont); why != "" || st.pastDeadline() {
+		if next, contJournal, why = e.continuation(ctx, run, def, cont); why != "" || st.pastDeadline(ctx) {
 			if why == "" {
 				why = "the body ended with resume.ContinueAsNew past the run's deadline: it is not continued"
 			}

@@ -248,7 +248,7 @@ func (st *runState) step(ctx context.Context, def *StepDef, callKey stepKey, bod
 		// Shutting down: start nothing new.
 		return err
 	}
-	if st.refusing(def) {
+	if st.refusing(ctx, def) {
 		// The run must stop: the step does not execute, but a child run
 		// that exists is driven to its end (it stops too).
 		drive := false
@@ -283,7 +283,7 @@ func (st *runState) step(ctx context.Context, def *StepDef, callKey stepKey, bod
 		Attempt: prev.Attempt, AttemptBase: prev.AttemptBase, History: historyOf(st.def, prev),
 	}
 	for first := true; ; first = false {
-		if !first && !def.Child && st.refusing(def) {
+		if !first && !def.Child && st.refusing(ctx, def) {
 			// Stopped between two attempts: the next one does not start.
 			return st.refuse(ctx, def.Name, key, rec)
 		}

@@ -160,8 +160,8 @@ func (st *runState) ownStop(err error) (*StopError, bool) {
 
 // refusing reports whether a call of step def must not execute: the run
 // must stop, and def is not called from defer.
-func (st *runState) refusing(def *StepDef) bool {
-	st.checkDeadline()
+func (st *runState) refusing(ctx context.Context, def *StepDef) bool {
+	st.checkDeadline(ctx)
 	reason, _ := st.halting()
 	return reason != "" && !def.Deferred
 }
@@ -169,8 +169,8 @@ func (st *runState) refusing(def *StepDef) bool {
 // checkDeadline stops the run if its deadline has come by the journal's
 // clock (pastDeadline): each step call looks, so that the stop does not
 // wait for the timer of watchStop.
-func (st *runState) checkDeadline() {
-	if st.pastDeadline() {
+func (st *runState) checkDeadline(ctx context.Context) {
+	if st.pastDeadline(ctx) {
 		st.halt(StopDeadline, st.run.Deadline)
 	}
 }
@@ -181,12 +181,12 @@ func (st *runState) checkDeadline() {
 // the journal's word when it claimed the run waking at the deadline. A
 // process whose clock is fast never stops a run early, nor one whose
 // clock is slow late.
-func (st *runState) pastDeadline() bool {
+func (st *runState) pastDeadline(ctx context.Context) bool {
 	d := st.run.Deadline
 	if d.IsZero() {
 		return false
 	}
-	now, ok := st.e.journalEarliest()
+	now, ok := st.e.journalEarliest(ctx)
 	if !ok {
 		// No reading of the journal's clock yet: only its word counts.
 		return !st.run.WakeAt.IsZero() && !d.After(st.run.WakeAt)
@@ -297,7 +297,7 @@ func (e *Engine) watchStop(ctx context.Context, st *runState) <-chan struct{} {
 				return
 			case <-deadline:
 				deadline = nil
-				if !st.pastDeadline() {
+				if !st.pastDeadline(ctx) {
 					// A newer reading of the journal's clock moved it.
 					deadline = e.atJournal(st.run.Deadline)
 					continue

@@ -166,11 +166,11 @@ func (st *runState) due(t, now time.Time) bool {
 
 // waitPoint starts a wait of the body: the run must be able to go on, and
 // key names this wait's journal row.
-func (st *runState) waitPoint(name string) (string, error) {
+func (st *runState) waitPoint(ctx context.Context, name string) (string, error) {
 	if st.e.dying.Load() {
 		return "", errDying
 	}
-	st.checkDeadline()
+	st.checkDeadline(ctx)
 	if err := st.stopped(); err != nil {
 		return "", err
 	}
@@ -189,7 +189,7 @@ func (st *runState) sleepUntil(ctx context.Context, wake func(time.Time) time.Ti
 	if err := st.waitInFan(ctx, sleepStep); err != nil {
 		return err
 	}
-	key, err := st.waitPoint(sleepStep)
+	key, err := st.waitPoint(ctx, sleepStep)
 	if err != nil {
 		return err
 	}
@@ -261,7 +261,7 @@ func (st *runState) await(ctx context.Context, name string, timeout time.Duratio
 	if err := st.waitInFan(ctx, "resume.Await("+name+")"); err != nil {
 		return err
 	}
-	key, err := st.waitPoint(name)
+	key, err := st.waitPoint(ctx, name)
 	if err != nil {
 		return err
 	}

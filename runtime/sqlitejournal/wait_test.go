@@ -205,3 +205,29 @@ func TestWaitingClaimUsesIndex(t *testing.T) {
 		t.Errorf("NextWake reads the runs that wait for no time (a range from ''):\n%s", p)
 	}
 }
+
+// TestStoppedEngineClockSleepsInFull: an engine whose clock stopped (a
+// fake one given to the engine alone, over the journal's real clock)
+// still sleeps the whole time asked. Before, the engine counted on from
+// its last reading of the journal's clock by its own stopped clock: 1.5 s
+// after that reading a 1 s sleep was journaled half a second in the
+// journal's past, and the run went on at once.
+func TestStoppedEngineClockSleepsInFull(t *testing.T) {
+	ctx := context.Background()
+	j, err := sqlitejournal.Open(ctx, filepath.Join(t.TempDir(), "j.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	e := resume.NewEngine(j, resume.WithClock(resumetest.NewClock(time.Now())))
+	// A first run reads the journal's clock.
+	if _, err := e.Start(ctx, "nap-0", journaltest.SleepFlow, time.Hour); !errors.Is(err, resume.ErrRunWaiting) {
+		t.Fatalf("Start nap-0 = %v, want waiting", err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	before := time.Now().Truncate(time.Microsecond)
+	res, err := e.Start(ctx, "nap-1", journaltest.SleepFlow, time.Second)
+	if !errors.Is(err, resume.ErrRunWaiting) || res.WakeAt.Before(before.Add(time.Second)) {
+		t.Fatalf("a 1s sleep 1.5s after the reading, the engine's clock stopped: %+v, %v; want waiting until %v or later", res, err, before.Add(time.Second))
+	}
+}
