@@ -594,7 +594,9 @@ type ClaimedRun struct {
 	Steps []StepRecord
 	// Err, if set, is why the run's journal could not be read (or, through
 	// a decorator, opened): the run is claimed all the same, as a run
-	// ClaimNext returns with an error is (see [ClaimNextRequest.Holding]).
+	// ClaimNext returns with an error is. The engine claims it again at
+	// once from its own lease ([ClaimRequest.Abandoned]), or, failing that,
+	// once the lease lapses (see [ClaimNextRequest.Holding]).
 	Err error
 }
 
@@ -679,7 +681,9 @@ type Journal interface {
 	// ClaimNext claims the oldest claimable run (pending, or running with
 	// an expired lease) of one of c.Workflows, like Claim, skipping runs
 	// another worker is claiming at the same moment (PostgreSQL: FOR UPDATE
-	// SKIP LOCKED). It returns ErrNoRunReady when there is none.
+	// SKIP LOCKED). It returns ErrNoRunReady when there is none. A run
+	// returned with an error is claimed, its journal unread (see
+	// [ClaimedRun.Err]).
 	ClaimNext(ctx context.Context, c ClaimNextRequest) (RunRecord, []StepRecord, error)
 	// RenewLease extends a held lease to d from now, by the journal's clock
 	// (see [ClaimRequest.Lease]). It is refused with ErrLeaseLost once the

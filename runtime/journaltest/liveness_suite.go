@@ -111,6 +111,54 @@ func runLiveness(t *testing.T, h Harness, open func(t *testing.T) journal.Journa
 		}
 	})
 
+	t.Run("a claim whose journal read failed is claimed again by its worker at once, not after its lease", func(t *testing.T) {
+		// The connection lost after the claim committed (a server
+		// restart): before, the run waited out its lease (30 s by
+		// default; TestServerRestart once took 31 s so). The first
+		// claims again fail as the journal is still away, then one
+		// commits.
+		j := &unreadClaim{Journal: open(t)}
+		j.claimsDown.Store(3)
+		id := newRunID(t)
+		e := resume.NewEngine(j, resume.WithOwner("unread"), resume.WithLease(time.Minute))
+		if _, err := e.Enqueue(ctx, id, Chain, Plan{Loop: 1}); err != nil {
+			t.Fatal(err)
+		}
+		for _, conc := range []int{1, 2} { // ClaimNext, then ClaimBatch
+			if conc == 2 {
+				id = newRunID(t)
+				j.unread.Store(false)
+				j.claimsDown.Store(3)
+				if _, err := e.Enqueue(ctx, id, Chain, Plan{Loop: 1}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			began := time.Now()
+			stop := startWorker(ctx, e, resume.WorkerOptions{Concurrency: conc, PollInterval: 5 * time.Millisecond})
+			deadline := time.Now().Add(20 * time.Second)
+			for {
+				r, _, err := j.LoadRun(ctx, id)
+				if err == nil && r.Status == journal.StatusSucceeded {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("concurrency %d: the run whose claim's journal read failed is not done 20s later (its lease is a minute): %+v, %v", conc, r, err)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if err := stop(); err != nil {
+				t.Fatal(err)
+			}
+			if !j.unread.Load() || j.claimsDown.Load() != 0 {
+				t.Fatalf("concurrency %d: the fault did not happen (read failed %v, %d claims still to fail)", conc, j.unread.Load(), j.claimsDown.Load())
+			}
+			if n := seen.count(id, "Fetch"); n != 1 {
+				t.Errorf("concurrency %d: Fetch executed %d times, want 1", conc, n)
+			}
+			t.Logf("concurrency %d: done %v after the worker started", conc, time.Since(began).Round(time.Millisecond))
+		}
+	})
+
 	t.Run("an owner that never held a liveness signal has its lease waited out", func(t *testing.T) {
 		j := open(t)
 		e := resume.NewEngine(j)
@@ -342,4 +390,50 @@ func (s *slowJournal) Claim(ctx context.Context, c journal.ClaimRequest) (journa
 		}
 	}
 	return r, steps, err
+}
+
+// unreadClaim is a journal whose first claim of a worker commits but
+// does not read the run's journal (the connection lost after the
+// claim), and whose next claimsDown claims by run id fail without
+// reaching it.
+type unreadClaim struct {
+	journal.Journal
+	unread     atomic.Bool
+	claimsDown atomic.Int32
+}
+
+func (u *unreadClaim) Unwrap() journal.Journal { return u.Journal }
+
+var errConnLost = errors.New("unexpected EOF: the connection was lost")
+
+func (u *unreadClaim) ClaimNext(ctx context.Context, c journal.ClaimNextRequest) (journal.RunRecord, []journal.StepRecord, error) {
+	r, steps, err := u.Journal.ClaimNext(ctx, c)
+	if err == nil && u.unread.CompareAndSwap(false, true) {
+		return r, nil, fmt.Errorf("run %s: read journal: %w", r.RunID, errConnLost)
+	}
+	return r, steps, err
+}
+
+func (u *unreadClaim) ClaimBatch(ctx context.Context, c journal.ClaimNextRequest, max int) ([]journal.ClaimedRun, error) {
+	bc, ok := u.Journal.(journal.BatchClaimer)
+	if !ok {
+		r, steps, err := u.ClaimNext(ctx, c)
+		if r.RunID == "" {
+			return nil, err
+		}
+		return []journal.ClaimedRun{{Run: r, Steps: steps, Err: err}}, nil
+	}
+	runs, err := bc.ClaimBatch(ctx, c, max)
+	if len(runs) > 0 && runs[0].Err == nil && u.unread.CompareAndSwap(false, true) {
+		runs[0].Steps, runs[0].Err = nil, fmt.Errorf("run %s: read journal: %w", runs[0].Run.RunID, errConnLost)
+	}
+	return runs, err
+}
+
+func (u *unreadClaim) Claim(ctx context.Context, c journal.ClaimRequest) (journal.RunRecord, []journal.StepRecord, error) {
+	if u.claimsDown.Load() > 0 {
+		u.claimsDown.Add(-1)
+		return journal.RunRecord{}, nil, fmt.Errorf("run %s: claim: %w", c.RunID, errConnLost)
+	}
+	return u.Journal.Claim(ctx, c)
 }

@@ -219,8 +219,11 @@ claiming:
 			} else {
 				var run journal.RunRecord
 				var steps []journal.StepRecord
-				if run, steps, err = e.journal.ClaimNext(ctx, req); err == nil {
-					claimed = []journal.ClaimedRun{{Run: run, Steps: steps}}
+				run, steps, err = e.journal.ClaimNext(ctx, req)
+				if err == nil || run.RunID != "" && !errors.Is(err, journal.ErrNoRunReady) {
+					// A run returned with an error is claimed all the
+					// same (journal.ClaimedRun.Err).
+					claimed, err = []journal.ClaimedRun{{Run: run, Steps: steps, Err: err}}, nil
 				}
 			}
 		}
@@ -247,20 +250,28 @@ claiming:
 		release(free - len(claimed))
 		for _, c := range claimed {
 			if c.Err != nil {
-				// Claimed, but its journal could not be read: its lease
-				// lapses, and a claim takes it again (see
-				// journal.ClaimNextRequest.Holding).
-				release(1)
 				e.logger.Warn("claim next run failed", "run", c.Run.RunID, "err", c.Err)
-				continue
+				if errors.Is(c.Err, ErrTampered) {
+					// Its rows do not open, and would not the next time:
+					// its lease lapses (see journal.ClaimNextRequest.Holding).
+					release(1)
+					continue
+				}
 			}
 			run, steps := c.Run, c.Steps
 			run.LeaseUntil = heldUntil(sent, e.lease)
-			unhold := e.hold(run.RunID) // from the claim on, not from the entry
+			var unhold func()
+			if c.Err == nil {
+				unhold = e.hold(run.RunID) // from the claim on, not from the entry
+			}
 			running.Add(1)
 			go func() {
 				defer running.Done()
-				defer unhold()
+				defer func() {
+					if unhold != nil {
+						unhold()
+					}
+				}()
 				defer func() {
 					<-slots
 					select {
@@ -268,6 +279,13 @@ claiming:
 					default:
 					}
 				}()
+				if c.Err != nil {
+					var ok bool
+					if run, steps, ok = e.retake(runCtx, drain, run); !ok {
+						return
+					}
+					unhold = e.hold(run.RunID)
+				}
 				defer func() {
 					// The engine recovers the run's panics; one of its own must
 					// not end the process either. The run's lease expires, and
@@ -476,4 +494,49 @@ func (e *Engine) advertise(ctx context.Context, versions []journal.WorkflowVersi
 			e.logger.Warn("withdrawing the versions this worker executes failed", "err", err)
 		}
 	}, nil
+}
+
+// retake claims again run, which this worker claimed but whose journal
+// the claim could not read (the connection lost after the claim
+// committed): the run is this owner's and nobody executes it, so it is
+// taken from this owner's own lease (journal.ClaimRequest.Abandoned)
+// rather than left to wait the lease out. It asks until a claim
+// commits, the lease bound run.LeaseUntil passes or the worker drains;
+// a claim refused (the lease lapsed and another worker took the run) or
+// one that commits without its journal again leaves the run to its
+// lease, as before, and ok is false. The retaken run's lease bound is
+// counted from its own claim.
+func (e *Engine) retake(ctx context.Context, drain <-chan struct{}, run journal.RunRecord) (r journal.RunRecord, steps []journal.StepRecord, ok bool) {
+	wait := 10 * time.Millisecond
+	for {
+		select {
+		case <-drain:
+			return r, nil, false
+		default:
+		}
+		sent := time.Now()
+		if ctx.Err() != nil || !sent.Before(run.LeaseUntil) {
+			return r, nil, false
+		}
+		var err error
+		r, steps, err = e.journal.Claim(ctx, journal.ClaimRequest{RunID: run.RunID, Owner: e.owner, Lease: e.lease,
+			Abandoned: &journal.Lease{RunID: run.RunID, Owner: e.owner, Epoch: run.Epoch}})
+		switch {
+		case err == nil:
+			r.LeaseUntil = heldUntil(sent, e.lease)
+			e.logger.Info("run claimed again after its journal could not be read", "run", run.RunID)
+			return r, steps, true
+		case errors.Is(err, journal.ErrRunBusy), errors.Is(err, journal.ErrRunNotFound), r.RunID != "":
+			e.logger.Warn("claiming a run again after its journal could not be read failed; it waits out its lease", "run", run.RunID, "err", err)
+			return r, nil, false
+		}
+		// Nothing committed (the journal is still unreachable): ask
+		// again.
+		select {
+		case <-ctx.Done():
+		case <-drain:
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, time.Second)
+	}
 }
