@@ -183,6 +183,10 @@ claiming:
 			orphans = orphans[1:]
 			// The claim checks the owner's liveness again, atomically.
 			run, steps, err := e.journal.Claim(ctx, journal.ClaimRequest{RunID: o.RunID, Owner: e.owner, Lease: e.lease, TakeOverDead: true})
+			if err != nil && run.RunID != "" && !errors.Is(err, ErrRunBusy) && !errors.Is(err, journal.ErrRunNotFound) {
+				// Claimed, its journal unread: claimed again below.
+				claimed, err = []journal.ClaimedRun{{Run: run, Steps: steps, Err: err}}, nil
+			}
 			if err != nil {
 				// Another worker took it first (ErrRunBusy), or the journal
 				// failed: ClaimNext finds it later if it is still claimable.
@@ -195,7 +199,9 @@ claiming:
 				}
 				continue
 			}
-			claimed = []journal.ClaimedRun{{Run: run, Steps: steps}}
+			if claimed == nil {
+				claimed = []journal.ClaimedRun{{Run: run, Steps: steps}}
+			}
 		} else {
 			// Subscribe before looking, so that a run made claimable
 			// after the look still wakes the worker.
