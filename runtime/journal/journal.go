@@ -600,6 +600,18 @@ type ClaimedRun struct {
 	Err error
 }
 
+// ClaimedOne is what [Journal.ClaimNext] returned as a
+// [BatchClaimer.ClaimBatch] answer: no run and err, or the one run it
+// claimed with its journal's error, if any. A decorator that passes
+// ClaimBatch through answers so over a journal that claims one run at a
+// time.
+func ClaimedOne(r RunRecord, steps []StepRecord, err error) ([]ClaimedRun, error) {
+	if r.RunID == "" {
+		return nil, err
+	}
+	return []ClaimedRun{{Run: r, Steps: steps, Err: err}}, nil
+}
+
 // BatchClaimer is an optional interface of a [Journal] that claims
 // several runs in one statement: a worker with several free slots asks
 // for as many runs at once (resume.Engine.Work), instead of one round

@@ -92,17 +92,7 @@ func runLiveness(t *testing.T, h Harness, open func(t *testing.T) journal.Journa
 			t.Fatalf("a run its owner executes was claimed again: %s, %v", r.RunID, err)
 		}
 		stop := startWorker(ctx, e, resume.WorkerOptions{PollInterval: 5 * time.Millisecond})
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			r, _, err := j.LoadRun(ctx, id)
-			if err == nil && r.Status == journal.StatusSucceeded {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the worker never took back its own lost run: %+v, %v", r, err)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		waitSucceeded(t, j, id, 10*time.Second, "the worker never took back its own lost run")
 		if err := stop(); err != nil {
 			t.Fatal(err)
 		}
@@ -135,17 +125,7 @@ func runLiveness(t *testing.T, h Harness, open func(t *testing.T) journal.Journa
 			}
 			began := time.Now()
 			stop := startWorker(ctx, e, resume.WorkerOptions{Concurrency: conc, PollInterval: 5 * time.Millisecond})
-			deadline := time.Now().Add(20 * time.Second)
-			for {
-				r, _, err := j.LoadRun(ctx, id)
-				if err == nil && r.Status == journal.StatusSucceeded {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("concurrency %d: the run whose claim's journal read failed is not done 20s later (its lease is a minute): %+v, %v", conc, r, err)
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			waitSucceeded(t, j, id, 20*time.Second, fmt.Sprintf("concurrency %d: the run whose claim's journal read failed is not done (its lease is a minute)", conc))
 			if err := stop(); err != nil {
 				t.Fatal(err)
 			}
@@ -392,6 +372,23 @@ func (s *slowJournal) Claim(ctx context.Context, c journal.ClaimRequest) (journa
 	return r, steps, err
 }
 
+// waitSucceeded waits up to within for run id to succeed, and fails t
+// with what and the run as it stands otherwise.
+func waitSucceeded(t *testing.T, j journal.Journal, id string, within time.Duration, what string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		r, _, err := j.LoadRun(context.Background(), id)
+		if err == nil && r.Status == journal.StatusSucceeded {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s after %v: %+v, %v", what, within, r, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // unreadClaim is a journal whose first claim of a worker commits but
 // does not read the run's journal (the connection lost after the
 // claim), and whose next claimsDown claims by run id fail without
@@ -417,11 +414,7 @@ func (u *unreadClaim) ClaimNext(ctx context.Context, c journal.ClaimNextRequest)
 func (u *unreadClaim) ClaimBatch(ctx context.Context, c journal.ClaimNextRequest, max int) ([]journal.ClaimedRun, error) {
 	bc, ok := u.Journal.(journal.BatchClaimer)
 	if !ok {
-		r, steps, err := u.ClaimNext(ctx, c)
-		if r.RunID == "" {
-			return nil, err
-		}
-		return []journal.ClaimedRun{{Run: r, Steps: steps, Err: err}}, nil
+		return journal.ClaimedOne(u.ClaimNext(ctx, c))
 	}
 	runs, err := bc.ClaimBatch(ctx, c, max)
 	if len(runs) > 0 && runs[0].Err == nil && u.unread.CompareAndSwap(false, true) {

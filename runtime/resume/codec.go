@@ -573,11 +573,7 @@ func (s *sealedJournal) ClaimNext(ctx context.Context, c journal.ClaimNextReques
 func (s *sealedJournal) ClaimBatch(ctx context.Context, c journal.ClaimNextRequest, max int) ([]journal.ClaimedRun, error) {
 	bc, ok := s.Journal.(journal.BatchClaimer)
 	if !ok {
-		r, steps, err := s.ClaimNext(ctx, c)
-		if r.RunID == "" {
-			return nil, err
-		}
-		return []journal.ClaimedRun{{Run: r, Steps: steps, Err: err}}, nil
+		return journal.ClaimedOne(s.ClaimNext(ctx, c))
 	}
 	runs, err := bc.ClaimBatch(ctx, c, max)
 	for i := range runs {
