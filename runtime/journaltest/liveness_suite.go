@@ -139,6 +139,40 @@ func runLiveness(t *testing.T, h Harness, open func(t *testing.T) journal.Journa
 		}
 	})
 
+	t.Run("a dead owner's run taken over, its journal unread, is claimed again at once", func(t *testing.T) {
+		if h.OpenAgain == nil {
+			t.Skip("the harness has no OpenAgain")
+		}
+		j := &unreadClaim{Journal: open(t)}
+		j.unread.Store(true) // ClaimNext answers whole
+		j.unreadTakeOver.Store(true)
+		id := newRunID(t)
+		e := resume.NewEngine(j, resume.WithOwner("heir"), resume.WithLease(time.Minute))
+		if _, err := e.Enqueue(ctx, id, Chain, Plan{Loop: 1}); err != nil {
+			t.Fatal(err)
+		}
+		other := openAgain(t, h)
+		if err := other.(journal.Liveness).KeepAlive(ctx, "dead-owner"); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := other.Claim(ctx, journal.ClaimRequest{RunID: id, Owner: "dead-owner", Lease: time.Hour}); err != nil {
+			t.Fatal(err)
+		}
+		other.Close()
+		waitGone(t, j.Journal, "dead-owner")
+		stop := startWorker(ctx, e, resume.WorkerOptions{PollInterval: 5 * time.Millisecond})
+		waitSucceeded(t, j, id, 20*time.Second, "the dead owner's run, taken over unread, is not done (the heir's lease is a minute)")
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if j.unreadTakeOver.Load() {
+			t.Fatal("the takeover's journal read never failed")
+		}
+		if n := seen.count(id, "Fetch"); n != 1 {
+			t.Errorf("Fetch executed %d times, want 1", n)
+		}
+	})
+
 	t.Run("an owner that never held a liveness signal has its lease waited out", func(t *testing.T) {
 		j := open(t)
 		e := resume.NewEngine(j)
@@ -391,12 +425,14 @@ func waitSucceeded(t *testing.T, j journal.Journal, id string, within time.Durat
 
 // unreadClaim is a journal whose first claim of a worker commits but
 // does not read the run's journal (the connection lost after the
-// claim), and whose next claimsDown claims by run id fail without
-// reaching it.
+// claim), whose next claimsDown claims by run id fail without reaching
+// it, and, while unreadTakeOver is set, whose first takeover of a dead
+// owner's run commits unread.
 type unreadClaim struct {
 	journal.Journal
-	unread     atomic.Bool
-	claimsDown atomic.Int32
+	unread         atomic.Bool
+	claimsDown     atomic.Int32
+	unreadTakeOver atomic.Bool
 }
 
 func (u *unreadClaim) Unwrap() journal.Journal { return u.Journal }
@@ -428,5 +464,9 @@ func (u *unreadClaim) Claim(ctx context.Context, c journal.ClaimRequest) (journa
 		u.claimsDown.Add(-1)
 		return journal.RunRecord{}, nil, fmt.Errorf("run %s: claim: %w", c.RunID, errConnLost)
 	}
-	return u.Journal.Claim(ctx, c)
+	r, steps, err := u.Journal.Claim(ctx, c)
+	if err == nil && c.TakeOverDead && u.unreadTakeOver.CompareAndSwap(true, false) {
+		return r, nil, fmt.Errorf("run %s: read journal: %w", r.RunID, errConnLost)
+	}
+	return r, steps, err
 }
