@@ -177,8 +177,9 @@ func (st *runState) checkDeadline(ctx context.Context) {
 
 // pastDeadline reports whether the run's deadline has come by the
 // journal's clock: the earliest it may read now, counted on from the
-// engine's last reading of it without a round trip (journalEarliest), or
-// the journal's word when it claimed the run waking at the deadline. A
+// engine's last reading of it (journalEarliest: a round trip only once
+// the engine's clock has parted from real time), or the journal's word
+// when it claimed the run waking at the deadline. A
 // process whose clock is fast never stops a run early, nor one whose
 // clock is slow late.
 func (st *runState) pastDeadline(ctx context.Context) bool {
